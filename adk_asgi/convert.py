@@ -1,0 +1,405 @@
+"""ADK events → UI message chunks: a sans-I/O state machine, one instance per response.
+
+The converter does no I/O and holds no asyncio objects: a transport feeds it events and writes
+out the chunks it returns, so SSE and live mode mean the same thing to a client, and every rule
+below is unit-tested on plain ``Event`` objects.
+
+The rules it keeps (DESIGN.md §3–§4, §7):
+
+* In ``run_async`` SSE mode one model call yields ``partial`` events carrying *deltas*, then one
+  final event with the same ``event.id`` repeating *all* the text. Text is streamed from the
+  partials; the final event adds only what was not streamed yet (nothing, normally; the whole
+  text when no partials came, as with ``StreamingMode.NONE`` or a callback's response).
+* Function calls, finish reasons and usage are read from non-partial events only.
+* Every model call is one step (``start-step`` … ``finish-step``); function responses and
+  confirmation requests belong to the step that is open, so results that resume a paused call
+  come right after ``start``, before the first ``start-step``, where the client expects them.
+* ADK's ``adk_request_confirmation`` call is not a tool of its own: it becomes a
+  ``tool-approval-request`` on the *original* call, and the placeholder response ADK records
+  for that call is bookkeeping, not an output.
+* A ``tool-*`` chunk for a call id the client has never seen makes it throw, so outputs are only
+  emitted for calls announced in this response or named by the caller as already known.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from typing import Any, Final
+
+from google.adk.events.event import Event
+from google.genai import types
+
+from .chunks import (
+    Error,
+    File,
+    Finish,
+    FinishReason,
+    FinishStep,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    SourceUrl,
+    Start,
+    StartStep,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolApprovalRequest,
+    ToolInputAvailable,
+    ToolInputStart,
+    ToolOutputAvailable,
+    ToolOutputDenied,
+    ToolOutputError,
+    UIMessageChunk,
+)
+
+CONFIRMATION_TOOL: Final = "adk_request_confirmation"
+
+_CONTENT_FILTER: Final = frozenset(
+    {
+        types.FinishReason.SAFETY,
+        types.FinishReason.RECITATION,
+        types.FinishReason.BLOCKLIST,
+        types.FinishReason.PROHIBITED_CONTENT,
+        types.FinishReason.SPII,
+        types.FinishReason.IMAGE_SAFETY,
+        types.FinishReason.IMAGE_PROHIBITED_CONTENT,
+        types.FinishReason.IMAGE_RECITATION,
+    }
+)
+
+
+def map_finish_reason(reason: types.FinishReason | None) -> FinishReason:
+    """Gemini's finish reason in the AI SDK's vocabulary (an unknown value is ``other``)."""
+    if reason is None or reason == types.FinishReason.STOP:
+        return "stop"
+    if reason == types.FinishReason.MAX_TOKENS:
+        return "length"
+    if reason in _CONTENT_FILTER:
+        return "content-filter"
+    if reason in (types.FinishReason.MALFORMED_FUNCTION_CALL, types.FinishReason.UNEXPECTED_TOOL_CALL):
+        return "error"
+    return "other"
+
+
+def tool_result_chunk(call_id: str, response: Any) -> ToolOutputAvailable | ToolOutputError:
+    """A function response as the client shows it.
+
+    ADK's convention for a failed tool is a response holding only an ``error`` string (its own
+    "no tool with that name", ``on_tool_error_callback`` results, tools that report failure);
+    that becomes ``tool-output-error`` so the UI shows a failure, not a result.
+    """
+    if isinstance(response, dict) and set(response) == {"error"} and isinstance(
+        response["error"], str
+    ):
+        return ToolOutputError(tool_call_id=call_id, error_text=response["error"])
+    return ToolOutputAvailable(tool_call_id=call_id, output=response)
+
+
+def describe_error(code: str | None, message: str | None) -> str:
+    if code and message:
+        return f"{code}: {message}"
+    return message or code or "The agent failed."
+
+
+class _Block:
+    """An open text or reasoning block: its chunk id and the event it streams from."""
+
+    __slots__ = ("chunk_id", "event_id")
+
+    def __init__(self, chunk_id: str, event_id: str) -> None:
+        self.chunk_id = chunk_id
+        self.event_id = event_id
+
+
+class EventConverter:
+    """Turns the events of one request (a ``run_async`` call) into one assistant message stream.
+
+    Call :meth:`start`, then :meth:`feed` for every event, then :meth:`finish` (or
+    :meth:`fail` first, when the run raised). Each returns the chunks to send, in order.
+    ``known_calls`` are call ids the client already holds a tool part for (a continuation's
+    earlier calls), so their results can be shown.
+    """
+
+    def __init__(
+        self,
+        *,
+        message_id: str,
+        known_calls: Iterable[str] = (),
+        send_usage: bool = False,
+    ) -> None:
+        self.message_id = message_id
+        self.send_usage = send_usage
+        self._known_calls: set[str] = set(known_calls)
+        self._step_event_id: str | None = None
+        self._text: _Block | None = None
+        self._reasoning: _Block | None = None
+        self._streamed_text: dict[str, str] = {}
+        self._streamed_thought: dict[str, str] = {}
+        self._block_count = 0
+        self._errored = False
+        self._finished = False
+        self._finish_reason: FinishReason = "stop"
+        self._waiting_on_calls = False
+        self._usage: dict[str, int] = {}
+
+    @property
+    def errored(self) -> bool:
+        return self._errored
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> list[UIMessageChunk]:
+        return [Start(message_id=self.message_id)]
+
+    def fail(self, error_text: str) -> list[UIMessageChunk]:
+        """Report a failure no event reported (the run raised, the client's input was refused)."""
+        if self._errored:
+            return []
+        return self._error(error_text)
+
+    def finish(self) -> list[UIMessageChunk]:
+        if self._finished:
+            return []
+        self._finished = True
+        out = self._close_step()
+        reason: FinishReason = self._finish_reason
+        if self._errored:
+            reason = "error"
+        elif self._waiting_on_calls:
+            reason = "tool-calls"
+        metadata = {"usage": dict(self._usage)} if self.send_usage and self._usage else None
+        out.append(Finish(finish_reason=reason, message_metadata=metadata))
+        return out
+
+    # --- events ------------------------------------------------------------------------------
+
+    def feed(self, event: Event) -> list[UIMessageChunk]:
+        if self._finished or event.author == "user":
+            return []
+        out: list[UIMessageChunk] = []
+        if event.partial:
+            self._feed_partial(event, out)
+        else:
+            self._feed_final(event, out)
+        return out
+
+    def _feed_partial(self, event: Event, out: list[UIMessageChunk]) -> None:
+        content = event.content
+        if content is None or not content.parts:
+            return
+        for part in content.parts:
+            if part.text is None or part.function_call is not None:
+                continue
+            if not part.text:
+                continue
+            self._open_step_for(event.id, out)
+            if part.thought:
+                self._streamed_thought[event.id] = self._streamed_thought.get(event.id, "") + part.text
+                self._stream_reasoning(event.id, part.text, out)
+            else:
+                self._streamed_text[event.id] = self._streamed_text.get(event.id, "") + part.text
+                self._stream_text(event.id, part.text, out)
+
+    def _feed_final(self, event: Event, out: list[UIMessageChunk]) -> None:
+        content = event.content
+        parts = (content.parts or []) if content is not None else []
+        is_model_call = content is not None and content.role == "model"
+        confirmations = event.actions.requested_tool_confirmations
+        if is_model_call and any(not _is_confirmation(p) for p in parts):
+            self._open_step_for(event.id, out)
+        remaining_text = self._streamed_text.pop(event.id, "")
+        remaining_thought = self._streamed_thought.pop(event.id, "")
+        for part in parts:
+            if part.text is not None and part.function_call is None:
+                if part.thought:
+                    remaining_thought = self._final_text(
+                        event.id, part.text, remaining_thought, thought=True, out=out
+                    )
+                else:
+                    remaining_text = self._final_text(
+                        event.id, part.text, remaining_text, thought=False, out=out
+                    )
+            elif part.function_call is not None:
+                self._function_call(part.function_call, event, out)
+            elif part.function_response is not None:
+                self._function_response(part.function_response, confirmations, out)
+            elif part.inline_data is not None:
+                self._inline_data(part.inline_data, event.id, out)
+            elif part.file_data is not None and part.file_data.file_uri:
+                self._close_blocks(out)
+                out.append(
+                    File(
+                        url=part.file_data.file_uri,
+                        media_type=part.file_data.mime_type or "application/octet-stream",
+                    )
+                )
+        self._close_blocks_of(event.id, out)
+        self._sources(event, out)
+        if event.usage_metadata is not None:
+            self._add_usage(event.usage_metadata)
+        if event.finish_reason is not None:
+            self._finish_reason = map_finish_reason(event.finish_reason)
+        if event.error_code or event.error_message:
+            out.extend(self._error(describe_error(event.error_code, event.error_message)))
+
+    # --- text and reasoning ------------------------------------------------------------------
+
+    def _final_text(
+        self, event_id: str, text: str, streamed: str, *, thought: bool, out: list[UIMessageChunk]
+    ) -> str:
+        """Emit what the final event's text adds to what its partials streamed; return the
+        streamed text not yet matched against the final parts."""
+        if streamed.startswith(text):
+            return streamed[len(text) :]
+        if text.startswith(streamed):
+            suffix = text[len(streamed) :]
+            if suffix:
+                if thought:
+                    self._stream_reasoning(event_id, suffix, out)
+                else:
+                    self._stream_text(event_id, suffix, out)
+            return ""
+        # A callback rewrote the text after it was streamed; the client keeps what it saw.
+        return ""
+
+    def _stream_text(self, event_id: str, delta: str, out: list[UIMessageChunk]) -> None:
+        if self._reasoning is not None:
+            out.append(ReasoningEnd(id=self._reasoning.chunk_id))
+            self._reasoning = None
+        if self._text is None:
+            self._text = _Block(self._next_block_id("txt"), event_id)
+            out.append(TextStart(id=self._text.chunk_id))
+        out.append(TextDelta(id=self._text.chunk_id, delta=delta))
+
+    def _stream_reasoning(self, event_id: str, delta: str, out: list[UIMessageChunk]) -> None:
+        if self._text is not None:
+            out.append(TextEnd(id=self._text.chunk_id))
+            self._text = None
+        if self._reasoning is None:
+            self._reasoning = _Block(self._next_block_id("rsn"), event_id)
+            out.append(ReasoningStart(id=self._reasoning.chunk_id))
+        out.append(ReasoningDelta(id=self._reasoning.chunk_id, delta=delta))
+
+    def _next_block_id(self, kind: str) -> str:
+        self._block_count += 1
+        return f"{self.message_id}-{kind}{self._block_count}"
+
+    def _close_blocks(self, out: list[UIMessageChunk]) -> None:
+        if self._text is not None:
+            out.append(TextEnd(id=self._text.chunk_id))
+            self._text = None
+        if self._reasoning is not None:
+            out.append(ReasoningEnd(id=self._reasoning.chunk_id))
+            self._reasoning = None
+
+    def _close_blocks_of(self, event_id: str, out: list[UIMessageChunk]) -> None:
+        if self._reasoning is not None and self._reasoning.event_id == event_id:
+            out.append(ReasoningEnd(id=self._reasoning.chunk_id))
+            self._reasoning = None
+        if self._text is not None and self._text.event_id == event_id:
+            out.append(TextEnd(id=self._text.chunk_id))
+            self._text = None
+
+    # --- steps -------------------------------------------------------------------------------
+
+    def _open_step_for(self, event_id: str, out: list[UIMessageChunk]) -> None:
+        if self._step_event_id == event_id:
+            return
+        out.extend(self._close_step())
+        self._step_event_id = event_id
+        self._waiting_on_calls = False
+        out.append(StartStep())
+
+    def _close_step(self) -> list[UIMessageChunk]:
+        out: list[UIMessageChunk] = []
+        self._close_blocks(out)
+        if self._step_event_id is not None:
+            out.append(FinishStep())
+            self._step_event_id = None
+        return out
+
+    # --- tools -------------------------------------------------------------------------------
+
+    def _function_call(
+        self, call: types.FunctionCall, event: Event, out: list[UIMessageChunk]
+    ) -> None:
+        if not call.id or not call.name:
+            return
+        self._close_blocks(out)
+        args = call.args or {}
+        if call.name == CONFIRMATION_TOOL:
+            original = args.get("originalFunctionCall") or {}
+            original_id = original.get("id")
+            if isinstance(original_id, str) and original_id in self._known_calls:
+                out.append(ToolApprovalRequest(approval_id=call.id, tool_call_id=original_id))
+                self._waiting_on_calls = True
+            return
+        self._known_calls.add(call.id)
+        out.append(ToolInputStart(tool_call_id=call.id, tool_name=call.name))
+        out.append(ToolInputAvailable(tool_call_id=call.id, tool_name=call.name, input=args))
+        if call.id in (event.long_running_tool_ids or ()):
+            self._waiting_on_calls = True
+
+    def _function_response(
+        self,
+        response: types.FunctionResponse,
+        confirmations: dict[str, Any],
+        out: list[UIMessageChunk],
+    ) -> None:
+        call_id = response.id
+        if not call_id or call_id not in self._known_calls or call_id in confirmations:
+            return
+        self._close_blocks(out)
+        out.append(tool_result_chunk(call_id, response.response))
+
+    def deny(self, call_id: str) -> list[UIMessageChunk]:
+        """The chunk for a call the user denied (the transport knows which; ADK's rejection
+        response is matched by id, never by its text)."""
+        if call_id not in self._known_calls:
+            return []
+        return [ToolOutputDenied(tool_call_id=call_id)]
+
+    # --- media, sources, usage, errors -------------------------------------------------------
+
+    def _inline_data(self, blob: types.Blob, event_id: str, out: list[UIMessageChunk]) -> None:
+        if not blob.data:
+            return
+        self._close_blocks(out)
+        mime = blob.mime_type or "application/octet-stream"
+        encoded = base64.b64encode(blob.data).decode("ascii")
+        out.append(File(url=f"data:{mime};base64,{encoded}", media_type=mime))
+
+    def _sources(self, event: Event, out: list[UIMessageChunk]) -> None:
+        grounding = event.grounding_metadata
+        if grounding is None or not grounding.grounding_chunks:
+            return
+        for index, chunk in enumerate(grounding.grounding_chunks):
+            web = chunk.web
+            if web is None or not web.uri:
+                continue
+            out.append(
+                SourceUrl(source_id=f"{event.id}-src{index}", url=web.uri, title=web.title)
+            )
+
+    def _add_usage(self, usage: types.GenerateContentResponseUsageMetadata) -> None:
+        for key, value in (
+            ("inputTokens", usage.prompt_token_count),
+            ("outputTokens", usage.candidates_token_count),
+            ("reasoningTokens", usage.thoughts_token_count),
+            ("totalTokens", usage.total_token_count),
+        ):
+            if value:
+                self._usage[key] = self._usage.get(key, 0) + value
+
+    def _error(self, error_text: str) -> list[UIMessageChunk]:
+        self._errored = True
+        out: list[UIMessageChunk] = []
+        self._close_blocks(out)
+        out.append(Error(error_text=error_text))
+        return out
+
+
+def _is_confirmation(part: types.Part) -> bool:
+    return part.function_call is not None and part.function_call.name == CONFIRMATION_TOOL

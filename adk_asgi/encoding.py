@@ -1,0 +1,54 @@
+"""Chunk → bytes: JSON for one chunk, SSE framing, and the v6/v7 gate.
+
+Kept apart from the chunk types so both transports share one encoder, and so the v6 gate sits at
+the last point before the wire, where nothing can slip past it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from .chunks import Finish, UIMessageChunk, is_v7_only
+
+SSE_HEADERS: Final[dict[str, str]] = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+SSE_DONE: Final = b"data: [DONE]\n\n"
+
+
+class ChunkEncoder:
+    """Encodes chunks for one client, whose AI SDK major version decides what it may receive.
+
+    A v6 client rejects every v7-only chunk type and the ``interrupted`` finish reason, and a
+    rejected chunk puts the whole chat into its error state. So for a v6 client the encoder
+    drops v7-only chunks and reports an ``interrupted`` finish as ``other``.
+    """
+
+    __slots__ = ("_encoder", "v7")
+
+    def __init__(self, *, v7: bool = False) -> None:
+        self.v7 = v7
+        self._encoder = msgspec.json.Encoder()
+
+    def admit(self, chunk: UIMessageChunk) -> UIMessageChunk | None:
+        """The chunk as this client may receive it, or ``None`` when it must not see it."""
+        if self.v7 or not is_v7_only(chunk):
+            return chunk
+        if isinstance(chunk, Finish):
+            return msgspec.structs.replace(chunk, finish_reason="other")
+        return None
+
+    def json(self, chunk: UIMessageChunk) -> bytes:
+        return self._encoder.encode(chunk)
+
+    def sse(self, chunk: UIMessageChunk) -> bytes:
+        """One SSE event (``data: <json>`` and the blank line every event needs), or ``b""``."""
+        admitted = self.admit(chunk)
+        if admitted is None:
+            return b""
+        return b"data: " + self._encoder.encode(admitted) + b"\n\n"

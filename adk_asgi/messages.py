@@ -1,0 +1,293 @@
+"""The request side: ``UIMessage`` and its parts (v6 and v7), and the chat request body.
+
+A part's ``type`` is either a fixed name (``text``, ``file``, …) or a prefixed one
+(``tool-<name>``, ``data-<name>``), which a msgspec tag cannot express. So the body is decoded
+once into raw parts (``msgspec.Raw`` slices of the original bytes, no copy), and each part is
+then decoded straight into its struct by a decoder chosen from its ``type``. Every decoder is
+built once, at import.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import msgspec
+
+ProviderMetadata = dict[str, dict[str, Any]]
+
+ToolState = Literal[
+    "input-streaming",
+    "input-available",
+    "approval-requested",
+    "approval-responded",
+    "output-available",
+    "output-error",
+    "output-denied",
+]
+Trigger = Literal["submit-message", "regenerate-message"]
+
+
+class _Part(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    pass
+
+
+class TextPart(_Part):
+    text: str
+    state: Literal["streaming", "done"] | None = None
+    provider_metadata: ProviderMetadata | None = None
+    citations: list[Any] | None = None
+    type: Literal["text"] = "text"
+
+
+class ReasoningPart(_Part):
+    text: str
+    id: str | None = None
+    state: Literal["streaming", "done"] | None = None
+    provider_metadata: ProviderMetadata | None = None
+    type: Literal["reasoning"] = "reasoning"
+
+
+class FilePart(_Part):
+    media_type: str
+    url: str
+    filename: str | None = None
+    provider_metadata: ProviderMetadata | None = None
+    provider_reference: dict[str, str] | None = None
+    type: Literal["file"] = "file"
+
+
+class SourceUrlPart(_Part):
+    source_id: str
+    url: str
+    title: str | None = None
+    provider_metadata: ProviderMetadata | None = None
+    type: Literal["source-url"] = "source-url"
+
+
+class SourceDocumentPart(_Part):
+    source_id: str
+    media_type: str
+    title: str
+    filename: str | None = None
+    provider_metadata: ProviderMetadata | None = None
+    type: Literal["source-document"] = "source-document"
+
+
+class StepStartPart(_Part):
+    type: Literal["step-start"] = "step-start"
+
+
+class CustomPart(_Part):
+    """v7: a provider-specific ``custom`` part."""
+
+    kind: str
+    provider_metadata: ProviderMetadata | None = None
+    type: Literal["custom"] = "custom"
+
+
+class ReasoningFilePart(_Part):
+    """v7: a file produced while reasoning."""
+
+    media_type: str
+    url: str
+    provider_metadata: ProviderMetadata | None = None
+    type: Literal["reasoning-file"] = "reasoning-file"
+
+
+class SteeringMessagePart(_Part):
+    """v7: a message the user injected while the assistant was answering."""
+
+    id: str
+    parts: list[dict[str, Any]]
+    type: Literal["steering-message"] = "steering-message"
+
+
+class DataPart(_Part):
+    type: str  # "data-<name>"
+    data: Any = None
+    id: str | None = None
+
+
+class Approval(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    id: str
+    approved: bool | None = None
+    reason: str | None = None
+    descriptor: Any = None
+    signature: str | None = None
+    input_schema_input: Any = None
+    request_reason: str | None = None  # v7
+    is_automatic: bool | None = None  # v7
+
+
+class ToolPart(_Part):
+    """A tool call: ``tool-<name>`` (static) or ``dynamic-tool`` (``tool_name`` is set)."""
+
+    type: str
+    tool_call_id: str
+    state: ToolState
+    tool_name: str | None = None  # dynamic-tool only
+    input: Any = None
+    raw_input: Any = None
+    output: Any = None
+    error_text: str | None = None
+    approval: Approval | None = None
+    provider_executed: bool | None = None
+    preliminary: bool | None = None
+    title: str | None = None
+    tool_metadata: dict[str, Any] | None = None
+    call_provider_metadata: ProviderMetadata | None = None
+    result_provider_metadata: ProviderMetadata | None = None
+    input_encoding: Literal["json", "text"] | None = None
+    dynamic: bool | None = None
+
+    @property
+    def name(self) -> str:
+        """The tool's name, whether the part is static (``tool-<name>``) or dynamic."""
+        if self.type == "dynamic-tool":
+            return self.tool_name or ""
+        return self.type[len("tool-") :]
+
+
+UIPart = (
+    TextPart
+    | ReasoningPart
+    | FilePart
+    | SourceUrlPart
+    | SourceDocumentPart
+    | StepStartPart
+    | CustomPart
+    | ReasoningFilePart
+    | SteeringMessagePart
+    | DataPart
+    | ToolPart
+)
+
+
+class UIMessage(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    id: str
+    role: Literal["system", "user", "assistant"]
+    parts: list[UIPart]
+    metadata: Any = None
+
+
+class ChatRequest(msgspec.Struct, kw_only=True):
+    """The body ``DefaultChatTransport`` POSTs (and the ``send`` frame of the WebSocket one)."""
+
+    id: str
+    messages: list[UIMessage]
+    trigger: Trigger = "submit-message"
+    message_id: str | None = None
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+    """The keys the client added to the body (``new DefaultChatTransport({body})``,
+    ``sendMessage(msg, {body})``), decoded but not interpreted."""
+
+
+class RequestError(ValueError):
+    """A request body that does not follow the protocol; the message names the problem."""
+
+
+# --- decoding --------------------------------------------------------------------------------
+
+
+class _PartHead(msgspec.Struct):
+    type: str
+
+
+class _RawMessage(msgspec.Struct, omit_defaults=True):
+    id: str
+    role: Literal["system", "user", "assistant"]
+    parts: list[msgspec.Raw]
+    metadata: Any = None
+
+
+_FIXED_PARTS: Final[dict[str, type[_Part]]] = {
+    "text": TextPart,
+    "reasoning": ReasoningPart,
+    "file": FilePart,
+    "source-url": SourceUrlPart,
+    "source-document": SourceDocumentPart,
+    "step-start": StepStartPart,
+    "custom": CustomPart,
+    "reasoning-file": ReasoningFilePart,
+    "steering-message": SteeringMessagePart,
+    "dynamic-tool": ToolPart,
+}
+_PART_DECODERS: Final[dict[type[_Part], msgspec.json.Decoder[Any]]] = {
+    cls: msgspec.json.Decoder(cls) for cls in {*_FIXED_PARTS.values(), ToolPart, DataPart}
+}
+_HEAD_DECODER: Final = msgspec.json.Decoder(_PartHead)
+_BODY_DECODER: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ANY_DECODER: Final = msgspec.json.Decoder()
+_FIELD_DECODERS: Final[dict[str, msgspec.json.Decoder[Any]]] = {
+    "id": msgspec.json.Decoder(str),
+    "messages": msgspec.json.Decoder(list[_RawMessage]),
+    "trigger": msgspec.json.Decoder(Trigger),
+    "messageId": msgspec.json.Decoder(str | None),
+}
+
+
+def _part_class(part_type: str) -> type[_Part]:
+    if part_type in _FIXED_PARTS:
+        return _FIXED_PARTS[part_type]
+    if part_type.startswith("tool-") and len(part_type) > len("tool-"):
+        return ToolPart
+    if part_type.startswith("data-"):
+        return DataPart
+    raise RequestError(f"unknown part type {part_type!r}")
+
+
+def _decode_part(raw: msgspec.Raw, where: str) -> UIPart:
+    try:
+        part_type = _HEAD_DECODER.decode(raw).type
+        cls = _part_class(part_type)
+        part: UIPart = _PART_DECODERS[cls].decode(raw)
+    except msgspec.ValidationError as exc:
+        raise RequestError(f"{where}: {exc}") from None
+    except RequestError as exc:
+        raise RequestError(f"{where}: {exc}") from None
+    if isinstance(part, ToolPart) and part.type == "dynamic-tool" and not part.tool_name:
+        raise RequestError(f"{where}: a dynamic-tool part needs a toolName")
+    return part
+
+
+def _decode_field(top: dict[str, msgspec.Raw], key: str) -> Any:
+    try:
+        return _FIELD_DECODERS[key].decode(top[key])
+    except msgspec.ValidationError as exc:
+        raise RequestError(f"{key}: {exc}") from None
+
+
+def decode_chat_request(body: bytes) -> ChatRequest:
+    """Decode a chat request body, or raise :class:`RequestError` naming what is wrong.
+
+    One pass over the bytes: the top level is split into raw values, and each protocol key is
+    decoded by its own typed decoder; every other top-level key is kept in ``extra``.
+    Structure only: whether the messages make sense for a chat is the caller's question.
+    """
+    try:
+        top = _BODY_DECODER.decode(body)
+    except msgspec.ValidationError:
+        raise RequestError("the request body must be a JSON object") from None
+    except msgspec.DecodeError as exc:
+        raise RequestError(f"the request body is not valid JSON: {exc}") from None
+    for key in ("id", "messages"):
+        if key not in top:
+            raise RequestError(f"the request body has no {key!r}")
+    raw_messages: list[_RawMessage] = _decode_field(top, "messages")
+    messages = [
+        UIMessage(
+            id=m.id,
+            role=m.role,
+            metadata=m.metadata,
+            parts=[_decode_part(p, f"messages[{i}].parts[{j}]") for j, p in enumerate(m.parts)],
+        )
+        for i, m in enumerate(raw_messages)
+    ]
+    extra = {k: _ANY_DECODER.decode(v) for k, v in top.items() if k not in _FIELD_DECODERS}
+    return ChatRequest(
+        id=_decode_field(top, "id"),
+        messages=messages,
+        trigger=_decode_field(top, "trigger") if "trigger" in top else "submit-message",
+        message_id=_decode_field(top, "messageId") if "messageId" in top else None,
+        extra=extra,
+    )
