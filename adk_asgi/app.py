@@ -8,8 +8,9 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
+from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
 from google.adk.agents.base_agent import BaseAgent
-from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.agents.run_config import RunConfig
 from google.adk.apps.app import App
 from google.adk.artifacts.base_artifact_service import BaseArtifactService
 from google.adk.memory.base_memory_service import BaseMemoryService
@@ -22,8 +23,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
 
-from .encoding import ChunkEncoder
 from .convert import EventConverter
+from .encoding import ChunkEncoder
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
 from .locks import ChatBusy, ChatLocks
 from .messages import ChatRequest, RequestError, decode_chat_request
@@ -109,7 +110,7 @@ class AdkApp:
         self.locks = ChatLocks()
         self.router = Router(
             routes=[
-                Route("/chat", self._chat, methods=["POST"]),
+                Route("/chat", _ChatEndpoint(self), methods=["POST"]),
                 Route("/chat/{chat_id}/stream", self._resume, methods=["GET"]),
             ]
         )
@@ -122,18 +123,6 @@ class AdkApp:
         await self.runner.close()
 
     # --- routes ------------------------------------------------------------------------------
-
-    async def _chat(self, request: Request) -> Response | SSEResponse:
-        cookie: dict[str, str] = {}
-        try:
-            identity = await self._identity(request)
-            if identity.set_cookie:
-                cookie = {"set-cookie": identity.set_cookie}
-            body = await self._read_body(request)
-            chat = self._decode(body)
-        except ClientError as exc:
-            return exc.response(cookie)
-        return _ChatRun(self, identity, chat, cookie)
 
     async def _resume(self, request: Request) -> Response:
         try:
@@ -179,8 +168,9 @@ class AdkApp:
             raise ClientError(422, "regenerating a message is not supported")
         if chat.messages[-1].role != "user":
             raise ClientError(
-                422, "the last message must be the user's new message (continuations of an "
-                "assistant message are not supported yet)"
+                422,
+                "the last message must be the user's new message (continuations of an "
+                "assistant message are not supported yet)",
             )
         return chat
 
@@ -192,39 +182,57 @@ class AdkApp:
         return self.run_config.model_copy(update={"custom_metadata": merged})
 
 
-class _ChatRun:
-    """One chat request after decoding: lock the chat, translate, run, stream."""
+class _ChatEndpoint:
+    """``POST /chat``: check the request, lock the chat, run the agent, stream the answer.
 
-    def __init__(
-        self, owner: AdkApp, identity: Identity, chat: ChatRequest, headers: dict[str, str]
-    ) -> None:
+    An ASGI endpoint rather than a request → response function, so the chat lock can cover
+    the checks and the whole stream: everything that can be refused is refused with a 4xx
+    before the first byte of the 200.
+    """
+
+    def __init__(self, owner: AdkApp) -> None:
         self.owner = owner
-        self.identity = identity
-        self.chat = chat
-        self.headers = headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        owner, chat = self.owner, self.chat
+        owner = self.owner
+        request = Request(scope, receive)
+        headers: dict[str, str] = {}
         try:
-            async with owner.locks.hold((self.identity.user_id, chat.id), owner.busy_timeout):
-                try:
-                    new_message = user_content(chat.messages[-1])
-                except TranslationError as exc:
-                    raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
-                message_id = f"msg_{secrets.token_hex(12)}"
-                abort = asyncio.Event()
-                events = owner.runner.run_async(
-                    user_id=self.identity.user_id,
-                    session_id=chat.id,
-                    new_message=new_message,
-                    run_config=owner._run_config(chat, message_id),
-                    abort_signal=abort,
-                )
-                converter = EventConverter(message_id=message_id, send_usage=owner.send_usage)
-                encoder = ChunkEncoder(v7=owner.ai_sdk_version == 7)
-                body = sse_body(events, converter, encoder)
-                await SSEResponse(body, abort=abort, headers=self.headers)(scope, receive, send)
-        except ClientError as exc:
-            await exc.response(self.headers)(scope, receive, send)
+            identity = await owner._identity(request)
+            if identity.set_cookie:
+                headers["set-cookie"] = identity.set_cookie
+            chat = owner._decode(await owner._read_body(request))
+            async with owner.locks.hold((identity.user_id, chat.id), owner.busy_timeout):
+                await self._run(identity, chat, headers, scope, receive, send)
         except ChatBusy as exc:
-            await ClientError(409, str(exc)).response(self.headers)(scope, receive, send)
+            await ClientError(409, str(exc)).response(headers)(scope, receive, send)
+        except ClientError as exc:
+            await exc.response(headers)(scope, receive, send)
+
+    async def _run(
+        self,
+        identity: Identity,
+        chat: ChatRequest,
+        headers: dict[str, str],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        owner = self.owner
+        try:
+            new_message = user_content(chat.messages[-1])
+        except TranslationError as exc:
+            raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
+        message_id = f"msg_{secrets.token_hex(12)}"
+        abort = asyncio.Event()
+        events = owner.runner.run_async(
+            user_id=identity.user_id,
+            session_id=chat.id,
+            new_message=new_message,
+            run_config=owner._run_config(chat, message_id),
+            abort_signal=abort,
+        )
+        converter = EventConverter(message_id=message_id, send_usage=owner.send_usage)
+        encoder = ChunkEncoder(v7=owner.ai_sdk_version == 7)
+        body = sse_body(events, converter, encoder)
+        await SSEResponse(body, abort=abort, headers=headers)(scope, receive, send)

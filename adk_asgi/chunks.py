@@ -35,7 +35,6 @@ class _Chunk(
     rename="camel",
     omit_defaults=True,
     kw_only=True,
-    frozen=True,
 ):
     v7_only: ClassVar[bool] = False
 
@@ -231,9 +230,7 @@ class ResetStep(_Chunk, tag="reset-step"):
     v7_only: ClassVar[bool] = True
 
 
-class DataChunk(
-    msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True, frozen=True
-):
+class DataChunk(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     """A ``data-<name>`` chunk: app-defined payloads the client stores as ``data-*`` parts."""
 
     v7_only: ClassVar[bool] = False

@@ -4,7 +4,7 @@ The converter does no I/O and holds no asyncio objects: a transport feeds it eve
 out the chunks it returns, so SSE and live mode mean the same thing to a client, and every rule
 below is unit-tested on plain ``Event`` objects.
 
-The rules it keeps (DESIGN.md §3–§4, §7):
+The rules it keeps (DESIGN.md §3-§4, §7):
 
 * In ``run_async`` SSE mode one model call yields ``partial`` events carrying *deltas*, then one
   final event with the same ``event.id`` repeating *all* the text. Text is streamed from the
@@ -70,6 +70,11 @@ _CONTENT_FILTER: Final = frozenset(
 )
 
 
+_MODEL_ERRORS: Final = frozenset(
+    {types.FinishReason.MALFORMED_FUNCTION_CALL, types.FinishReason.UNEXPECTED_TOOL_CALL}
+)
+
+
 def map_finish_reason(reason: types.FinishReason | None) -> FinishReason:
     """Gemini's finish reason in the AI SDK's vocabulary (an unknown value is ``other``)."""
     if reason is None or reason == types.FinishReason.STOP:
@@ -78,7 +83,10 @@ def map_finish_reason(reason: types.FinishReason | None) -> FinishReason:
         return "length"
     if reason in _CONTENT_FILTER:
         return "content-filter"
-    if reason in (types.FinishReason.MALFORMED_FUNCTION_CALL, types.FinishReason.UNEXPECTED_TOOL_CALL):
+    if reason in (
+        types.FinishReason.MALFORMED_FUNCTION_CALL,
+        types.FinishReason.UNEXPECTED_TOOL_CALL,
+    ):
         return "error"
     return "other"
 
@@ -90,8 +98,10 @@ def tool_result_chunk(call_id: str, response: Any) -> ToolOutputAvailable | Tool
     "no tool with that name", ``on_tool_error_callback`` results, tools that report failure);
     that becomes ``tool-output-error`` so the UI shows a failure, not a result.
     """
-    if isinstance(response, dict) and set(response) == {"error"} and isinstance(
-        response["error"], str
+    if (
+        isinstance(response, dict)
+        and set(response) == {"error"}
+        and isinstance(response["error"], str)
     ):
         return ToolOutputError(tool_call_id=call_id, error_text=response["error"])
     return ToolOutputAvailable(tool_call_id=call_id, output=response)
@@ -196,7 +206,9 @@ class EventConverter:
                 continue
             self._open_step_for(event.id, out)
             if part.thought:
-                self._streamed_thought[event.id] = self._streamed_thought.get(event.id, "") + part.text
+                self._streamed_thought[event.id] = (
+                    self._streamed_thought.get(event.id, "") + part.text
+                )
                 self._stream_reasoning(event.id, part.text, out)
             else:
                 self._streamed_text[event.id] = self._streamed_text.get(event.id, "") + part.text
@@ -379,9 +391,7 @@ class EventConverter:
             web = chunk.web
             if web is None or not web.uri:
                 continue
-            out.append(
-                SourceUrl(source_id=f"{event.id}-src{index}", url=web.uri, title=web.title)
-            )
+            out.append(SourceUrl(source_id=f"{event.id}-src{index}", url=web.uri, title=web.title))
 
     def _add_usage(self, usage: types.GenerateContentResponseUsageMetadata) -> None:
         for key, value in (

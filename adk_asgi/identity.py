@@ -17,7 +17,7 @@ from typing import Final
 
 from starlette.requests import HTTPConnection
 
-Identify = Callable[[HTTPConnection], "str | None | Awaitable[str | None]"]
+Identify = Callable[[HTTPConnection], "str | Awaitable[str | None] | None"]
 """``identify(request_or_websocket) -> user id``; ``None`` (or raising :class:`Unauthorized`)
 refuses the request with 401."""
 

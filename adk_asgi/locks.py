@@ -5,7 +5,7 @@ the in-memory service silently interleaves their events; a human-in-the-loop ans
 too. So every request that runs the agent on a chat holds that chat's lock for the validation
 *and* the whole run. A request that finds the chat busy waits its turn (the stock clients never
 overlap requests on purpose; a retry or a double click should be serialized, not failed) and
-gives up with :class:`ChatBusy` after ``timeout`` seconds.
+gives up with :class:`ChatBusy` after ``wait`` seconds.
 
 Locks live on the ``AdkApp`` instance and are dropped when nobody holds or waits for them, so
 the table does not grow with the number of chats ever seen.
@@ -44,17 +44,19 @@ class ChatLocks:
         return entry is not None and entry.lock.locked()
 
     @asynccontextmanager
-    async def hold(self, key: ChatKey, timeout: float) -> AsyncIterator[None]:
+    async def hold(self, key: ChatKey, wait: float) -> AsyncIterator[None]:
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entries[key] = _Entry()
         entry.users += 1
         try:
             try:
-                async with asyncio.timeout(timeout):
+                async with asyncio.timeout(wait):
                     await entry.lock.acquire()
             except TimeoutError:
-                raise ChatBusy(f"the chat is busy with another request ({timeout:g} s)") from None
+                raise ChatBusy(
+                    f"the chat is still busy with another request after {wait:g} s"
+                ) from None
             try:
                 yield
             finally:

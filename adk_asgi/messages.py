@@ -212,8 +212,9 @@ _FIXED_PARTS: Final[dict[str, type[_Part]]] = {
     "steering-message": SteeringMessagePart,
     "dynamic-tool": ToolPart,
 }
+_PART_CLASSES: Final[list[type[_Part]]] = [*_FIXED_PARTS.values(), ToolPart, DataPart]
 _PART_DECODERS: Final[dict[type[_Part], msgspec.json.Decoder[Any]]] = {
-    cls: msgspec.json.Decoder(cls) for cls in {*_FIXED_PARTS.values(), ToolPart, DataPart}
+    cls: msgspec.json.Decoder(cls) for cls in _PART_CLASSES
 }
 _HEAD_DECODER: Final = msgspec.json.Decoder(_PartHead)
 _BODY_DECODER: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])

@@ -1,0 +1,94 @@
+"""The adk-asgi demo: an ADK agent with four tools, served to AI SDK clients.
+
+Run it with ``make demo`` (or ``python demo_app.py``, or ``uvicorn demo_app:app``): the chat
+endpoint is ``POST /agent/chat`` on http://127.0.0.1:8000. Without ``GOOGLE_API_KEY`` (or
+Vertex AI settings) the agent runs on the package's scripted model, which follows the demo
+grammar (DESIGN.md §6): "weather in Paris", "pay 5 to alice", "play track 3", "where am i",
+clauses joined by "and" (parallel) or "then" (one after the other), and "explode".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Mount, Route
+
+from adk_asgi import AdkApp
+from adk_asgi.testing import demo_model
+
+INSTRUCTION = """You are the adk-asgi demo assistant. Use your tools when they help:
+get_weather for weather questions, process_payment to send money (the user approves each
+payment), change_bgm to change the background music, get_location to find where the user is.
+Answer in one or two short sentences."""
+
+_FORECASTS = ("sunny", "cloudy", "rainy", "windy", "snowy")
+
+
+def get_weather(city: str) -> dict[str, object]:
+    """Get the current weather for a city.
+
+    Args:
+        city: The city's name, e.g. "Paris".
+    """
+    # Deterministic, so tests and the offline demo can quote the result.
+    index = sum(map(ord, city.lower())) % len(_FORECASTS)
+    return {"city": city, "forecast": _FORECASTS[index], "temperature_c": 10 + index * 3}
+
+
+def use_gemini() -> bool:
+    return bool(os.environ.get("GOOGLE_API_KEY")) or os.environ.get(
+        "GOOGLE_GENAI_USE_VERTEXAI", ""
+    ).lower() in ("1", "true")
+
+
+def build_agent(model: BaseLlm | str | None = None) -> LlmAgent:
+    chosen: BaseLlm | str = model or ("gemini-2.5-flash" if use_gemini() else demo_model())
+    return LlmAgent(
+        name="demo_agent",
+        model=chosen,
+        instruction=INSTRUCTION,
+        tools=[get_weather],
+    )
+
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>adk-asgi demo</title></head>
+<body>
+<h1>adk-asgi demo</h1>
+<p>The agent is mounted at <code>/agent</code>. Point an AI SDK
+<code>DefaultChatTransport</code> at <code>/agent/chat</code>.</p>
+<p>Try: <q>What's the weather in Paris?</q></p>
+</body></html>
+"""
+
+
+def create_app(agent: LlmAgent | None = None, **options: object) -> Starlette:
+    chat = AdkApp(agent or build_agent(), **options)  # type: ignore[arg-type]
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        yield
+        await chat.aclose()
+
+    async def index(_: Request) -> HTMLResponse:
+        return HTMLResponse(PAGE)
+
+    return Starlette(
+        routes=[Route("/", index), Mount("/agent", app=chat)],
+        lifespan=lifespan,
+    )
+
+
+app = create_app()
+
+if __name__ == "__main__":
+    import uvicorn
+
+    uvicorn.run(app, host="127.0.0.1", port=int(os.environ.get("PORT", "8000")))
