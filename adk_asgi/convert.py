@@ -253,7 +253,7 @@ class EventConverter:
             self._add_usage(event.usage_metadata)
         if event.finish_reason is not None:
             self._finish_reason = map_finish_reason(event.finish_reason)
-        if event.error_code or event.error_message:
+        if (event.error_code or event.error_message) and not _is_finish_reason(event):
             out.extend(self._error(describe_error(event.error_code, event.error_message)))
 
     # --- text and reasoning ------------------------------------------------------------------
@@ -409,6 +409,13 @@ class EventConverter:
         self._close_blocks(out)
         out.append(Error(error_text=error_text))
         return out
+
+
+def _is_finish_reason(event: Event) -> bool:
+    """ADK records a non-STOP finish reason (``MAX_TOKENS``, ``SAFETY``…) as an error code too;
+    that is how the answer ended, not a failure: the finish reason says it to the client."""
+    reason = event.finish_reason
+    return reason is not None and event.error_code == reason.value
 
 
 def _is_confirmation(part: types.Part) -> bool:
