@@ -1,0 +1,67 @@
+"""Helpers shared by the test suites: SSE parsing, id normalisation, tiny agents."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from google.adk.agents import LlmAgent
+
+from adk_asgi.testing import ScriptedLlm, Turn
+
+SSE_HEADERS = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+
+
+def parse_sse(body: bytes | str) -> list[dict[str, Any]]:
+    """The chunks of an SSE body, checking the framing the AI SDK client relies on."""
+    text = body.decode() if isinstance(body, bytes) else body
+    assert text.endswith("data: [DONE]\n\n"), f"body does not end with [DONE]: {text[-80:]!r}"
+    events = text.split("\n\n")
+    assert events[-1] == ""
+    chunks = []
+    for event in events[:-2]:
+        assert event.startswith("data: "), event
+        assert "\n" not in event, event
+        chunks.append(json.loads(event[len("data: ") :]))
+    return chunks
+
+
+def counter(prefix: str) -> Callable[[], str]:
+    numbers = itertools.count(1)
+    return lambda: f"{prefix}{next(numbers)}"
+
+
+def scripted_agent(
+    turns: Iterable[Turn] | None = None,
+    *,
+    responder: Callable[..., Turn] | None = None,
+    tools: list[Any] | None = None,
+    chunk_size: int = 5,
+    delay: float = 0.0,
+    name: str = "test_agent",
+) -> LlmAgent:
+    model = (
+        ScriptedLlm(
+            responder=responder, chunk_size=chunk_size, delay=delay, id_factory=counter("call_")
+        )
+        if responder is not None
+        else ScriptedLlm(
+            turns=list(turns or []), chunk_size=chunk_size, delay=delay, id_factory=counter("call_")
+        )
+    )
+    return LlmAgent(name=name, model=model, tools=tools or [])
+
+
+def user_body(text: str, chat_id: str = "chat-1", message_id: str = "u1") -> dict[str, Any]:
+    return {
+        "id": chat_id,
+        "messages": [{"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}],
+        "trigger": "submit-message",
+    }
