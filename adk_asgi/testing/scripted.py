@@ -253,9 +253,10 @@ class ScriptedLlm(BaseLlm):
     """Characters per streamed text/thought delta."""
     delay: float = Field(default=0.0, ge=0.0)
     """Seconds to sleep before each response; 0 still yields to the event loop, like I/O."""
-    id_factory: Callable[[], str] = new_call_id
-    """Mints ids for calls scripted without one."""
 
+    # Callables live in private attributes so the model stays serialisable (model_dump).
+    # (A factory, not default=new_call_id: pydantic would bind a plain function default.)
+    _id_factory: Callable[[], str] = PrivateAttr(default_factory=lambda: new_call_id)
     _turns: list[Turn] | None = PrivateAttr(default=None)
     _responder: Responder | None = PrivateAttr(default=None)
     _cursor: int = PrivateAttr(default=0)
@@ -266,11 +267,15 @@ class ScriptedLlm(BaseLlm):
         *,
         turns: Sequence[Turn] | None = None,
         responder: Responder | None = None,
+        id_factory: Callable[[], str] = new_call_id,
         **fields: Any,
     ) -> None:
+        """``id_factory`` mints ids for calls scripted without one; ``fields`` are pydantic
+        fields (``model``, ``chunk_size``, ``delay``)."""
         if (turns is None) == (responder is None):
             raise ValueError("ScriptedLlm needs exactly one of turns= or responder=")
         super().__init__(**fields)
+        self._id_factory = id_factory
         self._turns = [list(turn) for turn in turns] if turns is not None else None
         self._responder = responder
 
@@ -306,7 +311,7 @@ class ScriptedLlm(BaseLlm):
             stream=stream,
             chunk_size=self.chunk_size,
             prompt_token_count=_tokens(_prompt_chars(contents)),
-            id_factory=self.id_factory,
+            id_factory=self._id_factory,
         )
         for response in responses:
             await asyncio.sleep(self.delay)
