@@ -65,3 +65,25 @@ def user_body(text: str, chat_id: str = "chat-1", message_id: str = "u1") -> dic
         "messages": [{"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}],
         "trigger": "submit-message",
     }
+
+
+_ID_KEYS = {"messageId": "msg", "id": "block", "toolCallId": "call", "approvalId": "approval"}
+
+
+def normalize_ids(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replace server-made ids by stable placeholders (``<call1>``…), in order of appearance,
+    so a stream with random ids can still be compared exactly."""
+    seen: dict[tuple[str, str], str] = {}
+    counts: dict[str, int] = {}
+    result = []
+    for chunk in chunks:
+        copy = dict(chunk)
+        for key, kind in _ID_KEYS.items():
+            value = copy.get(key)
+            if isinstance(value, str):
+                if (kind, value) not in seen:
+                    counts[kind] = counts.get(kind, 0) + 1
+                    seen[(kind, value)] = f"<{kind}{counts[kind]}>"
+                copy[key] = seen[(kind, value)]
+        result.append(copy)
+    return result

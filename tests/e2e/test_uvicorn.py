@@ -1,0 +1,56 @@
+"""The demo app under a real uvicorn, read by a real HTTP client over loopback."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.support import SSE_HEADERS, normalize_ids, parse_sse, user_body
+
+pytestmark = pytest.mark.e2e
+
+
+def test_weather_over_real_http(demo_server: str) -> None:
+    with (
+        httpx.Client(base_url=demo_server, timeout=30) as client,
+        client.stream(
+            "POST", "/agent/chat", json=user_body("What's the weather in Paris?")
+        ) as response,
+    ):
+        assert response.status_code == 200
+        assert {k: response.headers[k] for k in SSE_HEADERS} == SSE_HEADERS
+        assert "adk_asgi_uid=" in response.headers["set-cookie"]
+        body = b"".join(response.iter_raw())
+    chunks = normalize_ids(parse_sse(body))
+    result = {"city": "Paris", "forecast": "windy", "temperature_c": 19}
+    closing = (
+        'Here you go: get_weather: {"city": "Paris", "forecast": "windy", "temperature_c": 19}.'
+    )
+    text_deltas = [c["delta"] for c in chunks if c["type"] == "text-delta"]
+    assert "".join(text_deltas) == closing
+    assert [c for c in chunks if c["type"] != "text-delta"] == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "get_weather"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "get_weather",
+            "input": {"city": "Paris"},
+        },
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": result},
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block1>"},
+        {"type": "text-end", "id": "<block1>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+def test_cookie_identity_keeps_a_browser_on_its_chat(demo_server: str) -> None:
+    with httpx.Client(base_url=demo_server, timeout=30) as client:
+        first = client.post("/agent/chat", json=user_body("hello", chat_id="cookie-chat"))
+        second = client.post("/agent/chat", json=user_body("hello again", chat_id="cookie-chat"))
+    assert first.status_code == second.status_code == 200
+    assert "set-cookie" in first.headers and "set-cookie" not in second.headers

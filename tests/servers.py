@@ -1,0 +1,73 @@
+"""Real servers for the slow suites: uvicorn on loopback, started once per test session.
+
+The listening socket is bound here (port 0, so parallel runs never collide) and handed to the
+uvicorn subprocess as a file descriptor, so the port is known before the server starts and no
+other process can take it in between.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def uvicorn_server(
+    app: str, *, env: Mapping[str, str] | None = None, ready_path: str = "/"
+) -> Iterator[str]:
+    """Run ``uvicorn <app>`` on a fresh loopback port; yield its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
+    child_env.update(env or {})
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        app,
+        "--fd",
+        str(sock.fileno()),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, env=child_env, pass_fds=[sock.fileno()])
+    sock.close()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(base + ready_path, process)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode} before it was ready")
+        try:
+            if httpx.get(url, timeout=1.0).status_code < 500:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"the server at {url} was not ready after {timeout:g} s")
