@@ -15,12 +15,13 @@ from contextlib import asynccontextmanager
 
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
+from google.adk.tools.function_tool import FunctionTool
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount, Route
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, client_tool
 from adk_asgi.testing import demo_model
 
 INSTRUCTION = """You are the adk-asgi demo assistant. Use your tools when they help:
@@ -42,6 +43,31 @@ def get_weather(city: str) -> dict[str, object]:
     return {"city": city, "forecast": _FORECASTS[index], "temperature_c": 10 + index * 3}
 
 
+def process_payment(amount: float, recipient: str, currency: str = "USD") -> dict[str, object]:
+    """Send money to someone. The user approves every payment before it is made.
+
+    Args:
+        amount: How much to send.
+        recipient: Who receives the money.
+        currency: ISO currency code.
+    """
+    return {"status": "sent", "amount": amount, "recipient": recipient, "currency": currency}
+
+
+@client_tool
+def change_bgm(track: int) -> None:
+    """Change the background music the user hears to another track (runs in the browser).
+
+    Args:
+        track: The track number, 1 to 3.
+    """
+
+
+@client_tool(require_approval=True)
+def get_location() -> None:
+    """Get the user's current location from their browser (the user approves first)."""
+
+
 def use_gemini() -> bool:
     return bool(os.environ.get("GOOGLE_API_KEY")) or os.environ.get(
         "GOOGLE_GENAI_USE_VERTEXAI", ""
@@ -54,7 +80,12 @@ def build_agent(model: BaseLlm | str | None = None) -> LlmAgent:
         name="demo_agent",
         model=chosen,
         instruction=INSTRUCTION,
-        tools=[get_weather],
+        tools=[
+            get_weather,
+            FunctionTool(process_payment, require_confirmation=True),
+            change_bgm,
+            get_location,
+        ],
     )
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal
 
 from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
@@ -19,34 +18,23 @@ from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
 
-from .convert import EventConverter
-from .encoding import ChunkEncoder
+from .chat import ChatEndpoint
+from .errors import ClientError
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
-from .locks import ChatBusy, ChatLocks
+from .locks import ChatLocks
 from .messages import ChatRequest, RequestError, decode_chat_request
-from .sse import SSEResponse, sse_body
-from .translate import TranslationError, user_content
+from .pending import METADATA_KEY, PAYLOADS_KEY, ToolCall
+from .tools import ClientTool, PauseForClientTools, find_client_tools
 
 _CHAT_ID: Final = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
-METADATA_KEY: Final = "adk_asgi"
-"""The key under which the bridge tags every event of a run (``RunConfig.custom_metadata``)
-with the ids the client knows, so history can be rebuilt with the same message ids."""
 
 
-class ClientError(Exception):
-    """A request the bridge refuses before anything runs: a 4xx with a JSON reason."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-    def response(self, headers: dict[str, str] | None = None) -> Response:
-        return JSONResponse({"error": self.reason}, status_code=self.status, headers=headers)
+def _new_message_id() -> str:
+    return f"msg_{secrets.token_hex(12)}"
 
 
 class AdkApp:
@@ -80,6 +68,7 @@ class AdkApp:
         send_usage: bool = False,
         max_body_size: int = 4 * 1024 * 1024,
         busy_timeout: float = 30.0,
+        message_id_factory: Callable[[], str] | None = None,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -88,7 +77,11 @@ class AdkApp:
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
         elif plugins:
             app = app.model_copy(update={"plugins": [*app.plugins, *plugins]})
+        app = app.model_copy(update={"plugins": [*app.plugins, PauseForClientTools()]})
         self.adk_app = app
+        self.client_tools = _client_tools(app.root_agent)
+        self.author = getattr(app.root_agent, "name", app.name)
+        """The author of the events the bridge records itself (approval markers)."""
         self.session_service = session_service or InMemorySessionService()
         self.runner = Runner(
             app=app,
@@ -108,9 +101,10 @@ class AdkApp:
         self.max_body_size = max_body_size
         self.busy_timeout = busy_timeout
         self.locks = ChatLocks()
+        self.new_message_id = message_id_factory or _new_message_id
         self.router = Router(
             routes=[
-                Route("/chat", _ChatEndpoint(self), methods=["POST"]),
+                Route("/chat", ChatEndpoint(self), methods=["POST"]),
                 Route("/chat/{chat_id}/stream", self._resume, methods=["GET"]),
             ]
         )
@@ -126,7 +120,7 @@ class AdkApp:
 
     async def _resume(self, request: Request) -> Response:
         try:
-            await self._identity(request)
+            await self.identity_of(request)
         except ClientError as exc:
             return exc.response()
         # Streams are not kept for replay yet: nothing is ever resumable.
@@ -134,13 +128,13 @@ class AdkApp:
 
     # --- request checks ----------------------------------------------------------------------
 
-    async def _identity(self, conn: HTTPConnection) -> Identity:
+    async def identity_of(self, conn: HTTPConnection) -> Identity:
         try:
             return await resolve_identity(conn, self.identify, self.browser_identity)
         except Unauthorized as exc:
             raise ClientError(401, str(exc) or "authentication required") from None
 
-    async def _read_body(self, request: Request) -> bytes:
+    async def read_body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_size:
             raise ClientError(413, f"the request body is larger than {self.max_body_size} bytes")
@@ -155,7 +149,7 @@ class AdkApp:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _decode(self, body: bytes) -> ChatRequest:
+    def decode(self, body: bytes) -> ChatRequest:
         try:
             chat = decode_chat_request(body)
         except RequestError as exc:
@@ -166,73 +160,36 @@ class AdkApp:
             raise ClientError(400, "messages: the chat has no messages")
         if chat.trigger == "regenerate-message":
             raise ClientError(422, "regenerating a message is not supported")
-        if chat.messages[-1].role != "user":
-            raise ClientError(
-                422,
-                "the last message must be the user's new message (continuations of an "
-                "assistant message are not supported yet)",
-            )
+        if chat.messages[-1].role == "system":
+            raise ClientError(422, "the last message must be a user or assistant message")
+        payloads = chat.extra.get(PAYLOADS_KEY, {})
+        if not isinstance(payloads, dict):
+            raise ClientError(400, f"{PAYLOADS_KEY}: expected an object of approval id → payload")
         return chat
 
-    def _run_config(self, chat: ChatRequest, message_id: str) -> RunConfig:
-        tags: dict[str, Any] = {
-            METADATA_KEY: {"messageId": message_id, "userMessageId": chat.messages[-1].id}
-        }
-        merged = {**(self.run_config.custom_metadata or {}), **tags}
+    def run_config_for(self, message_id: str, user_message_id: str | None) -> RunConfig:
+        """The run options of one request: the app's, tagged with the ids the client knows."""
+        tags: dict[str, Any] = {"messageId": message_id}
+        if user_message_id is not None:
+            tags["userMessageId"] = user_message_id
+        merged = {**(self.run_config.custom_metadata or {}), METADATA_KEY: tags}
         return self.run_config.model_copy(update={"custom_metadata": merged})
 
+    def needs_approval(self, call: ToolCall) -> bool:
+        tool = self.client_tools.get(call.name)
+        return tool is not None and tool.needs_approval(call.args)
 
-class _ChatEndpoint:
-    """``POST /chat``: check the request, lock the chat, run the agent, stream the answer.
+    def approval_needed(self, name: str, args: dict[str, Any]) -> bool:
+        tool = self.client_tools.get(name)
+        return tool is not None and tool.needs_approval(args)
 
-    An ASGI endpoint rather than a request → response function, so the chat lock can cover
-    the checks and the whole stream: everything that can be refused is refused with a 4xx
-    before the first byte of the 200.
-    """
 
-    def __init__(self, owner: AdkApp) -> None:
-        self.owner = owner
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        owner = self.owner
-        request = Request(scope, receive)
-        headers: dict[str, str] = {}
-        try:
-            identity = await owner._identity(request)
-            if identity.set_cookie:
-                headers["set-cookie"] = identity.set_cookie
-            chat = owner._decode(await owner._read_body(request))
-            async with owner.locks.hold((identity.user_id, chat.id), owner.busy_timeout):
-                await self._run(identity, chat, headers, scope, receive, send)
-        except ChatBusy as exc:
-            await ClientError(409, str(exc)).response(headers)(scope, receive, send)
-        except ClientError as exc:
-            await exc.response(headers)(scope, receive, send)
-
-    async def _run(
-        self,
-        identity: Identity,
-        chat: ChatRequest,
-        headers: dict[str, str],
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        owner = self.owner
-        try:
-            new_message = user_content(chat.messages[-1])
-        except TranslationError as exc:
-            raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
-        message_id = f"msg_{secrets.token_hex(12)}"
-        abort = asyncio.Event()
-        events = owner.runner.run_async(
-            user_id=identity.user_id,
-            session_id=chat.id,
-            new_message=new_message,
-            run_config=owner._run_config(chat, message_id),
-            abort_signal=abort,
-        )
-        converter = EventConverter(message_id=message_id, send_usage=owner.send_usage)
-        encoder = ChunkEncoder(v7=owner.ai_sdk_version == 7)
-        body = sse_body(events, converter, encoder)
-        await SSEResponse(body, abort=abort, headers=headers)(scope, receive, send)
+def _client_tools(root: object) -> dict[str, ClientTool]:
+    """Every client tool declared on the agent tree, by name."""
+    found: dict[str, ClientTool] = {}
+    agents = [root]
+    while agents:
+        agent = agents.pop()
+        found.update(find_client_tools(list(getattr(agent, "tools", None) or [])))
+        agents.extend(getattr(agent, "sub_agents", None) or [])
+    return found

@@ -24,9 +24,10 @@ The rules it keeps (DESIGN.md §3-§4, §7):
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+import msgspec
 from google.adk.events.event import Event
 from google.genai import types
 
@@ -47,14 +48,14 @@ from .chunks import (
     TextStart,
     ToolApprovalRequest,
     ToolInputAvailable,
+    ToolInputDelta,
     ToolInputStart,
     ToolOutputAvailable,
     ToolOutputDenied,
     ToolOutputError,
     UIMessageChunk,
 )
-
-CONFIRMATION_TOOL: Final = "adk_request_confirmation"
+from .pending import CONFIRMATION_TOOL, client_approval_id
 
 _CONTENT_FILTER: Final = frozenset(
     {
@@ -73,6 +74,16 @@ _CONTENT_FILTER: Final = frozenset(
 _MODEL_ERRORS: Final = frozenset(
     {types.FinishReason.MALFORMED_FUNCTION_CALL, types.FinishReason.UNEXPECTED_TOOL_CALL}
 )
+
+
+ApprovalNeeded = Callable[[str, dict[str, Any]], bool]
+"""``(tool name, args) -> bool``: whether a client tool call waits for the user's approval."""
+
+_JSON = msgspec.json.Encoder()
+
+
+def _json(value: Any) -> str:
+    return _JSON.encode(value).decode()
 
 
 def map_finish_reason(reason: types.FinishReason | None) -> FinishReason:
@@ -138,10 +149,13 @@ class EventConverter:
         message_id: str,
         known_calls: Iterable[str] = (),
         send_usage: bool = False,
+        approval_needed: ApprovalNeeded | None = None,
     ) -> None:
         self.message_id = message_id
         self.send_usage = send_usage
+        self.approval_needed = approval_needed
         self._known_calls: set[str] = set(known_calls)
+        self._settled: set[str] = set()
         self._step_event_id: str | None = None
         self._text: _Block | None = None
         self._reasoning: _Block | None = None
@@ -350,7 +364,16 @@ class EventConverter:
             return
         self._known_calls.add(call.id)
         out.append(ToolInputStart(tool_call_id=call.id, tool_name=call.name))
-        out.append(ToolInputAvailable(tool_call_id=call.id, tool_name=call.name, input=args))
+        if self.approval_needed is not None and self.approval_needed(call.name, args):
+            # A client tool that needs approval: show the input and ask, but do not say
+            # "input available" yet — that makes the client run the tool (``onToolCall``).
+            # :meth:`release` says it once the user approved (DESIGN.md §8).
+            out.append(ToolInputDelta(tool_call_id=call.id, input_text_delta=_json(args)))
+            out.append(
+                ToolApprovalRequest(approval_id=client_approval_id(call.id), tool_call_id=call.id)
+            )
+        else:
+            out.append(ToolInputAvailable(tool_call_id=call.id, tool_name=call.name, input=args))
         if call.id in (event.long_running_tool_ids or ()):
             self._waiting_on_calls = True
 
@@ -363,15 +386,26 @@ class EventConverter:
         call_id = response.id
         if not call_id or call_id not in self._known_calls or call_id in confirmations:
             return
+        if call_id in self._settled:
+            return
         self._close_blocks(out)
         out.append(tool_result_chunk(call_id, response.response))
 
     def deny(self, call_id: str) -> list[UIMessageChunk]:
-        """The chunk for a call the user denied (the transport knows which; ADK's rejection
-        response is matched by id, never by its text)."""
+        """A call the user denied. The request said so; ADK's rejection response that follows
+        is then skipped (matched by id, never by its text)."""
         if call_id not in self._known_calls:
             return []
+        self._settled.add(call_id)
         return [ToolOutputDenied(tool_call_id=call_id)]
+
+    def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:
+        """An approved client tool call: now the browser may run it (``onToolCall`` fires).
+        Sent before any new step, so the client updates the part it already has."""
+        if call_id not in self._known_calls:
+            return []
+        self._waiting_on_calls = True
+        return [ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args)]
 
     # --- media, sources, usage, errors -------------------------------------------------------
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 
 import anyio
 from google.adk.events.event import Event
 from starlette.types import Receive, Scope, Send
 
+from .chunks import UIMessageChunk
 from .convert import EventConverter
 from .encoding import SSE_DONE, SSE_HEADERS, ChunkEncoder
 
@@ -30,7 +31,10 @@ GENERIC_ERROR = "The agent failed while answering."
 
 
 async def sse_body(
-    events: AsyncGenerator[Event, None], converter: EventConverter, encoder: ChunkEncoder
+    events: AsyncGenerator[Event, None] | None,
+    converter: EventConverter,
+    encoder: ChunkEncoder,
+    lead: Sequence[UIMessageChunk] = (),
 ) -> AsyncGenerator[bytes, None]:
     """The SSE body of one response: ``start`` … ``finish``, ``[DONE]``.
 
@@ -38,7 +42,10 @@ async def sse_body(
     short is reported by Node's fetch as ``TypeError: terminated``, which the AI SDK treats as
     an ordinary error, and the user would lose the text already shown.
     """
-    yield b"".join(encoder.sse(c) for c in converter.start())
+    yield b"".join(encoder.sse(c) for c in [*converter.start(), *lead])
+    if events is None:  # nothing for ADK to do (an approval the browser acts on first)
+        yield b"".join(encoder.sse(c) for c in converter.finish()) + SSE_DONE
+        return
     try:
         async with aclosing(events) as run:
             async for event in run:

@@ -278,8 +278,8 @@ TEXT = {"type": "text", "text": "hi"}
             json.dumps(
                 {"id": "c", "messages": [{"id": "a", "role": "assistant", "parts": [TEXT]}]}
             ).encode(),
-            422,
-            "the last message must be the user's new message",
+            409,
+            "this chat has no open tool call to continue",
         ),
         (
             json.dumps(

@@ -1,0 +1,145 @@
+"""Server-side truth about tool calls, read from a chat's ADK session events.
+
+Nothing the client sends about a tool call is believed until it is checked here: an approval
+id must name a confirmation that is still open, a tool result must answer a client-tool call
+that is still open, in *this* user's session. Pure functions of the persisted events (no I/O),
+so the same rules hold for in-memory and database sessions and across restarts.
+
+What the bridge itself must remember — that a client tool call was approved and the browser
+was told to run it — is recorded as a content-less event tagged ``custom_metadata["adk_asgi"]``
+(``approved_marker``), so it lives where ADK keeps everything else about the chat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from google.adk.events.event import Event
+
+CONFIRMATION_TOOL: Final = "adk_request_confirmation"
+METADATA_KEY: Final = "adk_asgi"
+"""The ``custom_metadata`` key under which the bridge tags every event of a run with the ids
+the client knows (``messageId``, ``userMessageId``) and records its own facts."""
+PAYLOADS_KEY: Final = "confirmationPayloads"
+"""The request body key carrying ADK confirmation payloads: ``{approval id: payload}``."""
+REJECTED: Final = {"error": "This tool call is rejected."}
+"""ADK's own answer to a denied confirmation; the bridge answers denied client tools the same
+way, so the model reads one shape for every denial."""
+
+
+def client_approval_id(call_id: str) -> str:
+    """The approval id of a client tool call (the bridge's approval, not ADK's)."""
+    return f"approval-{call_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    args: dict[str, Any]
+    invocation_id: str
+    message_id: str | None
+    long_running: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    """An open ``adk_request_confirmation``: ADK waits for the user's decision on ``call``."""
+
+    approval_id: str
+    call_id: str
+    hint: str | None
+    payload: Any
+
+
+@dataclass(slots=True)
+class ChatState:
+    calls: dict[str, ToolCall] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    """Real function responses by call id (ADK's confirmation placeholders excluded)."""
+    open_confirmations: dict[str, Confirmation] = field(default_factory=dict)
+    decided_confirmations: dict[str, bool] = field(default_factory=dict)
+    """Answered confirmations: approval id → confirmed."""
+    confirmation_of_call: dict[str, str] = field(default_factory=dict)
+    """Call id → the approval id of its latest confirmation request."""
+    approved_client_calls: set[str] = field(default_factory=set)
+
+    def open_client_call(self, call_id: str) -> ToolCall | None:
+        call = self.calls.get(call_id)
+        if call is None or not call.long_running or call_id in self.results:
+            return None
+        return call
+
+    def denied(self, call_id: str) -> bool:
+        """Whether the user denied this call (through ADK's confirmation or the bridge's)."""
+        approval_id = self.confirmation_of_call.get(call_id)
+        if approval_id is not None and self.decided_confirmations.get(approval_id) is False:
+            return True
+        call = self.calls.get(call_id)
+        return call is not None and call.long_running and self.results.get(call_id) == REJECTED
+
+
+def event_tag(event: Event, key: str) -> Any:
+    metadata = event.custom_metadata or {}
+    tag = metadata.get(METADATA_KEY)
+    return tag.get(key) if isinstance(tag, dict) else None
+
+
+def approved_marker(call: ToolCall, author: str) -> Event:
+    """The event that records a client tool call as approved (and sent to the browser)."""
+    return Event(
+        invocation_id=call.invocation_id,
+        author=author,
+        custom_metadata={METADATA_KEY: {"messageId": call.message_id, "approvedCall": call.id}},
+    )
+
+
+def chat_state(events: Iterable[Event]) -> ChatState:
+    state = ChatState()
+    for event in events:
+        if event.partial:
+            continue
+        approved = event_tag(event, "approvedCall")
+        if isinstance(approved, str):
+            state.approved_client_calls.add(approved)
+        placeholders = event.actions.requested_tool_confirmations or {}
+        long_running = event.long_running_tool_ids or set()
+        for call in event.get_function_calls():
+            if not call.id or not call.name:
+                continue
+            args = dict(call.args or {})
+            if call.name == CONFIRMATION_TOOL:
+                original = args.get("originalFunctionCall") or {}
+                confirmation = args.get("toolConfirmation") or {}
+                call_id = original.get("id")
+                if isinstance(call_id, str):
+                    state.open_confirmations[call.id] = Confirmation(
+                        approval_id=call.id,
+                        call_id=call_id,
+                        hint=confirmation.get("hint"),
+                        payload=confirmation.get("payload"),
+                    )
+                    state.confirmation_of_call[call_id] = call.id
+                continue
+            state.calls[call.id] = ToolCall(
+                id=call.id,
+                name=call.name,
+                args=args,
+                invocation_id=event.invocation_id,
+                message_id=event_tag(event, "messageId"),
+                long_running=call.id in long_running,
+            )
+        for response in event.get_function_responses():
+            if not response.id:
+                continue
+            if response.name == CONFIRMATION_TOOL:
+                if state.open_confirmations.pop(response.id, None) is not None:
+                    confirmed = (response.response or {}).get("confirmed")
+                    state.decided_confirmations[response.id] = confirmed is True
+                continue
+            if response.id in placeholders:
+                continue
+            state.results[response.id] = response.response
+    return state
