@@ -7,6 +7,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal
 
+import msgspec
 from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.run_config import RunConfig
@@ -24,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 
 from .chat import ChatEndpoint
 from .errors import ClientError
+from .history import rebuild_messages
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
 from .locks import ChatLocks
 from .messages import ChatRequest, RequestError, decode_chat_request
@@ -106,6 +108,7 @@ class AdkApp:
             routes=[
                 Route("/chat", ChatEndpoint(self), methods=["POST"]),
                 Route("/chat/{chat_id}/stream", self._resume, methods=["GET"]),
+                Route("/chat/{chat_id}/messages", self._messages, methods=["GET"]),
             ]
         )
 
@@ -117,6 +120,24 @@ class AdkApp:
         await self.runner.close()
 
     # --- routes ------------------------------------------------------------------------------
+
+    async def _messages(self, request: Request) -> Response:
+        """The chat as ``UIMessage[]`` (``[]`` for a chat that does not exist yet)."""
+        try:
+            identity = await self.identity_of(request)
+        except ClientError as exc:
+            return exc.response()
+        chat_id = request.path_params["chat_id"]
+        if not _CHAT_ID.match(chat_id):
+            return ClientError(400, "a chat id is 1-128 letters, digits or _.:@-").response()
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=identity.user_id, session_id=chat_id
+        )
+        messages = rebuild_messages(session.events, self.needs_approval) if session else []
+        headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
+        return Response(
+            msgspec.json.encode(messages), media_type="application/json", headers=headers
+        )
 
     async def _resume(self, request: Request) -> Response:
         try:

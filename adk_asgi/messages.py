@@ -31,75 +31,77 @@ class _Part(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     pass
 
 
-class TextPart(_Part):
+class _FixedPart(_Part, tag_field="type"):
+    """A part whose ``type`` is a fixed name: a msgspec tag, so it is always encoded."""
+
+    @property
+    def type(self) -> str:
+        tag = self.__struct_config__.tag
+        assert isinstance(tag, str)
+        return tag
+
+
+class TextPart(_FixedPart, tag="text"):
     text: str
     state: Literal["streaming", "done"] | None = None
     provider_metadata: ProviderMetadata | None = None
     citations: list[Any] | None = None
-    type: Literal["text"] = "text"
 
 
-class ReasoningPart(_Part):
+class ReasoningPart(_FixedPart, tag="reasoning"):
     text: str
     id: str | None = None
     state: Literal["streaming", "done"] | None = None
     provider_metadata: ProviderMetadata | None = None
-    type: Literal["reasoning"] = "reasoning"
 
 
-class FilePart(_Part):
+class FilePart(_FixedPart, tag="file"):
     media_type: str
     url: str
     filename: str | None = None
     provider_metadata: ProviderMetadata | None = None
     provider_reference: dict[str, str] | None = None
-    type: Literal["file"] = "file"
 
 
-class SourceUrlPart(_Part):
+class SourceUrlPart(_FixedPart, tag="source-url"):
     source_id: str
     url: str
     title: str | None = None
     provider_metadata: ProviderMetadata | None = None
-    type: Literal["source-url"] = "source-url"
 
 
-class SourceDocumentPart(_Part):
+class SourceDocumentPart(_FixedPart, tag="source-document"):
     source_id: str
     media_type: str
     title: str
     filename: str | None = None
     provider_metadata: ProviderMetadata | None = None
-    type: Literal["source-document"] = "source-document"
 
 
-class StepStartPart(_Part):
-    type: Literal["step-start"] = "step-start"
+class StepStartPart(_FixedPart, tag="step-start"):
+    pass
 
 
-class CustomPart(_Part):
+class CustomPart(_FixedPart, tag="custom"):
     """v7: a provider-specific ``custom`` part."""
 
     kind: str
     provider_metadata: ProviderMetadata | None = None
-    type: Literal["custom"] = "custom"
 
 
-class ReasoningFilePart(_Part):
+class ReasoningFilePart(_FixedPart, tag="reasoning-file"):
     """v7: a file produced while reasoning."""
 
     media_type: str
     url: str
     provider_metadata: ProviderMetadata | None = None
-    type: Literal["reasoning-file"] = "reasoning-file"
 
 
-class SteeringMessagePart(_Part):
+class SteeringMessagePart(_FixedPart, tag="steering-message"):
     """v7: a message the user injected while the assistant was answering."""
 
     id: str
     parts: list[dict[str, Any]]
-    type: Literal["steering-message"] = "steering-message"
 
 
 class DataPart(_Part):

@@ -1,0 +1,149 @@
+"""A chat's ADK session rebuilt as the AI SDK's ``UIMessage[]`` (sans-I/O).
+
+This is what ``GET /chat/{id}/messages`` returns, so a page that reloads shows the chat as it
+is on the server: the same message ids the streams announced (every event of a run is tagged
+with them), one ``step-start`` per model call, and tool parts in their *true* states — a call
+still waiting for approval is ``approval-requested``, so the user can approve it after a reload
+and the stock helpers carry on from there.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterable
+
+from google.adk.events.event import Event
+from google.genai import types
+
+from .chunks import ToolOutputError
+from .convert import tool_result_chunk
+from .messages import (
+    Approval,
+    FilePart,
+    ReasoningPart,
+    StepStartPart,
+    TextPart,
+    ToolPart,
+    UIMessage,
+    UIPart,
+)
+from .pending import (
+    CONFIRMATION_TOOL,
+    ChatState,
+    ToolCall,
+    chat_state,
+    client_approval_id,
+    event_tag,
+)
+
+NeedsApproval = Callable[[ToolCall], bool]
+
+
+def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> list[UIMessage]:
+    persisted = [e for e in events if not e.partial]
+    state = chat_state(persisted)
+    messages: list[UIMessage] = []
+    assistant: UIMessage | None = None
+    for event in persisted:
+        content = event.content
+        if content is None or not content.parts:
+            continue
+        if event.author == "user":
+            parts = _user_parts(content.parts)
+            if parts:  # function-response-only user events are answers, not messages
+                user_id = event_tag(event, "userMessageId") or event.id
+                messages.append(UIMessage(id=user_id, role="user", parts=parts))
+                assistant = None
+            continue
+        calls = [
+            p
+            for p in content.parts
+            if p.function_call and p.function_call.name != CONFIRMATION_TOOL
+        ]
+        other = [
+            p for p in content.parts if p.function_call is None and p.function_response is None
+        ]
+        if content.role != "model" or not (calls or other):
+            continue  # responses and confirmation requests: reflected in the call's part
+        message_id = event_tag(event, "messageId") or event.invocation_id
+        if assistant is None or assistant.id != message_id:
+            assistant = UIMessage(id=message_id, role="assistant", parts=[])
+            messages.append(assistant)
+        assistant.parts.append(StepStartPart())
+        for part in content.parts:
+            assistant.parts.extend(_model_part(part, state, needs_approval))
+    return messages
+
+
+def _is_shown(part: types.Part) -> bool:
+    if part.function_call is not None:
+        return part.function_call.name != CONFIRMATION_TOOL
+    return part.function_response is None
+
+
+def _user_parts(parts: list[types.Part]) -> list[UIPart]:
+    out: list[UIPart] = []
+    for part in parts:
+        if part.text:
+            out.append(TextPart(text=part.text))
+        elif file := _file(part):
+            out.append(file)
+    return out
+
+
+def _file(part: types.Part) -> FilePart | None:
+    if part.inline_data is not None and part.inline_data.data:
+        mime = part.inline_data.mime_type or "application/octet-stream"
+        data = base64.b64encode(part.inline_data.data).decode("ascii")
+        return FilePart(
+            media_type=mime,
+            url=f"data:{mime};base64,{data}",
+            filename=part.inline_data.display_name,
+        )
+    if part.file_data is not None and part.file_data.file_uri:
+        return FilePart(
+            media_type=part.file_data.mime_type or "application/octet-stream",
+            url=part.file_data.file_uri,
+            filename=part.file_data.display_name,
+        )
+    return None
+
+
+def _model_part(part: types.Part, state: ChatState, needs_approval: NeedsApproval) -> list[UIPart]:
+    if part.text is not None and part.function_call is None:
+        if not part.text:
+            return []
+        if part.thought:
+            return [ReasoningPart(text=part.text, state="done")]
+        return [TextPart(text=part.text, state="done")]
+    if part.function_call is not None:
+        call = state.calls.get(part.function_call.id or "")
+        return [] if call is None else [_tool_part(call, state, needs_approval)]
+    file = _file(part)
+    return [file] if file is not None else []
+
+
+def _tool_part(call: ToolCall, state: ChatState, needs_approval: NeedsApproval) -> ToolPart:
+    part = ToolPart(
+        type=f"tool-{call.name}", tool_call_id=call.id, input=call.args, state="input-available"
+    )
+    approval_id = state.confirmation_of_call.get(call.id)
+    client_approval = call.long_running and needs_approval(call)
+    if client_approval:
+        approval_id = client_approval_id(call.id)
+    if state.denied(call.id):
+        part.state, part.approval = "output-denied", Approval(id=approval_id or "", approved=False)
+        return part
+    if approval_id is not None:
+        part.approval = Approval(id=approval_id, approved=True)
+    if call.id in state.results:
+        result = tool_result_chunk(call.id, state.results[call.id])
+        if isinstance(result, ToolOutputError):
+            part.state, part.error_text = "output-error", result.error_text
+        else:
+            part.state, part.output = "output-available", result.output
+    elif approval_id in state.open_confirmations or (
+        client_approval and call.id not in state.approved_client_calls
+    ):
+        part.state, part.approval = "approval-requested", Approval(id=approval_id or "")
+    return part
