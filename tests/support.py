@@ -87,3 +87,62 @@ def normalize_ids(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 copy[key] = seen[(kind, value)]
         result.append(copy)
     return result
+
+
+def apply_chunks(message: dict[str, Any], chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A small model of the AI SDK client's state machine, enough to build continuation
+    requests in ASGI tests (the real clients are exercised in tests/e2e)."""
+    parts: list[dict[str, Any]] = message.setdefault("parts", [])
+    for chunk in chunks:
+        kind = chunk["type"]
+        if kind == "start" and "messageId" in chunk:
+            message["id"] = chunk["messageId"]
+        elif kind == "start-step":
+            parts.append({"type": "step-start"})
+        elif kind == "text-start":
+            parts.append({"type": "text", "text": "", "state": "streaming", "_id": chunk["id"]})
+        elif kind in ("text-delta", "text-end"):
+            part = next(p for p in parts if p.get("_id") == chunk["id"])
+            part["text"] += chunk.get("delta", "")
+            if kind == "text-end":
+                part["state"] = "done"
+                del part["_id"]
+        elif kind == "tool-input-start":
+            parts.append(
+                {
+                    "type": "tool-" + chunk["toolName"],
+                    "toolCallId": chunk["toolCallId"],
+                    "state": "input-streaming",
+                }
+            )
+        elif kind.startswith("tool-"):
+            part = next(p for p in parts if p.get("toolCallId") == chunk["toolCallId"])
+            if kind == "tool-input-delta":
+                part["input"] = json.loads(chunk["inputTextDelta"])
+            elif kind == "tool-input-available":
+                part.update(state="input-available", input=chunk["input"])
+            elif kind == "tool-approval-request":
+                part.update(state="approval-requested", approval={"id": chunk["approvalId"]})
+            elif kind == "tool-output-available":
+                part.update(state="output-available", output=chunk["output"])
+            elif kind == "tool-output-error":
+                part.update(state="output-error", errorText=chunk["errorText"])
+            elif kind == "tool-output-denied":
+                part.update(state="output-denied")
+    return message
+
+
+def answer(message: dict[str, Any], tool: str, **change: Any) -> dict[str, Any]:
+    """Update the first unanswered part of ``tool`` the way addToolApprovalResponse /
+    addToolOutput do: ``approved=True|False`` or ``output=...``."""
+    for part in message["parts"]:
+        if part.get("type") != f"tool-{tool}":
+            continue
+        if "approved" in change and part["state"] == "approval-requested":
+            part["state"] = "approval-responded"
+            part["approval"] = {**part["approval"], "approved": change["approved"]}
+            return message
+        if "output" in change and part["state"] in ("input-available", "approval-responded"):
+            part.update(state="output-available", output=change["output"])
+            return message
+    raise AssertionError(f"no part of {tool} to answer with {change}")

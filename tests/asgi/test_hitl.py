@@ -1,0 +1,465 @@
+"""Human in the loop over SSE, through the ASGI client: exact streams for approvals, client
+tools and both together, and the server-side checks on every answer."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections import Counter
+from typing import Any
+
+import httpx
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools.function_tool import FunctionTool
+
+from adk_asgi import AdkApp
+from adk_asgi.testing import demo_model
+from demo_app import change_bgm, get_location, get_weather
+from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse
+
+LOCATION = {"latitude": 48.85, "longitude": 2.35}
+
+
+class Demo:
+    """The demo agent with a payment tool that counts its runs, driven like a browser."""
+
+    def __init__(self) -> None:
+        self.payments: Counter[str] = Counter()
+
+        def process_payment(amount: float, recipient: str, currency: str = "USD") -> dict[str, Any]:
+            """Send money."""
+            self.payments[recipient] += 1
+            return {"status": "sent", "amount": amount, "recipient": recipient}
+
+        agent = LlmAgent(
+            name="demo_agent",
+            model=demo_model(id_factory=counter("call_"), chunk_size=200),
+            tools=[
+                get_weather,
+                FunctionTool(process_payment, require_confirmation=True),
+                change_bgm,
+                get_location,
+            ],
+        )
+        self.app = AdkApp(agent, identify=lambda c: c.headers.get("x-user", "alice"))
+        self.client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=self.app), base_url="http://t"
+        )
+        self.user: dict[str, Any] = {}
+        self.assistant: dict[str, Any] = {}
+
+    async def send(self, text: str, chat_id: str = "chat-1") -> list[dict[str, Any]]:
+        self.user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
+        response = await self.client.post("/chat", json={"id": chat_id, "messages": [self.user]})
+        assert response.status_code == 200, response.text
+        chunks = parse_sse(response.content)
+        self.assistant = apply_chunks({"role": "assistant"}, chunks)
+        return chunks
+
+    def body(self, chat_id: str = "chat-1") -> dict[str, Any]:
+        return {
+            "id": chat_id,
+            "messages": [self.user, self.assistant],
+            "trigger": "submit-message",
+            "messageId": self.assistant["id"],
+        }
+
+    async def post(self, body: dict[str, Any], **headers: str) -> httpx.Response:
+        return await self.client.post("/chat", json=body, headers=headers)
+
+    async def resume(self, **change: Any) -> list[dict[str, Any]]:
+        """Answer one tool part and send the continuation, as the stock helpers do."""
+        tool = change.pop("tool")
+        answer(self.assistant, tool, **change)
+        response = await self.post(self.body())
+        assert response.status_code == 200, response.text
+        chunks = parse_sse(response.content)
+        apply_chunks(self.assistant, chunks)
+        return chunks
+
+    async def events(self, user: str = "alice", chat_id: str = "chat-1") -> list[Any]:
+        session = await self.app.session_service.get_session(
+            app_name=self.app.app_name, user_id=user, session_id=chat_id
+        )
+        return [] if session is None else session.events
+
+
+@pytest.fixture
+async def demo() -> Any:
+    demo = Demo()
+    async with demo.client:
+        yield demo
+
+
+def text(delta: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block1>"},
+        {"type": "text-delta", "id": "<block1>", "delta": delta},
+        {"type": "text-end", "id": "<block1>"},
+        {"type": "finish-step"},
+    ]
+
+
+PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
+SENT_ALICE = {"status": "sent", "amount": 5, "recipient": "alice"}
+CLOSING_ALICE = (
+    'Here you go: process_payment: {"amount": 5, "recipient": "alice", "status": "sent"}.'
+)
+
+
+async def test_payment_approved(demo: Demo) -> None:
+    first = await demo.send("pay 5 to alice")
+    assert normalize_ids(first) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "process_payment",
+            "input": PAY_ALICE,
+        },
+        {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    assert first[4]["approvalId"] != first[4]["toolCallId"]
+    second = await demo.resume(tool="process_payment", approved=True)
+    assert second[0] == {"type": "start", "messageId": demo.assistant["id"]}
+    assert normalize_ids(second) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
+        *text(
+            'Here you go: process_payment: {"amount": 5, "recipient": "alice", "status": "sent"}.'
+        ),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert demo.payments == {"alice": 1}
+
+
+async def test_payment_denied(demo: Demo) -> None:
+    await demo.send("pay 5 to alice")
+    second = await demo.resume(tool="process_payment", approved=False)
+    assert normalize_ids(second) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "tool-output-denied", "toolCallId": "<call1>"},
+        *text("Here you go: process_payment was denied."),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert demo.payments == {}
+
+
+async def test_client_tool_result_continues_the_run(demo: Demo) -> None:
+    first = await demo.send("play track 3")
+    assert normalize_ids(first) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "change_bgm"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "change_bgm",
+            "input": {"track": 3},
+        },
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    second = await demo.resume(tool="change_bgm", output={"playing": 3})
+    assert normalize_ids(second) == [
+        {"type": "start", "messageId": "<msg1>"},
+        *text('Here you go: change_bgm: {"playing": 3}.'),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+async def test_client_tool_with_approval_result_in_a_later_request(demo: Demo) -> None:
+    first = await demo.send("where am i")
+    assert normalize_ids(first) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "get_location"},
+        {"type": "tool-input-delta", "toolCallId": "<call1>", "inputTextDelta": "{}"},
+        {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    second = await demo.resume(tool="get_location", approved=True)
+    assert normalize_ids(second) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "get_location",
+            "input": {},
+        },
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    third = await demo.resume(tool="get_location", output=LOCATION)
+    assert normalize_ids(third) == [
+        {"type": "start", "messageId": "<msg1>"},
+        *text('Here you go: get_location: {"latitude": 48.85, "longitude": 2.35}.'),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+async def test_client_tool_with_approval_result_in_the_same_request(demo: Demo) -> None:
+    await demo.send("where am i")
+    answer(demo.assistant, "get_location", approved=True)
+    answer(demo.assistant, "get_location", output=LOCATION)
+    response = await demo.post(demo.body())
+    assert normalize_ids(parse_sse(response.content)) == [
+        {"type": "start", "messageId": "<msg1>"},
+        *text('Here you go: get_location: {"latitude": 48.85, "longitude": 2.35}.'),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+async def test_client_tool_denied(demo: Demo) -> None:
+    await demo.send("where am i")
+    second = await demo.resume(tool="get_location", approved=False)
+    assert normalize_ids(second) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "tool-output-denied", "toolCallId": "<call1>"},
+        *text("Here you go: get_location was denied."),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+@pytest.mark.parametrize("decisions", [(True, True), (True, False), (False, True), (False, False)])
+async def test_two_payments_in_one_step(demo: Demo, decisions: tuple[bool, bool]) -> None:
+    first = await demo.send("pay 5 to alice and pay 7 to bob")
+    assert [c["type"] for c in first].count("tool-approval-request") == 2
+    answer(demo.assistant, "process_payment", approved=decisions[0])
+    answer(demo.assistant, "process_payment", approved=decisions[1])
+    response = await demo.post(demo.body())
+    chunks = normalize_ids(first + parse_sse(response.content))[len(first) :]
+    outcomes = [
+        {"type": "tool-output-available", "toolCallId": call, "output": result}
+        if ok
+        else {"type": "tool-output-denied", "toolCallId": call}
+        for call, ok, result in (
+            ("<call1>", decisions[0], SENT_ALICE),
+            ("<call2>", decisions[1], {"status": "sent", "amount": 7, "recipient": "bob"}),
+        )
+    ]
+    denied = [o for o in outcomes if o["type"] == "tool-output-denied"]
+    assert chunks[0] == {"type": "start", "messageId": "<msg1>"}
+    # denials are known from the request and come first; ADK's results follow, before any step
+    assert chunks[1:3] == denied + [o for o in outcomes if o not in denied]
+    assert [c["type"] for c in chunks[3:]] == [
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "finish",
+    ]
+    assert demo.payments == {
+        name: 1 for name, ok in (("alice", decisions[0]), ("bob", decisions[1])) if ok
+    }
+
+
+async def test_payment_then_payment_with_intermediate_text(demo: Demo) -> None:
+    await demo.send("pay 5 to alice then pay 7 to bob")
+    second = await demo.resume(tool="process_payment", approved=True)
+    assert normalize_ids(second) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block1>"},
+        {"type": "text-delta", "id": "<block1>", "delta": "Done. Next, process_payment."},
+        {"type": "text-end", "id": "<block1>"},
+        {"type": "tool-input-start", "toolCallId": "<call2>", "toolName": "process_payment"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call2>",
+            "toolName": "process_payment",
+            "input": {"amount": 7, "recipient": "bob", "currency": "USD"},
+        },
+        {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call2>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    third = await demo.resume(tool="process_payment", approved=True)
+    assert [c["type"] for c in third] == [
+        "start",
+        "tool-output-available",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "finish",
+    ]
+    assert demo.payments == {"alice": 1, "bob": 1}
+
+
+async def test_server_and_client_tool_in_one_step_wait_for_the_browser(demo: Demo) -> None:
+    first = await demo.send("weather in Paris and play track 2")
+    assert [c["type"] for c in first] == [
+        "start",
+        "start-step",
+        "tool-input-start",
+        "tool-input-available",
+        "tool-input-start",
+        "tool-input-available",
+        "tool-output-available",
+        "finish-step",
+        "finish",
+    ]
+    assert first[-1] == {"type": "finish", "finishReason": "tool-calls"}
+    second = await demo.resume(tool="change_bgm", output={"playing": 2})
+    assert [c["type"] for c in second] == [
+        "start",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "finish",
+    ]
+    assert 'change_bgm: {"playing": 2}' in second[3]["delta"]
+
+
+# --- server-side truth ---------------------------------------------------------------------
+
+
+async def refused(demo: Demo, body: dict[str, Any], reason: str, **headers: str) -> None:
+    before = len(await demo.events())
+    response = await demo.post(body, **headers)
+    assert (response.status_code, response.json()) == (409, {"error": reason})
+    assert len(await demo.events()) == before
+
+
+async def test_forged_approval_id_is_refused(demo: Demo) -> None:
+    await demo.send("pay 5 to alice")
+    answer(demo.assistant, "process_payment", approved=True)
+    demo.assistant["parts"][1]["approval"]["id"] = "adk-forged"
+    await refused(demo, demo.body(), "approval 'adk-forged' is not open in this chat")
+    assert demo.payments == {}
+
+
+async def test_unknown_tool_call_is_refused(demo: Demo) -> None:
+    await demo.send("play track 1")
+    answer(demo.assistant, "change_bgm", output={"playing": 1})
+    demo.assistant["parts"][1]["toolCallId"] = "call_999"
+    await refused(demo, demo.body(), "tool call 'call_999' is not part of this chat")
+
+
+async def test_another_users_chat_cannot_be_continued(demo: Demo) -> None:
+    await demo.send("pay 5 to alice")
+    answer(demo.assistant, "process_payment", approved=True)
+    response = await demo.post(demo.body(), **{"x-user": "mallory"})
+    assert (response.status_code, response.json()) == (
+        409,
+        {"error": "this chat has no open tool call to continue"},
+    )
+    assert demo.payments == {}
+    assert await demo.events(user="mallory") == []
+
+
+async def test_duplicated_approval_never_runs_the_tool_twice(demo: Demo) -> None:
+    await demo.send("pay 5 to alice")
+    answer(demo.assistant, "process_payment", approved=True)
+    body = copy.deepcopy(demo.body())
+    first = await demo.post(body)
+    assert first.status_code == 200
+    approval_id = body["messages"][1]["parts"][1]["approval"]["id"]
+    await refused(demo, body, f"approval {approval_id!r} is not open in this chat")
+    assert demo.payments == {"alice": 1}
+
+
+async def test_concurrent_double_submission_runs_the_tool_once(demo: Demo) -> None:
+    await demo.send("pay 5 to alice")
+    answer(demo.assistant, "process_payment", approved=True)
+    responses = await asyncio.gather(demo.post(demo.body()), demo.post(demo.body()))
+    assert sorted(r.status_code for r in responses) == [200, 409]
+    assert demo.payments == {"alice": 1}
+
+
+async def test_replayed_client_approval_is_refused(demo: Demo) -> None:
+    await demo.send("where am i")
+    answer(demo.assistant, "get_location", approved=True)
+    body = copy.deepcopy(demo.body())
+    assert (await demo.post(body)).status_code == 200
+    approval_id = body["messages"][1]["parts"][1]["approval"]["id"]
+    await refused(demo, body, f"approval {approval_id!r} was already answered")
+
+
+async def test_client_result_without_the_required_approval_is_refused(demo: Demo) -> None:
+    await demo.send("where am i")
+    part = demo.assistant["parts"][1]
+    part.update(state="output-available", output=LOCATION)
+    del part["approval"]
+    await refused(
+        demo,
+        demo.body(),
+        f"tool call {part['toolCallId']!r} needs the user's approval before its result",
+    )
+
+
+async def test_a_continuation_that_answers_nothing_is_refused(demo: Demo) -> None:
+    await demo.send("play track 1")
+    await refused(demo, demo.body(), "this request answers no open tool call of the chat")
+
+
+async def test_a_result_for_another_message_is_refused(demo: Demo) -> None:
+    await demo.send("play track 1")
+    answer(demo.assistant, "change_bgm", output={"playing": 1})
+    body = demo.body()
+    body["messages"][1]["id"] = "msg_other"
+    call_id = demo.assistant["parts"][1]["toolCallId"]
+    await refused(demo, body, f"tool call {call_id!r} does not belong to message 'msg_other'")
+
+
+# --- history -------------------------------------------------------------------------------
+
+
+async def test_history_reload_mid_approval_can_be_approved(demo: Demo) -> None:
+    first = await demo.send("pay 5 to alice")
+    reloaded = (await demo.client.get("/chat/chat-1/messages")).json()
+    message_id, call_id, approval_id = (
+        first[0]["messageId"],
+        first[2]["toolCallId"],
+        first[4]["approvalId"],
+    )
+    assert reloaded == [
+        demo.user,
+        {
+            "id": message_id,
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {
+                    "type": "tool-process_payment",
+                    "toolCallId": call_id,
+                    "state": "approval-requested",
+                    "input": PAY_ALICE,
+                    "approval": {"id": approval_id},
+                },
+            ],
+        },
+    ]
+    demo.user, demo.assistant = reloaded
+    second = await demo.resume(tool="process_payment", approved=True)
+    assert second[1]["type"] == "tool-output-available"
+    after = (await demo.client.get("/chat/chat-1/messages")).json()
+    assert after[1]["parts"][1] == {
+        "type": "tool-process_payment",
+        "toolCallId": call_id,
+        "state": "output-available",
+        "input": PAY_ALICE,
+        "output": SENT_ALICE,
+        "approval": {"id": approval_id, "approved": True},
+    }
+    assert after[1]["parts"][2:] == [
+        {"type": "step-start"},
+        {"type": "text", "text": CLOSING_ALICE, "state": "done"},
+    ]
+
+
+async def test_history_of_an_unknown_chat_is_empty(demo: Demo) -> None:
+    response = await demo.client.get("/chat/nothing-here/messages")
+    assert (response.status_code, response.json()) == (200, [])

@@ -1,0 +1,540 @@
+// The chat driver: the SDK's own AbstractChat (as NodeChat) + the stock DefaultChatTransport,
+// talking to a live server, scripted by a JSON spec. See chat-driver.mjs for the spec format.
+
+import { errorText, UsageError } from './cli.mjs';
+import { nodeChatClass } from './node-chat.mjs';
+
+const DEFAULTS = {
+  sendAutomaticallyWhen: 'or',
+  maxRequests: 10,
+  idleMs: 300,
+  timeoutMs: 30000,
+};
+
+const STEP_KINDS = [
+  'send',
+  'wait',
+  'sleep',
+  'addToolOutput',
+  'approve',
+  'regenerate',
+  'resume',
+  'reload',
+];
+
+function toolNameOf(part) {
+  return part.type === 'dynamic-tool' ? part.toolName : part.type.slice('tool-'.length);
+}
+
+function isObject(value) {
+  return value != null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function stepKind(step) {
+  if (!isObject(step)) {
+    throw new UsageError(`each step must be an object, got ${JSON.stringify(step)}`);
+  }
+  const kinds = Object.keys(step).filter(key => STEP_KINDS.includes(key));
+  if (kinds.length !== 1) {
+    throw new UsageError(
+      `each step needs exactly one of ${STEP_KINDS.join(', ')}; got ${JSON.stringify(step)}`,
+    );
+  }
+  return kinds[0];
+}
+
+export function normalizeSpec(spec) {
+  if (!isObject(spec)) {
+    throw new UsageError('the spec must be a JSON object');
+  }
+  if (typeof spec.api !== 'string') {
+    throw new UsageError('spec.api (the chat endpoint URL) is required');
+  }
+  const merged = { ...DEFAULTS, ...spec };
+  if (!['or', 'approvals', 'toolCalls', 'none'].includes(merged.sendAutomaticallyWhen)) {
+    throw new UsageError(
+      `spec.sendAutomaticallyWhen must be or|approvals|toolCalls|none, got ` +
+        JSON.stringify(merged.sendAutomaticallyWhen),
+    );
+  }
+  merged.steps = merged.steps ?? [];
+  if (!Array.isArray(merged.steps)) {
+    throw new UsageError('spec.steps must be a list');
+  }
+  merged.steps.forEach(stepKind);
+  merged.clientTools = merged.clientTools ?? {};
+  merged.approvals = merged.approvals ?? {};
+  return merged;
+}
+
+function normalizeDecision(toolName, decision) {
+  if (typeof decision === 'boolean') {
+    return { approved: decision };
+  }
+  if (isObject(decision) && typeof decision.approved === 'boolean') {
+    return decision.reason === undefined
+      ? { approved: decision.approved }
+      : { approved: decision.approved, reason: decision.reason };
+  }
+  throw new UsageError(`approvals.${toolName}: bad decision ${JSON.stringify(decision)}`);
+}
+
+export class ChatDriver {
+  constructor(loaded, rawSpec) {
+    this.loaded = loaded;
+    this.ai = loaded.ai;
+    this.spec = normalizeSpec(rawSpec);
+    this.NodeChat = nodeChatClass(this.ai.AbstractChat);
+
+    // Queues (consumed in order) of client-tool answers and approval decisions.
+    this.clientToolAnswers = new Map();
+    for (const [name, answer] of Object.entries(this.spec.clientTools)) {
+      this.clientToolAnswers.set(name, Array.isArray(answer) ? [...answer] : answer);
+    }
+    this.approvalQueues = new Map();
+    for (const [name, decisions] of Object.entries(this.spec.approvals)) {
+      const list = Array.isArray(decisions) ? decisions : [decisions];
+      this.approvalQueues.set(
+        name,
+        list.map(d => normalizeDecision(name, d)),
+      );
+    }
+
+    this.requests = [];
+    this.responses = [];
+    this.toolCalls = [];
+    this.approvalsGiven = [];
+    this.finishes = [];
+    this.autoSendChecks = [];
+    this.statusHistory = [];
+    this.reloads = [];
+    this.driverErrors = [];
+    this.loop = false;
+    this.timedOut = false;
+    this.finished = false;
+    this.pendingActions = 0;
+    this.lastActivityAt = Date.now();
+
+    this.chat = this.#makeChat(undefined);
+  }
+
+  #touch() {
+    this.lastActivityAt = Date.now();
+  }
+
+  #track(promise, what) {
+    this.pendingActions++;
+    return Promise.resolve(promise)
+      .catch(err => {
+        this.driverErrors.push(`${what}: ${errorText(err)}`);
+      })
+      .finally(() => {
+        this.pendingActions--;
+        this.#touch();
+      });
+  }
+
+  // ---- transport / fetch recording -------------------------------------------------------
+
+  fetch = async (input, init = {}) => {
+    const url = typeof input === 'string' ? input : (input?.url ?? String(input));
+    const method = init.method ?? 'GET';
+    if (this.requests.length >= this.spec.maxRequests) {
+      // Refuse the request. An AbortError makes AbstractChat settle in 'ready' without another
+      // automatic resend, so the loop stops here.
+      this.loop = true;
+      this.finished = true;
+      const err = new Error(`chat-driver: more than maxRequests=${this.spec.maxRequests} requests`);
+      err.name = 'AbortError';
+      throw err;
+    }
+    let body = null;
+    if (typeof init.body === 'string') {
+      try {
+        body = JSON.parse(init.body);
+      } catch {
+        body = init.body;
+      }
+    }
+    this.requests.push(body);
+    const record = { method, url, status: null };
+    this.responses.push(record);
+    this.#touch();
+
+    let response;
+    try {
+      response = await globalThis.fetch(input, init);
+    } catch (err) {
+      record.fetchError = errorText(err);
+      this.#touch();
+      throw err;
+    }
+    record.status = response.status;
+    record.contentType = response.headers.get('content-type');
+    this.#touch();
+    const init2 = {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    };
+    if (!response.ok) {
+      record.body = await response.text();
+      return new Response(record.body, init2);
+    }
+    if (response.body == null) {
+      return response;
+    }
+    // Keep a copy of the SSE text (what arrived so far, if the driver stops early).
+    const [forChat, forRecord] = response.body.tee();
+    record.sse = '';
+    const decoder = new TextDecoder();
+    void (async () => {
+      try {
+        for await (const bytes of forRecord) {
+          record.sse += decoder.decode(bytes, { stream: true });
+        }
+        record.sse += decoder.decode();
+      } catch (err) {
+        record.sseError = errorText(err);
+      }
+    })();
+    return new Response(forChat, init2);
+  };
+
+  // ---- chat ------------------------------------------------------------------------------
+
+  #sendAutomaticallyWhen() {
+    const {
+      lastAssistantMessageIsCompleteWithApprovalResponses: approvals,
+      lastAssistantMessageIsCompleteWithToolCalls: toolCalls,
+    } = this.ai;
+    const predicate = {
+      or: options => toolCalls(options) || approvals(options),
+      approvals,
+      toolCalls,
+      none: undefined,
+    }[this.spec.sendAutomaticallyWhen];
+    if (predicate == null) {
+      return undefined;
+    }
+    return options => {
+      const result = predicate(options);
+      this.autoSendChecks.push(result);
+      this.#touch();
+      return result;
+    };
+  }
+
+  #makeChat(messages) {
+    const { spec } = this;
+    const transportOptions = { api: spec.api, fetch: this.fetch };
+    for (const key of ['headers', 'body', 'credentials']) {
+      if (spec[key] !== undefined) {
+        transportOptions[key] = spec[key];
+      }
+    }
+    const transport = new this.ai.DefaultChatTransport(transportOptions);
+    const chatInit = {
+      transport,
+      messages,
+      sendAutomaticallyWhen: this.#sendAutomaticallyWhen(),
+      onToolCall: ({ toolCall }) => this.#onToolCall(chat, toolCall),
+      onFinish: ({ isAbort, isDisconnect, isError, finishReason }) => {
+        this.finishes.push({
+          isAbort,
+          isDisconnect,
+          isError,
+          finishReason: finishReason ?? null,
+        });
+        this.#touch();
+      },
+    };
+    if (spec.chatId !== undefined) {
+      chatInit.id = spec.chatId;
+    }
+    const chat = new this.NodeChat(chatInit);
+    chat['~registerStatusCallback'](() => {
+      this.statusHistory.push(chat.status);
+      this.#touch();
+    });
+    return chat;
+  }
+
+  #onToolCall(chat, toolCall) {
+    const { toolName, toolCallId, input } = toolCall;
+    const entry = {
+      toolName,
+      toolCallId,
+      input: input ?? null,
+      atRequest: this.requests.length - 1,
+      handled: false,
+    };
+    this.toolCalls.push(entry);
+    this.#touch();
+    let answer = this.clientToolAnswers.get(toolName);
+    if (Array.isArray(answer)) {
+      answer = answer.shift();
+    }
+    if (!isObject(answer)) {
+      return;
+    }
+    entry.handled = true;
+    const call =
+      'errorText' in answer
+        ? { state: 'output-error', tool: toolName, toolCallId, errorText: answer.errorText }
+        : { tool: toolName, toolCallId, output: answer.output ?? null };
+    // Do NOT await: onToolCall runs inside a job of the chat's serial job queue and
+    // addToolOutput enqueues another job on it (awaiting deadlocks; doc section 4.2).
+    void this.#track(chat.addToolOutput(call), `addToolOutput(${toolName})`);
+  }
+
+  // ---- idleness / implicit approvals ------------------------------------------------------
+
+  #waitQuiet() {
+    return new Promise(resolve => {
+      const tick = () => {
+        if (this.finished) {
+          resolve();
+          return;
+        }
+        const { status } = this.chat;
+        const quiet = Date.now() - this.lastActivityAt >= this.spec.idleMs;
+        if ((status === 'ready' || status === 'error') && quiet && this.pendingActions === 0) {
+          resolve();
+          return;
+        }
+        setTimeout(tick, 10);
+      };
+      tick();
+    });
+  }
+
+  async #answerPendingApprovals() {
+    const chat = this.chat;
+    if (chat.status !== 'ready') {
+      return false;
+    }
+    const last = chat.messages.at(-1);
+    if (last?.role !== 'assistant') {
+      return false;
+    }
+    const pending = last.parts.filter(
+      part => this.ai.isToolUIPart(part) && part.state === 'approval-requested',
+    );
+    let answered = false;
+    for (const part of pending) {
+      const toolName = toolNameOf(part);
+      const decision = this.approvalQueues.get(toolName)?.shift();
+      if (decision === undefined) {
+        continue;
+      }
+      this.approvalsGiven.push({
+        toolName,
+        toolCallId: part.toolCallId,
+        approvalId: part.approval.id,
+        ...decision,
+        afterRequest: this.requests.length - 1,
+      });
+      answered = true;
+      await this.#track(
+        chat.addToolApprovalResponse({ id: part.approval.id, ...decision }),
+        `addToolApprovalResponse(${toolName})`,
+      );
+    }
+    return answered;
+  }
+
+  async waitIdle() {
+    for (;;) {
+      await this.#waitQuiet();
+      if (this.finished) {
+        return;
+      }
+      if (!(await this.#answerPendingApprovals())) {
+        return;
+      }
+    }
+  }
+
+  // ---- steps -----------------------------------------------------------------------------
+
+  #findToolPart(toolName, predicate = () => true) {
+    const messages = this.chat.messages;
+    for (let m = messages.length - 1; m >= 0; m--) {
+      const parts = messages[m].parts;
+      for (let p = parts.length - 1; p >= 0; p--) {
+        const part = parts[p];
+        if (this.ai.isToolUIPart(part) && toolNameOf(part) === toolName && predicate(part)) {
+          return part;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  async #reload(arg) {
+    const { url, resume = false } = typeof arg === 'string' ? { url: arg } : arg;
+    const record = { url, status: null, messageCount: null };
+    this.reloads.push(record);
+    let messages;
+    try {
+      const response = await globalThis.fetch(url, { headers: this.spec.headers ?? {} });
+      record.status = response.status;
+      const text = await response.text();
+      if (!response.ok) {
+        record.body = text;
+        return;
+      }
+      const json = JSON.parse(text);
+      messages = Array.isArray(json) ? json : json?.messages;
+      if (!Array.isArray(messages)) {
+        record.error = 'the response is neither a list of messages nor {"messages": [...]}';
+        record.body = text;
+        return;
+      }
+    } catch (err) {
+      record.error = errorText(err);
+      return;
+    }
+    record.messageCount = messages.length;
+    // A page reload: a brand-new chat object, hydrated with the server's messages.
+    this.chat = this.#makeChat(messages);
+    if (resume) {
+      await this.chat.resumeStream();
+    }
+  }
+
+  async #runStep(step) {
+    const kind = stepKind(step);
+    const arg = step[kind];
+    const chat = this.chat;
+    switch (kind) {
+      case 'send': {
+        if (arg == null) {
+          return chat.sendMessage();
+        }
+        if (typeof arg === 'string') {
+          return chat.sendMessage({ text: arg });
+        }
+        const { body, headers, ...message } = arg;
+        const options = {};
+        if (body !== undefined) {
+          options.body = body;
+        }
+        if (headers !== undefined) {
+          options.headers = headers;
+        }
+        return chat.sendMessage(Object.keys(message).length > 0 ? message : undefined, options);
+      }
+      case 'wait':
+        if (arg !== 'idle') {
+          throw new UsageError(`unknown wait ${JSON.stringify(arg)} (only "idle")`);
+        }
+        return undefined;
+      case 'sleep':
+        return new Promise(resolve => setTimeout(resolve, Number(arg)));
+      case 'addToolOutput': {
+        const { tool, toolCallId, output, errorText: error } = arg;
+        let id = toolCallId;
+        if (id == null || id === '$last') {
+          id = this.#findToolPart(tool)?.toolCallId;
+          if (id == null) {
+            throw new UsageError(`addToolOutput: no part of tool ${tool} in the messages`);
+          }
+        }
+        return chat.addToolOutput(
+          error !== undefined
+            ? { state: 'output-error', tool, toolCallId: id, errorText: error }
+            : { tool, toolCallId: id, output: output ?? null },
+        );
+      }
+      case 'approve': {
+        const { tool, approvalId, approved, reason } = arg;
+        let id = approvalId;
+        if (id == null) {
+          id = this.#findToolPart(tool, part => part.state === 'approval-requested')?.approval
+            ?.id;
+          if (id == null) {
+            throw new UsageError(`approve: no approval-requested part of tool ${tool}`);
+          }
+        }
+        this.approvalsGiven.push({
+          toolName: tool ?? null,
+          approvalId: id,
+          approved,
+          ...(reason === undefined ? {} : { reason }),
+          afterRequest: this.requests.length - 1,
+          explicit: true,
+        });
+        return chat.addToolApprovalResponse({ id, approved, reason });
+      }
+      case 'regenerate':
+        return chat.regenerate(isObject(arg) ? arg : {});
+      case 'resume':
+        return chat.resumeStream();
+      case 'reload':
+        return this.#reload(arg);
+      default:
+        throw new UsageError(`unknown step ${kind}`);
+    }
+  }
+
+  async #runSteps() {
+    for (const step of this.spec.steps) {
+      if (this.finished) {
+        return;
+      }
+      this.#touch();
+      await this.#track(this.#runStep(step), `step ${JSON.stringify(step)}`);
+      await this.waitIdle();
+    }
+  }
+
+  async run() {
+    let timer;
+    const timeout = new Promise(resolve => {
+      timer = setTimeout(() => {
+        this.timedOut = true;
+        this.finished = true;
+        resolve();
+      }, this.spec.timeoutMs);
+    });
+    try {
+      await Promise.race([this.#runSteps(), timeout]);
+    } finally {
+      clearTimeout(timer);
+      this.finished = true;
+    }
+    if (this.timedOut) {
+      try {
+        await Promise.race([this.chat.stop(), new Promise(r => setTimeout(r, 100))]);
+      } catch {
+        // best effort
+      }
+    }
+    return this.result();
+  }
+
+  result() {
+    const chat = this.chat;
+    return {
+      sdk: this.loaded.sdk,
+      status: chat.status,
+      error: chat.error?.message ?? null,
+      errorName: chat.error?.name ?? null,
+      messages: chat.messages,
+      requests: this.requests,
+      responses: this.responses,
+      toolCalls: this.toolCalls,
+      approvals: this.approvalsGiven,
+      finishes: this.finishes,
+      autoSendChecks: this.autoSendChecks,
+      statusHistory: this.statusHistory,
+      reloads: this.reloads,
+      loop: this.loop,
+      timeout: this.timedOut,
+      driverError: this.driverErrors.length === 0 ? null : this.driverErrors.join('; '),
+      versions: this.loaded.info,
+    };
+  }
+}

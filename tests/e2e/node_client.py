@@ -1,0 +1,145 @@
+"""Run the Node harness (the real Vercel AI SDK, ai@6 and ai@7) from Python tests.
+
+``validate_sse`` checks SSE bodies with the SDK's own parser, schema and stream processing;
+``drive_chat`` drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live
+server. The scripts live in ``tests/e2e/node`` (see the headers of ``validate-sse.mjs`` and
+``chat-driver.mjs`` for the JSON formats). ``npm ci`` must have been run in that directory.
+
+Both functions block; from async tests whose server runs on the test's own event loop use the
+``*_async`` variants, which run them in a worker thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
+SUPPORTED_SDKS = (6, 7)
+_REQUIRED_PACKAGES = ("ai6", "ai7", "ws")
+
+
+class NodeHarnessError(RuntimeError):
+    """The Node harness could not run, crashed, or reported a harness (not server) problem."""
+
+
+def check_node_harness() -> None:
+    """Raise `NodeHarnessError` unless node is on PATH and ``npm ci`` has been run."""
+    if shutil.which("node") is None:
+        raise NodeHarnessError("`node` was not found on PATH; the e2e tests need Node >= 20")
+    missing = [p for p in _REQUIRED_PACKAGES if not (NODE_DIR / "node_modules" / p).is_dir()]
+    if missing:
+        raise NodeHarnessError(
+            f"{NODE_DIR / 'node_modules'} lacks {', '.join(missing)}: "
+            f"run `npm ci` in {NODE_DIR} (the Makefile does this) before the e2e tests"
+        )
+
+
+def _run_node(script: str, sdk: int, payload: Any, timeout: float) -> Any:
+    if sdk not in SUPPORTED_SDKS:
+        raise ValueError(f"sdk must be one of {SUPPORTED_SDKS}, got {sdk!r}")
+    check_node_harness()
+    node = shutil.which("node")
+    assert node is not None  # checked above
+    try:
+        proc = subprocess.run(
+            [node, script, "--sdk", str(sdk)],
+            cwd=NODE_DIR,
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        stderr = (exc.stderr or b"").decode(errors="replace")
+        raise NodeHarnessError(
+            f"node {script} --sdk {sdk} did not finish within {timeout}s; stderr:\n{stderr}"
+        ) from exc
+    stdout = proc.stdout.decode(errors="replace")
+    stderr = proc.stderr.decode(errors="replace")
+    if proc.returncode != 0:
+        raise NodeHarnessError(
+            f"node {script} --sdk {sdk} exited with {proc.returncode}; stderr:\n{stderr}"
+            f"\nstdout:\n{stdout[:2000]}"
+        )
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError as exc:
+        raise NodeHarnessError(
+            f"node {script} --sdk {sdk} printed no JSON ({exc}); stdout:\n{stdout[:2000]}"
+            f"\nstderr:\n{stderr}"
+        ) from exc
+
+
+def validate_sse(
+    bodies: list[bytes] | list[str],
+    sdk: int,
+    names: Sequence[str] | None = None,
+    timeout: float = 60,
+) -> list[dict[str, Any]]:
+    """Validate SSE response bodies with the real client of AI SDK ``sdk`` (6 or 7).
+
+    Returns one dict per body: ``name`` (the given name or the index), ``ok``, ``chunks`` (parsed
+    chunks up to the first invalid one), ``error`` (``"Name: message"`` or None), ``errorChunks``
+    (texts of valid ``error`` chunks) and ``message`` (the UIMessage built by
+    ``readUIMessageStream``, or None). Bytes are passed through unchanged (base64).
+    """
+    if names is not None and len(names) != len(bodies):
+        raise ValueError("names and bodies differ in length")
+    items: list[dict[str, str]] = []
+    all_bodies: list[bytes | str] = [*bodies]
+    for index, body in enumerate(all_bodies):
+        name = names[index] if names is not None else str(index)
+        if isinstance(body, bytes):
+            items.append({"name": name, "bodyBase64": base64.b64encode(body).decode("ascii")})
+        elif isinstance(body, str):
+            items.append({"name": name, "body": body})
+        else:
+            raise TypeError(f"body {index} is {type(body).__name__}, not bytes or str")
+    result = _run_node("validate-sse.mjs", sdk, items, timeout)
+    if not isinstance(result, list):
+        raise NodeHarnessError(f"validate-sse.mjs returned {type(result).__name__}, not a list")
+    return result
+
+
+def drive_chat(spec: dict[str, Any], sdk: int, timeout: float = 60) -> dict[str, Any]:
+    """Drive the real ``AbstractChat`` of AI SDK ``sdk`` (6 or 7) against a live server.
+
+    ``spec`` is the JSON spec documented in ``node/chat-driver.mjs``. Returns the driver's report
+    (``status``, ``error``, ``messages``, ``requests``, ``responses``, ``toolCalls``, ``loop``,
+    ``timeout``, ...). Raises `NodeHarnessError` if node fails or the driver reports a harness
+    error (``driverError``: a bad step, a rejected client-side call).
+    """
+    result = _run_node("chat-driver.mjs", sdk, spec, timeout)
+    if not isinstance(result, dict):
+        raise NodeHarnessError(f"chat-driver.mjs returned {type(result).__name__}, not an object")
+    if result.get("driverError") is not None:
+        raise NodeHarnessError(f"chat-driver.mjs reported: {result['driverError']}")
+    return result
+
+
+async def validate_sse_async(
+    bodies: list[bytes] | list[str],
+    sdk: int,
+    names: Sequence[str] | None = None,
+    node_timeout: float = 60,
+) -> list[dict[str, Any]]:
+    """`validate_sse` in a worker thread (keeps the event loop free)."""
+    return await anyio.to_thread.run_sync(
+        functools.partial(validate_sse, bodies, sdk, names, node_timeout)
+    )
+
+
+async def drive_chat_async(
+    spec: dict[str, Any], sdk: int, node_timeout: float = 60
+) -> dict[str, Any]:
+    """`drive_chat` in a worker thread (keeps the event loop free for an in-process server)."""
+    return await anyio.to_thread.run_sync(functools.partial(drive_chat, spec, sdk, node_timeout))

@@ -1,0 +1,733 @@
+"""Tests of the Node harness itself (validate-sse.mjs, chat-driver.mjs, node_client.py).
+
+A throwaway threaded HTTP server on 127.0.0.1 serves canned SSE bodies and small scripted chat
+scenarios; the real AI SDK clients (ai@6 and ai@7) validate and drive them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import urllib.request
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e import node_client
+from tests.e2e.node_client import (
+    NodeHarnessError,
+    drive_chat,
+    drive_chat_async,
+    validate_sse,
+    validate_sse_async,
+)
+
+pytestmark = pytest.mark.e2e
+
+SDKS = [6, 7]
+
+Chunk = dict[str, Any]
+Body = dict[str, Any]
+# A scenario maps a request body to chunks (a 200 SSE response) or to (status, text).
+Reply = list[Chunk] | tuple[int, str]
+Scenario = Callable[[Body], Reply]
+
+
+def sse(chunks: list[Chunk], *, done: bool = True) -> str:
+    events = "".join(f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in chunks)
+    return events + ("data: [DONE]\n\n" if done else "")
+
+
+def text_chunks(text: str, text_id: str = "t1") -> list[Chunk]:
+    return [
+        {"type": "start-step"},
+        {"type": "text-start", "id": text_id},
+        {"type": "text-delta", "id": text_id, "delta": text},
+        {"type": "text-end", "id": text_id},
+        {"type": "finish-step"},
+    ]
+
+
+VALID_CHUNKS: list[Chunk] = [
+    {"type": "start", "messageId": "m1"},
+    *text_chunks("Hello world"),
+    {"type": "finish", "finishReason": "stop"},
+]
+
+CANNED: dict[str, str] = {
+    "valid": sse(VALID_CHUNKS),
+    # Accepted by both clients: CRLF, no [DONE], unknown extra keys, null in z.unknown() fields.
+    "tolerated": sse(
+        [
+            {"type": "start", "messageMetadata": None},
+            {"type": "start-step"},
+            {"type": "tool-input-available", "toolCallId": "c1", "toolName": "t", "input": None},
+            {"type": "tool-output-available", "toolCallId": "c1", "output": None, "extra": 1},
+            {"type": "finish-step"},
+            {"type": "finish", "usage": {"inputTokens": 3}},
+        ],
+        done=False,
+    ).replace("\n", "\r\n"),
+    "null-optional": sse(
+        [
+            {"type": "start"},
+            {"type": "start-step"},
+            {"type": "tool-input-available", "toolCallId": "c1", "toolName": "t", "input": {}},
+            {"type": "source-url", "sourceId": "s1", "url": "https://x.test", "title": None},
+            {"type": "finish"},
+        ]
+    ),
+    "reset-step": sse(
+        [
+            {"type": "start"},
+            *text_chunks("draft")[:-1],
+            {"type": "reset-step"},
+            *text_chunks("again")[1:],
+            {"type": "finish"},
+        ]
+    ),
+    "no-trailing-blank-line": sse(VALID_CHUNKS, done=False)[:-1],
+    "delta-without-start": sse(
+        [
+            {"type": "start"},
+            {"type": "text-delta", "id": "t1", "delta": "Hi"},
+            {"type": "finish"},
+        ]
+    ),
+    "error-chunk": sse([{"type": "start"}, {"type": "error", "errorText": "boom"}]),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The throwaway server
+# --------------------------------------------------------------------------------------------
+
+
+def last_message(body: Body) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = body["messages"]
+    return messages[-1]
+
+
+def tool_parts(message: dict[str, Any], tool: str) -> list[dict[str, Any]]:
+    return [p for p in message["parts"] if p["type"] == f"tool-{tool}"]
+
+
+TEXT_REPLY: list[Chunk] = [
+    {"type": "start"},
+    *text_chunks("Hello world"),
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+def scenario_text(body: Body) -> Reply:
+    return TEXT_REPLY
+
+
+def scenario_server_tool(body: Body) -> Reply:
+    return [
+        {"type": "start"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "call_w", "toolName": "get_weather"},
+        {"type": "tool-input-delta", "toolCallId": "call_w", "inputTextDelta": '{"city":"Paris"}'},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call_w",
+            "toolName": "get_weather",
+            "input": {"city": "Paris"},
+        },
+        {"type": "tool-output-available", "toolCallId": "call_w", "output": {"temp": 21}},
+        {"type": "finish-step"},
+        *text_chunks("It is 21 degrees.", "t2"),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+def scenario_client_tool(body: Body) -> Reply:
+    last = last_message(body)
+    if last["role"] == "user":
+        return [
+            {"type": "start"},
+            {"type": "start-step"},
+            {
+                "type": "tool-input-available",
+                "toolCallId": "call_bgm",
+                "toolName": "change_bgm",
+                "input": {"track": 2},
+            },
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "tool-calls"},
+        ]
+    (part,) = tool_parts(last, "change_bgm")
+    if part["state"] == "output-available":
+        answer = f"Now playing {part['output']['playing']}."
+    else:
+        answer = f"Could not change the music: {part['errorText']}"
+    return [{"type": "start"}, *text_chunks(answer), {"type": "finish", "finishReason": "stop"}]
+
+
+def payment_request(call_id: str, amount: int) -> list[Chunk]:
+    return [
+        {"type": "start-step"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": call_id,
+            "toolName": "process_payment",
+            "input": {"amount": amount},
+        },
+        {"type": "tool-approval-request", "approvalId": f"appr_{call_id}", "toolCallId": call_id},
+        {"type": "finish-step"},
+    ]
+
+
+def scenario_approval_chain(body: Body) -> Reply:
+    """Payment 1 needs approval; after it, payment 2 needs approval; then a final text."""
+    last = last_message(body)
+    if last["role"] == "user":
+        return [{"type": "start"}, *payment_request("call_1", 10), {"type": "finish"}]
+    out: list[Chunk] = [{"type": "start"}]
+    answered = [
+        p for p in tool_parts(last, "process_payment") if p["state"] == "approval-responded"
+    ]
+    for part in answered:
+        if part["approval"]["approved"]:
+            out.append(
+                {
+                    "type": "tool-output-available",
+                    "toolCallId": part["toolCallId"],
+                    "output": {"paid": part["input"]["amount"]},
+                }
+            )
+        else:
+            out.append({"type": "tool-output-denied", "toolCallId": part["toolCallId"]})
+    if answered and answered[-1]["toolCallId"] == "call_1":
+        out += payment_request("call_2", 20)
+    else:
+        out += text_chunks("Done.")
+    return [*out, {"type": "finish"}]
+
+
+def scenario_unresolved_approval(body: Body) -> Reply:
+    """Never resolves the approved call: the approvals helper re-sends forever."""
+    if last_message(body)["role"] == "user":
+        return [{"type": "start"}, *payment_request("call_1", 10), {"type": "finish"}]
+    return [{"type": "start"}, {"type": "finish"}]
+
+
+def scenario_http_500(body: Body) -> Reply:
+    return (500, "internal boom")
+
+
+class CannedServer(ThreadingHTTPServer):
+    daemon_threads = False  # server_close() joins the handler threads
+    block_on_close = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), CannedHandler)
+        self.scenarios: dict[str, Scenario] = {
+            "text": scenario_text,
+            "server-tool": scenario_server_tool,
+            "client-tool": scenario_client_tool,
+            "approval-chain": scenario_approval_chain,
+            "unresolved-approval": scenario_unresolved_approval,
+            "http-500": scenario_http_500,
+        }
+        self.received: list[tuple[str, Body]] = []
+        self.stored: dict[str, list[dict[str, Any]]] = {}
+        self.stopping = threading.Event()
+
+    @property
+    def base(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+
+class CannedHandler(BaseHTTPRequestHandler):
+    server: CannedServer
+    protocol_version = "HTTP/1.0"  # the body ends when the connection closes
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, content_type: str, payload: bytes) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("cache-control", "no-cache")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self) -> None:
+        parts = self.path.strip("/").split("/")
+        if len(parts) == 2 and parts[0] == "canned" and parts[1] in CANNED:
+            self._send(200, "text/event-stream", CANNED[parts[1]].encode())
+        elif len(parts) == 2 and parts[0] == "messages":
+            messages = self.server.stored.get(parts[1], [])
+            self._send(200, "application/json", json.dumps({"messages": messages}).encode())
+        elif len(parts) == 2 and parts[0] == "hang":
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(sse([{"type": "start"}], done=False).encode())
+            self.wfile.flush()
+            self.server.stopping.wait(20)
+        else:
+            self._send(404, "text/plain", b"not found")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        body: Body = json.loads(self.rfile.read(length))
+        name = self.path.strip("/").split("/")[-1]
+        self.server.received.append((name, body))
+        if name == "hang":
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(sse([{"type": "start"}, *text_chunks("")[:2]], done=False).encode())
+            self.wfile.flush()
+            self.server.stopping.wait(20)
+            return
+        if name == "stored-text":
+            message_id = f"srv-{len(self.server.received)}"
+            chunks = [
+                {"type": "start", "messageId": message_id},
+                *text_chunks("Hello world"),
+                {"type": "finish"},
+            ]
+            assistant = {
+                "id": message_id,
+                "role": "assistant",
+                "parts": [{"type": "step-start"}, {"type": "text", "text": "Hello world"}],
+            }
+            self.server.stored[body["id"]] = [*body["messages"], assistant]
+            self._send(200, "text/event-stream", sse(chunks).encode())
+            return
+        reply = self.server.scenarios[name](body)
+        if isinstance(reply, tuple):
+            status, text = reply
+            self._send(status, "text/plain", text.encode())
+        else:
+            self._send(200, "text/event-stream", sse(reply).encode())
+
+    def handle(self) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            super().handle()
+
+
+@pytest.fixture
+def server() -> Iterator[CannedServer]:
+    srv = CannedServer()
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.stopping.set()
+        srv.shutdown()
+        srv.server_close()
+        thread.join()
+
+
+def fetch_bytes(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        data: bytes = response.read()
+    return data
+
+
+def spec(server: CannedServer, scenario: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "api": f"{server.base}/chat/{scenario}",
+        "chatId": f"chat-{scenario}",
+        "idleMs": 200,
+        "timeoutMs": 15000,
+        **extra,
+    }
+
+
+def part_summary(message: dict[str, Any]) -> list[str]:
+    out = []
+    for part in message["parts"]:
+        state = part.get("state")
+        out.append(f"{part['type']}:{state}" if state else part["type"])
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# node_client basics
+# --------------------------------------------------------------------------------------------
+
+
+def test_missing_node_modules_fails_with_npm_ci_hint(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(node_client, "NODE_DIR", tmp_path)
+    with pytest.raises(NodeHarnessError, match="npm ci"):
+        validate_sse(["data: {}\n\n"], 6)
+
+
+def test_node_modules_installed() -> None:
+    """Fails (never skips) when `npm ci` has not been run in tests/e2e/node."""
+    node_client.check_node_harness()
+
+
+def test_bad_sdk_is_rejected() -> None:
+    with pytest.raises(ValueError, match="sdk"):
+        validate_sse([""], 5)
+
+
+# --------------------------------------------------------------------------------------------
+# validate-sse.mjs
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_valid_bodies_validate(server: CannedServer, sdk: int) -> None:
+    names = ["valid", "tolerated", "error-chunk"]
+    bodies = [fetch_bytes(f"{server.base}/canned/{name}") for name in names]
+    results = validate_sse(bodies, sdk, names=names)
+    assert [r["name"] for r in results] == names
+    for result in results:
+        assert result["ok"], result
+        assert result["error"] is None
+    valid, tolerated, error_chunk = results
+    assert [c["type"] for c in valid["chunks"]] == [c["type"] for c in VALID_CHUNKS]
+    assert valid["message"] == {
+        "id": "m1",
+        "role": "assistant",
+        "parts": [{"type": "step-start"}, {"type": "text", "text": "Hello world", "state": "done"}],
+    }
+    # Unknown keys survive parsing (looseObject).
+    assert tolerated["chunks"][3]["extra"] == 1
+    assert tolerated["message"]["parts"][1]["state"] == "output-available"
+    assert error_chunk["errorChunks"] == ["boom"]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_invalid_bodies_are_reported(sdk: int) -> None:
+    names = ["null-optional", "reset-step", "no-trailing-blank-line", "delta-without-start"]
+    results = {r["name"]: r for r in validate_sse([CANNED[n] for n in names], sdk, names=names)}
+
+    null_optional = results["null-optional"]
+    assert not null_optional["ok"]
+    assert "TypeValidationError" in null_optional["error"]
+    assert len(null_optional["chunks"]) == 3  # parsing stops at the invalid chunk
+
+    reset = results["reset-step"]
+    if sdk == 6:
+        assert not reset["ok"]
+        assert "TypeValidationError" in reset["error"]
+        assert "reset-step" in reset["error"]
+    else:
+        assert reset["ok"], reset
+        assert part_summary(reset["message"]) == ["step-start", "text:done"]
+        assert reset["message"]["parts"][1]["text"] == "again"
+
+    lost = results["no-trailing-blank-line"]
+    assert not lost["ok"]
+    assert "unterminated final SSE event" in lost["error"]
+    assert '"finish"' in lost["error"]
+    assert [c["type"] for c in lost["chunks"]][-1] == "finish-step"
+
+    delta = results["delta-without-start"]
+    assert not delta["ok"]
+    assert "UIMessageStreamError" in delta["error"]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_bytes_are_passed_unchanged(sdk: int) -> None:
+    body = sse([{"type": "start"}, *text_chunks("héllo ✓"), {"type": "finish"}]).encode()
+    # Split a multi-byte character across the invalid/valid boundary: must still decode.
+    (result,) = validate_sse([body], sdk)
+    assert result["ok"], result
+    assert result["message"]["parts"][1]["text"] == "héllo ✓"
+    (bad,) = validate_sse([b'data: {"type":"start"\n\n'], sdk)
+    assert not bad["ok"]
+    assert "JSONParseError" in bad["error"]
+
+
+# --------------------------------------------------------------------------------------------
+# chat-driver.mjs
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_plain_text_chat(server: CannedServer, sdk: int) -> None:
+    result = drive_chat(spec(server, "text", steps=[{"send": "hi"}]), sdk)
+    assert result["status"] == "ready", result
+    assert result["error"] is None
+    assert not result["loop"]
+    assert not result["timeout"]
+    user, assistant = result["messages"]
+    assert user["role"] == "user"
+    assert user["parts"] == [{"type": "text", "text": "hi"}]
+    assert part_summary(assistant) == ["step-start", "text:done"]
+    assert assistant["parts"][1]["text"] == "Hello world"
+    (request,) = result["requests"]
+    assert request["id"] == "chat-text"
+    assert request["trigger"] == "submit-message"
+    assert "messageId" not in request
+    assert request["messages"] == [user]
+    (response,) = result["responses"]
+    assert response["status"] == 200
+    assert response["sse"] == sse(TEXT_REPLY)
+    assert result["toolCalls"] == []
+    # What the client sent is what the server got.
+    assert [b for _, b in server.received] == result["requests"]
+    # The recorded SSE text round-trips through the validator.
+    (check,) = validate_sse([response["sse"]], sdk)
+    assert check["ok"]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_server_tool_chat(server: CannedServer, sdk: int) -> None:
+    result = drive_chat(spec(server, "server-tool", steps=[{"send": "weather?"}]), sdk)
+    assert result["status"] == "ready", result
+    assert len(result["requests"]) == 1
+    assistant = result["messages"][-1]
+    assert part_summary(assistant) == [
+        "step-start",
+        "tool-get_weather:output-available",
+        "step-start",
+        "text:done",
+    ]
+    assert assistant["parts"][1]["output"] == {"temp": 21}
+    # onToolCall fires for a server tool without providerExecuted; the driver only records it.
+    assert result["toolCalls"] == [
+        {
+            "toolName": "get_weather",
+            "toolCallId": "call_w",
+            "input": {"city": "Paris"},
+            "atRequest": 0,
+            "handled": False,
+        }
+    ]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+@pytest.mark.parametrize(
+    ("answer", "expected_text"),
+    [
+        ({"output": {"playing": "track 2"}}, "Now playing track 2."),
+        ({"errorText": "muted"}, "Could not change the music: muted"),
+    ],
+)
+def test_client_tool_chat(
+    server: CannedServer, sdk: int, answer: dict[str, Any], expected_text: str
+) -> None:
+    result = drive_chat(
+        spec(
+            server,
+            "client-tool",
+            sendAutomaticallyWhen="toolCalls",
+            clientTools={"change_bgm": answer},
+            steps=[{"send": "play track 2"}],
+        ),
+        sdk,
+    )
+    assert result["status"] == "ready", result
+    assert not result["loop"]
+    first, second = result["requests"]
+    assert "messageId" not in first
+    assistant = result["messages"][-1]
+    assert len(result["messages"]) == 2
+    # The automatic resend continues the assistant message that holds the tool result.
+    assert second["trigger"] == "submit-message"
+    assert second["messageId"] == assistant["id"]
+    sent_part = tool_parts(second["messages"][-1], "change_bgm")[0]
+    state = "output-error" if "errorText" in answer else "output-available"
+    assert sent_part["state"] == state
+    assert part_summary(assistant) == [
+        "step-start",
+        f"tool-change_bgm:{state}",
+        "step-start",
+        "text:done",
+    ]
+    assert assistant["parts"][-1]["text"] == expected_text
+    (call,) = result["toolCalls"]
+    assert call == {
+        "toolName": "change_bgm",
+        "toolCallId": "call_bgm",
+        "input": {"track": 2},
+        "atRequest": 0,
+        "handled": True,
+    }
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_approval_chain(server: CannedServer, sdk: int) -> None:
+    result = drive_chat(
+        spec(
+            server,
+            "approval-chain",
+            sendAutomaticallyWhen="or",
+            approvals={"process_payment": [True, {"approved": False, "reason": "too much"}]},
+            steps=[{"send": "pay twice"}],
+        ),
+        sdk,
+    )
+    assert result["status"] == "ready", result
+    assert not result["loop"]
+    assert len(result["messages"]) == 2
+    assistant = result["messages"][-1]
+    assert part_summary(assistant) == [
+        "step-start",
+        "tool-process_payment:output-available",
+        "step-start",
+        "tool-process_payment:output-denied",
+        "step-start",
+        "text:done",
+    ]
+    paid, denied = assistant["parts"][1], assistant["parts"][3]
+    assert paid["approval"] == {"id": "appr_call_1", "approved": True}
+    assert paid["output"] == {"paid": 10}
+    assert denied["approval"] == {"id": "appr_call_2", "approved": False, "reason": "too much"}
+
+    first, second, third = result["requests"]
+    assert "messageId" not in first
+    for request, call_id, approved in ((second, "call_1", True), (third, "call_2", False)):
+        assert request["messageId"] == assistant["id"]
+        sent = [
+            p
+            for p in tool_parts(request["messages"][-1], "process_payment")
+            if p["toolCallId"] == call_id
+        ]
+        assert sent[0]["state"] == "approval-responded"
+        assert sent[0]["approval"]["approved"] is approved
+    assert [(a["toolCallId"], a["approved"], a["afterRequest"]) for a in result["approvals"]] == [
+        ("call_1", True, 0),
+        ("call_2", False, 1),
+    ]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_explicit_steps(server: CannedServer, sdk: int) -> None:
+    """addToolOutput as a step (auto-resend); approve + manual continuation with no helper."""
+    tool = drive_chat(
+        spec(
+            server,
+            "client-tool",
+            sendAutomaticallyWhen="toolCalls",
+            steps=[
+                {"send": "play"},
+                {"addToolOutput": {"tool": "change_bgm", "output": {"playing": "x"}}},
+            ],
+        ),
+        sdk,
+    )
+    assert tool["status"] == "ready", tool
+    assert len(tool["requests"]) == 2
+    assert tool["toolCalls"][0]["handled"] is False
+    assert tool["messages"][-1]["parts"][-1]["text"] == "Now playing x."
+
+    manual = drive_chat(
+        spec(
+            server,
+            "approval-chain",
+            sendAutomaticallyWhen="none",
+            steps=[
+                {"send": "pay"},
+                {"approve": {"tool": "process_payment", "approved": True}},
+                {"send": None},
+                {"approve": {"tool": "process_payment", "approved": False, "reason": "no"}},
+                {"send": None},
+            ],
+        ),
+        sdk,
+    )
+    assert manual["status"] == "ready", manual
+    assert len(manual["requests"]) == 3
+    assert manual["autoSendChecks"] == []
+    assert [r.get("messageId") for r in manual["requests"]] == [
+        None,
+        manual["messages"][-1]["id"],
+        manual["messages"][-1]["id"],
+    ]
+    assert part_summary(manual["messages"][-1])[-1] == "text:done"
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_loop_guard(server: CannedServer, sdk: int) -> None:
+    result = drive_chat(
+        spec(
+            server,
+            "unresolved-approval",
+            sendAutomaticallyWhen="approvals",
+            approvals={"process_payment": [True]},
+            maxRequests=4,
+            steps=[{"send": "pay"}],
+        ),
+        sdk,
+    )
+    assert result["loop"] is True
+    assert len(result["requests"]) == 4
+    assert not result["timeout"]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_http_error_is_reported(server: CannedServer, sdk: int) -> None:
+    result = drive_chat(spec(server, "http-500", steps=[{"send": "hi"}]), sdk)
+    assert result["status"] == "error"
+    assert result["error"] == "internal boom"
+    assert result["responses"] == [
+        {
+            "method": "POST",
+            "url": f"{server.base}/chat/http-500",
+            "status": 500,
+            "contentType": "text/plain",
+            "body": "internal boom",
+        }
+    ]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_timeout_prints_partial_result(server: CannedServer, sdk: int) -> None:
+    result = drive_chat(spec(server, "hang", timeoutMs=1500, steps=[{"send": "hi"}]), sdk)
+    assert result["timeout"] is True
+    assert len(result["requests"]) == 1
+    assert result["responses"][0]["sse"].startswith('data: {"type":"start"}')
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_reload_then_send(server: CannedServer, sdk: int) -> None:
+    result = drive_chat(
+        spec(
+            server,
+            "stored-text",
+            chatId="c-reload",
+            steps=[
+                {"send": "first"},
+                {"reload": f"{server.base}/messages/c-reload"},
+                {"send": "second"},
+            ],
+        ),
+        sdk,
+    )
+    assert result["status"] == "ready", result
+    assert result["reloads"] == [
+        {"url": f"{server.base}/messages/c-reload", "status": 200, "messageCount": 2}
+    ]
+    first, second = result["requests"]
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    assert second["messages"][1]["id"] == "srv-1"
+    assert second["messages"][0] == first["messages"][0]
+    assert [m["id"] for m in result["messages"]] == [
+        *[m["id"] for m in second["messages"]],
+        "srv-2",
+    ]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+async def test_async_variants(server: CannedServer, sdk: int) -> None:
+    """The *_async wrappers run node in a worker thread (for servers on the test's loop)."""
+    result = await drive_chat_async(spec(server, "text", steps=[{"send": "hi"}]), sdk)
+    assert result["status"] == "ready"
+    (check,) = await validate_sse_async([result["responses"][0]["sse"]], sdk)
+    assert check["ok"]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_bad_step_raises(server: CannedServer, sdk: int) -> None:
+    with pytest.raises(NodeHarnessError, match="exactly one of"):
+        drive_chat(spec(server, "text", steps=[{"jump": 1}]), sdk)
