@@ -84,8 +84,12 @@ def validate_sse(
     sdk: int,
     names: Sequence[str] | None = None,
     timeout: float = 60,
+    messages: Sequence[dict[str, Any] | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Validate SSE response bodies with the real client of AI SDK ``sdk`` (6 or 7).
+
+    ``messages[i]``, when given, is the assistant message body ``i`` continues (the last message
+    of its request), so its results can find the tool parts of earlier responses.
 
     Returns one dict per body: ``name`` (the given name or the index), ``ok``, ``chunks`` (parsed
     chunks up to the first invalid one), ``error`` (``"Name: message"`` or None), ``errorChunks``
@@ -94,7 +98,9 @@ def validate_sse(
     """
     if names is not None and len(names) != len(bodies):
         raise ValueError("names and bodies differ in length")
-    items: list[dict[str, str]] = []
+    if messages is not None and len(messages) != len(bodies):
+        raise ValueError("messages and bodies differ in length")
+    items: list[dict[str, Any]] = []
     all_bodies: list[bytes | str] = [*bodies]
     for index, body in enumerate(all_bodies):
         name = names[index] if names is not None else str(index)
@@ -104,6 +110,8 @@ def validate_sse(
             items.append({"name": name, "body": body})
         else:
             raise TypeError(f"body {index} is {type(body).__name__}, not bytes or str")
+        if messages is not None and messages[index] is not None:
+            items[-1]["message"] = messages[index]
     result = _run_node("validate-sse.mjs", sdk, items, timeout)
     if not isinstance(result, list):
         raise NodeHarnessError(f"validate-sse.mjs returned {type(result).__name__}, not a list")

@@ -35,7 +35,7 @@ runMain(async () => {
     } else {
       throw new UsageError(`item ${index} (${name}) has neither "body" nor "bodyBase64"`);
     }
-    results.push({ name, ...(await validateBody(loaded, body)) });
+    results.push({ name, ...(await validateBody(loaded, body, item.message ?? undefined)) });
   }
   printJsonAndExit(results);
 });

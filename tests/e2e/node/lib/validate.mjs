@@ -59,8 +59,10 @@ function concatBytes(a, b) {
 /**
  * @param {{ai: any, providerUtils: any}} loaded result of loadSdk()
  * @param {string | Uint8Array} body the raw response body
+ * @param {object | undefined} message the assistant message a continuation appends to (the last
+ *   message of its request), so results for earlier tool calls find their parts
  */
-export async function validateBody(loaded, body) {
+export async function validateBody(loaded, body, message = undefined) {
   const { ai, providerUtils } = loaded;
   const bytes = typeof body === 'string' ? encoder.encode(body) : body;
   const chunks = [];
@@ -101,7 +103,7 @@ export async function validateBody(loaded, body) {
     }),
   );
 
-  let message = null;
+  let finalMessage = null;
   const onError = err => {
     if (
       pendingErrorChunks > 0 &&
@@ -115,8 +117,9 @@ export async function validateBody(loaded, body) {
     errors.push(err);
   };
   try {
-    for await (const snapshot of ai.readUIMessageStream({ stream: countingStream, onError })) {
-      message = snapshot;
+    const start = message == null ? {} : { message: structuredClone(message) };
+    for await (const snapshot of ai.readUIMessageStream({ stream: countingStream, onError, ...start })) {
+      finalMessage = snapshot;
     }
   } catch (err) {
     errors.push(err);
@@ -145,6 +148,6 @@ export async function validateBody(loaded, body) {
     chunks,
     error: errors.length === 0 ? null : errors.map(describe).join('; '),
     errorChunks,
-    message,
+    message: finalMessage,
   };
 }
