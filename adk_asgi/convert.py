@@ -359,7 +359,14 @@ class EventConverter:
             original = args.get("originalFunctionCall") or {}
             original_id = original.get("id")
             if isinstance(original_id, str) and original_id in self._known_calls:
-                out.append(ToolApprovalRequest(approval_id=call.id, tool_call_id=original_id))
+                descriptor = _approval_descriptor(args.get("toolConfirmation") or {})
+                out.append(
+                    ToolApprovalRequest(
+                        approval_id=call.id,
+                        tool_call_id=original_id,
+                        approval_descriptor=descriptor,
+                    )
+                )
                 self._waiting_on_calls = True
             return
         self._known_calls.add(call.id)
@@ -443,6 +450,21 @@ class EventConverter:
         self._close_blocks(out)
         out.append(Error(error_text=error_text))
         return out
+
+
+_DEFAULT_HINT: Final = "Please approve or reject the tool call"
+
+
+def _approval_descriptor(confirmation: dict[str, Any]) -> dict[str, Any] | None:
+    """What the tool asked the user (``request_confirmation(hint=, payload=)``), for the UI:
+    the client keeps it as ``approval.descriptor``. ADK's generic hint is left out."""
+    descriptor: dict[str, Any] = {}
+    hint = confirmation.get("hint")
+    if isinstance(hint, str) and hint and not hint.startswith(_DEFAULT_HINT):
+        descriptor["hint"] = hint
+    if confirmation.get("payload") is not None:
+        descriptor["payload"] = confirmation["payload"]
+    return descriptor or None
 
 
 def _is_finish_reason(event: Event) -> bool:

@@ -12,11 +12,12 @@ import httpx
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import demo_model
+from adk_asgi.testing import Call, Text, demo_model
 from demo_app import change_bgm, get_location, get_weather
-from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse
+from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse, scripted_agent
 
 LOCATION = {"latitude": 48.85, "longitude": 2.35}
 
@@ -463,3 +464,57 @@ async def test_history_reload_mid_approval_can_be_approved(demo: Demo) -> None:
 async def test_history_of_an_unknown_chat_is_empty(demo: Demo) -> None:
     response = await demo.client.get("/chat/nothing-here/messages")
     assert (response.status_code, response.json()) == (200, [])
+
+
+async def test_a_tool_can_ask_for_confirmation_with_a_payload() -> None:
+    def book_flight(destination: str, tool_context: ToolContext) -> dict[str, Any]:
+        """Book a flight; the user picks the seat."""
+        confirmation = tool_context.tool_confirmation
+        if confirmation is None:
+            tool_context.request_confirmation(
+                hint="Pick a seat", payload={"seat": None, "options": ["1A", "14C"]}
+            )
+            tool_context.actions.skip_summarization = True
+            return {"status": "waiting for a seat"}
+        if not confirmation.confirmed:
+            return {"status": "cancelled"}
+        return {
+            "status": "booked",
+            "destination": destination,
+            "seat": confirmation.payload["seat"],
+        }
+
+    agent = scripted_agent(
+        [[Call("book_flight", {"destination": "Oslo"})], [Text("Booked.")]], tools=[book_flight]
+    )
+    app = AdkApp(agent, identify=lambda c: "u", message_id_factory=counter("msg"))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "fly"}]}
+        first = parse_sse((await c.post("/chat", json={"id": "f", "messages": [user]})).content)
+        request = next(x for x in first if x["type"] == "tool-approval-request")
+        assert request == {
+            "type": "tool-approval-request",
+            "approvalId": request["approvalId"],
+            "toolCallId": "call_1",
+            "approvalDescriptor": {
+                "hint": "Pick a seat",
+                "payload": {"seat": None, "options": ["1A", "14C"]},
+            },
+        }
+        message = apply_chunks({"role": "assistant"}, first)
+        answer(message, "book_flight", approved=True)
+        body = {
+            "id": "f",
+            "messages": [user, message],
+            "messageId": "msg1",
+            "confirmationPayloads": {request["approvalId"]: {"seat": "14C"}},
+        }
+        second = parse_sse((await c.post("/chat", json=body)).content)
+    assert second[:2] == [
+        {"type": "start", "messageId": "msg1"},
+        {
+            "type": "tool-output-available",
+            "toolCallId": "call_1",
+            "output": {"status": "booked", "destination": "Oslo", "seat": "14C"},
+        },
+    ]
