@@ -67,6 +67,10 @@ def run(events: list[Event], **options: Any) -> list[dict[str, Any]]:
 
 
 STOP = types.FinishReason.STOP
+ADK_HINT = (
+    "Please approve or reject the tool call process_payment() by responding with a"
+    " FunctionResponse with an expected ToolConfirmation payload."
+)
 
 
 def test_partials_then_final_stream_text_once() -> None:
@@ -247,7 +251,7 @@ def test_long_running_call_ends_with_tool_calls() -> None:
 def test_confirmation_becomes_an_approval_request_on_the_original_call() -> None:
     confirmation_args = {
         "originalFunctionCall": {"id": "c1", "name": "process_payment", "args": {"amount": 5}},
-        "toolConfirmation": {"hint": "approve?", "confirmed": False},
+        "toolConfirmation": {"hint": ADK_HINT, "confirmed": False},
     }
     events = [
         model_event("e1", call("c1", "process_payment", amount=5), finish_reason=STOP),
