@@ -323,3 +323,29 @@ def test_reload_mid_approval_then_approve(demo_server: str, sdk: int) -> None:
             ],
         ),
     ]
+
+
+@SDKS
+def test_payment_and_location_in_one_step(demo_server: str, sdk: int) -> None:
+    report = run(
+        demo_server,
+        sdk,
+        "pay 5 to alice and where am i",
+        approvals={"process_payment": [True], "get_location": [True]},
+        clientTools={"get_location": {"output": LOCATION}},
+    )
+    assert (report["status"], report["error"], len(report["requests"])) == ("ready", None, 3)
+    assert browser_runs(report, "get_location") == [1]
+    location = '{"latitude": 48.85, "longitude": 2.35}'
+    assert shape(report["messages"])[1:] == [
+        (
+            "assistant",
+            [
+                "step-start",
+                "tool-process_payment:output-available",
+                "tool-get_location:output-available",
+                "step-start",
+                f"text:Here you go: process_payment: {PAID_ALICE}; get_location: {location}.",
+            ],
+        )
+    ]
