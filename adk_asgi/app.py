@@ -18,15 +18,18 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
+from google.genai import types
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
-from starlette.routing import Route, Router
+from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from .chat import ChatEndpoint
 from .errors import ClientError
 from .history import rebuild_messages
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
+from .live import LiveEndpoint, LiveToolGate
+from .live_bridge import LiveBridge
 from .locks import ChatLocks
 from .messages import ChatRequest, RequestError, decode_chat_request
 from .pending import METADATA_KEY, PAYLOADS_KEY, ToolCall
@@ -71,6 +74,9 @@ class AdkApp:
         max_body_size: int = 4 * 1024 * 1024,
         busy_timeout: float = 30.0,
         message_id_factory: Callable[[], str] | None = None,
+        live_run_config: RunConfig | None = None,
+        approval_timeout: float = 300.0,
+        client_tool_timeout: float = 300.0,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -79,7 +85,10 @@ class AdkApp:
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
         elif plugins:
             app = app.model_copy(update={"plugins": [*app.plugins, *plugins]})
-        app = app.model_copy(update={"plugins": [*app.plugins, PauseForClientTools()]})
+        bridge_plugins = [PauseForClientTools(), LiveToolGate(self)]
+        app = app.model_copy(update={"plugins": [*app.plugins, *bridge_plugins]})
+        self.live_bridges: dict[int, LiveBridge] = {}
+        """The live connections of this app, by their ``LiveRequestQueue`` (for the plugin)."""
         self.adk_app = app
         self.client_tools = _client_tools(app.root_agent)
         self.author = getattr(app.root_agent, "name", app.name)
@@ -104,11 +113,15 @@ class AdkApp:
         self.busy_timeout = busy_timeout
         self.locks = ChatLocks()
         self.new_message_id = message_id_factory or _new_message_id
+        self.base_live_run_config = live_run_config or RunConfig()
+        self.approval_timeout = approval_timeout
+        self.client_tool_timeout = client_tool_timeout
         self.router = Router(
             routes=[
                 Route("/chat", ChatEndpoint(self), methods=["POST"]),
                 Route("/chat/{chat_id}/stream", self._resume, methods=["GET"]),
                 Route("/chat/{chat_id}/messages", self._messages, methods=["GET"]),
+                WebSocketRoute("/live", LiveEndpoint(self)),
             ]
         )
 
@@ -195,6 +208,11 @@ class AdkApp:
             tags["userMessageId"] = user_message_id
         merged = {**(self.run_config.custom_metadata or {}), METADATA_KEY: tags}
         return self.run_config.model_copy(update={"custom_metadata": merged})
+
+    def live_run_config(self, *, audio: bool) -> RunConfig:
+        """The run options of a live connection: text replies, or speech with transcripts."""
+        modality = types.Modality.AUDIO if audio else types.Modality.TEXT
+        return self.base_live_run_config.model_copy(update={"response_modalities": [modality]})
 
     def needs_approval(self, call: ToolCall) -> bool:
         tool = self.client_tools.get(call.name)

@@ -32,6 +32,7 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from .chunks import (
+    DataChunk,
     Error,
     File,
     Finish,
@@ -150,8 +151,10 @@ class EventConverter:
         known_calls: Iterable[str] = (),
         send_usage: bool = False,
         approval_needed: ApprovalNeeded | None = None,
+        live: bool = False,
     ) -> None:
         self.message_id = message_id
+        self.live = live
         self.send_usage = send_usage
         self.approval_needed = approval_needed
         self._known_calls: set[str] = set(known_calls)
@@ -167,6 +170,9 @@ class EventConverter:
         self._finish_reason: FinishReason = "stop"
         self._waiting_on_calls = False
         self._usage: dict[str, int] = {}
+        self._live_step = 0
+        self._transcripts = 0
+        self._heard = ""
 
     @property
     def errored(self) -> bool:
@@ -183,6 +189,16 @@ class EventConverter:
             return []
         return self._error(error_text)
 
+    def waiting_on_calls(self) -> None:
+        """The response ends because tool calls wait for the user or the browser."""
+        self._waiting_on_calls = True
+
+    def interrupt(self) -> list[UIMessageChunk]:
+        """The user spoke over the model (live barge-in): end the response where it is."""
+        self._finish_reason = "interrupted"
+        self._waiting_on_calls = False
+        return self.finish()
+
     def finish(self) -> list[UIMessageChunk]:
         if self._finished:
             return []
@@ -191,7 +207,7 @@ class EventConverter:
         reason: FinishReason = self._finish_reason
         if self._errored:
             reason = "error"
-        elif self._waiting_on_calls:
+        elif self._waiting_on_calls and reason != "interrupted":
             reason = "tool-calls"
         metadata = {"usage": dict(self._usage)} if self.send_usage and self._usage else None
         out.append(Finish(finish_reason=reason, message_metadata=metadata))
@@ -200,59 +216,74 @@ class EventConverter:
     # --- events ------------------------------------------------------------------------------
 
     def feed(self, event: Event) -> list[UIMessageChunk]:
-        if self._finished or event.author == "user":
+        if self._finished:
             return []
         out: list[UIMessageChunk] = []
+        if event.author == "user":
+            if self.live and event.input_transcription is not None:
+                self._heard_transcript(event.input_transcription, out)
+            return out
+        if self.live and event.output_transcription is not None:
+            self._spoken_transcript(event, event.output_transcription, out)
         if event.partial:
             self._feed_partial(event, out)
         else:
             self._feed_final(event, out)
         return out
 
+    def _key(self, event: Event) -> str:
+        """What ties the deltas of one model message together.
+
+        In ``run_async`` the partials and the final event of a model call share ``event.id``. In
+        live mode every message has a new id and the non-partial one repeats the text streamed
+        since the last tool result, so text is matched by accumulation within a live step.
+        """
+        return f"live-{self._live_step}" if self.live else event.id
+
     def _feed_partial(self, event: Event, out: list[UIMessageChunk]) -> None:
         content = event.content
         if content is None or not content.parts:
             return
+        key = self._key(event)
         for part in content.parts:
             if part.text is None or part.function_call is not None:
                 continue
             if not part.text:
                 continue
-            self._open_step_for(event.id, out)
+            self._open_step_for(key, out)
+            streamed = self._streamed_thought if part.thought else self._streamed_text
+            streamed[key] = streamed.get(key, "") + part.text
             if part.thought:
-                self._streamed_thought[event.id] = (
-                    self._streamed_thought.get(event.id, "") + part.text
-                )
-                self._stream_reasoning(event.id, part.text, out)
+                self._stream_reasoning(key, part.text, out)
             else:
-                self._streamed_text[event.id] = self._streamed_text.get(event.id, "") + part.text
-                self._stream_text(event.id, part.text, out)
+                self._stream_text(key, part.text, out)
 
     def _feed_final(self, event: Event, out: list[UIMessageChunk]) -> None:
         content = event.content
         parts = (content.parts or []) if content is not None else []
         is_model_call = content is not None and content.role == "model"
         confirmations = event.actions.requested_tool_confirmations
-        if is_model_call and any(not _is_confirmation(p) for p in parts):
-            self._open_step_for(event.id, out)
-        remaining_text = self._streamed_text.pop(event.id, "")
-        remaining_thought = self._streamed_thought.pop(event.id, "")
+        key = self._key(event)
+        if is_model_call and any(_is_shown(p, self.live) for p in parts):
+            self._open_step_for(key, out)
+        remaining_text = self._streamed_text.pop(key, "")
+        remaining_thought = self._streamed_thought.pop(key, "")
         for part in parts:
             if part.text is not None and part.function_call is None:
                 if part.thought:
                     remaining_thought = self._final_text(
-                        event.id, part.text, remaining_thought, thought=True, out=out
+                        key, part.text, remaining_thought, thought=True, out=out
                     )
                 else:
                     remaining_text = self._final_text(
-                        event.id, part.text, remaining_text, thought=False, out=out
+                        key, part.text, remaining_text, thought=False, out=out
                     )
             elif part.function_call is not None:
                 self._function_call(part.function_call, event, out)
             elif part.function_response is not None:
                 self._function_response(part.function_response, confirmations, out)
             elif part.inline_data is not None:
-                self._inline_data(part.inline_data, event.id, out)
+                self._inline_data(part.inline_data, out)
             elif part.file_data is not None and part.file_data.file_uri:
                 self._close_blocks(out)
                 out.append(
@@ -261,7 +292,9 @@ class EventConverter:
                         media_type=part.file_data.mime_type or "application/octet-stream",
                     )
                 )
-        self._close_blocks_of(event.id, out)
+        self._close_blocks_of(key, out)
+        if self.live and any(p.function_response for p in parts):
+            self._live_step += 1  # the model's answer to these results is a new step
         self._sources(event, out)
         if event.usage_metadata is not None:
             self._add_usage(event.usage_metadata)
@@ -269,6 +302,35 @@ class EventConverter:
             self._finish_reason = map_finish_reason(event.finish_reason)
         if (event.error_code or event.error_message) and not _is_finish_reason(event):
             out.extend(self._error(describe_error(event.error_code, event.error_message)))
+
+    # --- live transcriptions -----------------------------------------------------------------
+
+    def _spoken_transcript(
+        self, event: Event, transcript: types.Transcription, out: list[UIMessageChunk]
+    ) -> None:
+        """What the model says aloud, shown as its text (partials, then the finished whole)."""
+        text = transcript.text or ""
+        key = self._key(event)
+        if not transcript.finished:
+            if text:
+                self._open_step_for(key, out)
+                self._streamed_text[key] = self._streamed_text.get(key, "") + text
+                self._stream_text(key, text, out)
+            return
+        self._open_step_for(key, out)
+        self._final_text(key, text, self._streamed_text.pop(key, ""), thought=False, out=out)
+        self._close_blocks_of(key, out)
+
+    def _heard_transcript(self, transcript: types.Transcription, out: list[UIMessageChunk]) -> None:
+        """What the user said, as a ``data-transcript`` part the client updates in place."""
+        text = transcript.text or ""
+        self._heard = text if transcript.finished else self._heard + text
+        transcript_id = f"{self.message_id}-heard{self._transcripts}"
+        data = {"role": "user", "text": self._heard, "final": bool(transcript.finished)}
+        out.append(DataChunk(type="data-transcript", id=transcript_id, data=data))
+        if transcript.finished:
+            self._transcripts += 1
+            self._heard = ""
 
     # --- text and reasoning ------------------------------------------------------------------
 
@@ -401,7 +463,7 @@ class EventConverter:
     def deny(self, call_id: str) -> list[UIMessageChunk]:
         """A call the user denied. The request said so; ADK's rejection response that follows
         is then skipped (matched by id, never by its text)."""
-        if call_id not in self._known_calls:
+        if call_id not in self._known_calls or call_id in self._settled:
             return []
         self._settled.add(call_id)
         return [ToolOutputDenied(tool_call_id=call_id)]
@@ -416,9 +478,9 @@ class EventConverter:
 
     # --- media, sources, usage, errors -------------------------------------------------------
 
-    def _inline_data(self, blob: types.Blob, event_id: str, out: list[UIMessageChunk]) -> None:
-        if not blob.data:
-            return
+    def _inline_data(self, blob: types.Blob, out: list[UIMessageChunk]) -> None:
+        if not blob.data or (self.live and (blob.mime_type or "").startswith("audio/")):
+            return  # live audio travels as binary frames, not as chunks
         self._close_blocks(out)
         mime = blob.mime_type or "application/octet-stream"
         encoded = base64.b64encode(blob.data).decode("ascii")
@@ -476,3 +538,11 @@ def _is_finish_reason(event: Event) -> bool:
 
 def _is_confirmation(part: types.Part) -> bool:
     return part.function_call is not None and part.function_call.name == CONFIRMATION_TOOL
+
+
+def _is_shown(part: types.Part, live: bool) -> bool:
+    """Whether a model part opens a step (live audio and confirmation requests do not)."""
+    if _is_confirmation(part):
+        return False
+    blob = part.inline_data
+    return not (live and blob is not None and (blob.mime_type or "").startswith("audio/"))

@@ -1,0 +1,257 @@
+"""The live transport: ``WS /live`` runs ``Runner.run_live`` for one chat per connection.
+
+It speaks the AI SDK v7 ``WebSocketChatTransport`` protocol (client ``send``/``resume``/``abort``,
+server ``start``/``chunk``/``end``/``error``/``no-active``), so a v7 frontend uses the stock
+transport; ``transport.js`` speaks the same frames for v6. Our extension, for clients that ask
+for it (``?audio=1``): binary frames of PCM16 mono audio (16 kHz up, 24 kHz down) and the text
+frames ``activity-start``, ``activity-end``, ``audio-end`` (up) and ``interrupted`` (down).
+
+One anyio task group per connection: the upstream task reads the socket and feeds the
+``LiveRequestQueue`` and the bridge; the downstream task iterates ``run_live`` and turns events
+into frames; a writer task owns the socket's send side. The socket is never read in the task
+that iterates ``run_live`` (the prototype's "deadlock"). Disconnect, an error or the end of the
+session cancels the group, closes the queue and cancels every pending wait: a tool waiting for
+the user sees the cancellation, and no task outlives the connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.agents.live_request_queue import LiveRequestQueue
+from google.adk.events.event import Event
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from .errors import ClientError
+from .live_bridge import Frame, LiveBridge
+from .locks import ChatBusy
+from .messages import ChatRequest, RequestError, decode_chat_request
+from .translate import Conflict, TranslationError, user_content
+
+if TYPE_CHECKING:
+    from .app import AdkApp
+
+logger = logging.getLogger("adk_asgi")
+
+AUDIO_IN_MIME = "audio/pcm;rate=16000"
+_FRAME = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_STR = msgspec.json.Decoder(str)
+_OUTBOX_SIZE = 1024
+
+
+class LiveToolGate(BasePlugin):
+    """Plugin that lends ADK's tool pipeline to the live bridge of the running connection.
+
+    Registered on every ``AdkApp``; outside a live connection of this app it does nothing.
+    """
+
+    def __init__(self, owner: AdkApp) -> None:
+        super().__init__(name="adk_asgi_live_tool_gate")
+        self.owner = owner
+
+    def _bridge(self, context: InvocationContext) -> LiveBridge | None:
+        queue = context.live_request_queue
+        return None if queue is None else self.owner.live_bridges.get(id(queue))
+
+    async def before_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        bridge = self._bridge(tool_context.get_invocation_context())
+        return None if bridge is None else await bridge.gate(tool, tool_args, tool_context)
+
+    async def on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
+        bridge = self._bridge(invocation_context)
+        return None if bridge is None else bridge.tag(event)
+
+
+class LiveEndpoint:
+    """The ASGI endpoint of ``WS /live``."""
+
+    def __init__(self, owner: AdkApp) -> None:
+        self.owner = owner
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        websocket = WebSocket(scope, receive, send)
+        try:
+            identity = await self.owner.identity_of(websocket)
+        except ClientError as exc:
+            await websocket.close(code=1008, reason=exc.reason)
+            return
+        await websocket.accept()
+        connection = _Connection(self.owner, websocket, identity.user_id)
+        await connection.run()
+
+
+class _Connection:
+    def __init__(self, owner: AdkApp, websocket: WebSocket, user_id: str) -> None:
+        self.owner = owner
+        self.websocket = websocket
+        self.user_id = user_id
+        params = websocket.query_params
+        self.audio = params.get("audio") == "1"
+        self.v7 = params.get("sdk", "7") != "6"
+        self.chat_id: str | None = params.get("chatId") or None
+        self.queue = LiveRequestQueue()
+        self.inbox, self.outbox = anyio.create_memory_object_stream[Frame](_OUTBOX_SIZE)
+        self.bridge = LiveBridge(owner, self.queue, self._put, v7=self.v7, audio=self.audio)
+        self.group: TaskGroup | None = None
+        self.started = anyio.Event()
+        self.failure: str | None = None
+
+    def _put(self, frame: Frame) -> None:
+        try:
+            self.inbox.send_nowait(frame)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the session is over; nothing more goes out
+        except anyio.WouldBlock:
+            logger.warning("adk_asgi: a live client is not reading; closing its connection")
+            self.inbox.close()
+
+    async def run(self) -> None:
+        self.owner.live_bridges[id(self.queue)] = self.bridge
+        try:
+            async with anyio.create_task_group() as group:
+                self.group = group
+                group.start_soon(self._writer)
+                if self.chat_id is not None:
+                    group.start_soon(self._downstream, self.chat_id)
+                await self._upstream()
+                group.cancel_scope.cancel()
+        finally:
+            self.queue.close()
+            self.bridge.cancel_waits()
+            self.owner.live_bridges.pop(id(self.queue), None)
+
+    # --- socket → agent ----------------------------------------------------------------------
+
+    async def _upstream(self) -> None:
+        while True:
+            try:
+                message = await self.websocket.receive()
+            except WebSocketDisconnect:
+                return
+            if message["type"] == "websocket.disconnect":
+                return
+            if message.get("bytes") is not None:
+                if self.audio:
+                    blob = types.Blob(mime_type=AUDIO_IN_MIME, data=message["bytes"])
+                    self.queue.send_realtime(blob)
+                continue
+            text = message.get("text")
+            if text is not None:
+                await self._on_text(text)
+
+    async def _on_text(self, text: str) -> None:
+        try:
+            frame = _FRAME.decode(text)
+            kind = _STR.decode(frame["type"]) if "type" in frame else ""
+            request_id = _STR.decode(frame["requestId"]) if "requestId" in frame else ""
+        except (msgspec.DecodeError, KeyError):
+            self.bridge.frame(type="error", requestId="", errorText="not a JSON frame")
+            return
+        if kind == "send":
+            await self._on_send(request_id, text)
+        elif kind == "resume":
+            self.bridge.resume(request_id)
+        elif kind == "abort":
+            self.bridge.abort(request_id)
+        elif kind == "activity-start":
+            self.queue.send_activity_start()
+        elif kind == "activity-end":
+            self.queue.send_activity_end()
+        elif kind == "audio-end":
+            self.queue.send_audio_stream_end()
+        elif kind == "ping":
+            self.bridge.frame(type="pong")
+        else:
+            self.bridge.frame(
+                type="error", requestId=request_id, errorText=f"unknown frame {kind!r}"
+            )
+
+    async def _on_send(self, request_id: str, text: str) -> None:
+        try:
+            chat = _decode_send(text)
+            if self.chat_id is None:
+                self.chat_id = chat.id
+                assert self.group is not None
+                self.group.start_soon(self._downstream, chat.id)
+            elif chat.id != self.chat_id:
+                raise ClientError(409, f"this connection serves chat {self.chat_id!r}")
+            await self.started.wait()
+            if self.failure is not None:
+                raise ClientError(409, self.failure)
+            if self.bridge.busy():
+                raise ClientError(409, "a response is still streaming on this connection")
+            last = chat.messages[-1]
+            if last.role == "user":
+                self.bridge.send_user_turn(request_id, user_content(last))
+            else:
+                self.bridge.send_answers(request_id, chat)
+        except (ClientError, RequestError, TranslationError, Conflict) as exc:
+            reason = exc.reason if isinstance(exc, ClientError) else str(exc)
+            self.bridge.frame(type="error", requestId=request_id, errorText=reason)
+
+    # --- agent → socket ----------------------------------------------------------------------
+
+    async def _downstream(self, chat_id: str) -> None:
+        owner = self.owner
+        try:
+            async with owner.locks.hold((self.user_id, chat_id), owner.busy_timeout):
+                self.started.set()
+                events = owner.runner.run_live(
+                    user_id=self.user_id,
+                    session_id=chat_id,
+                    live_request_queue=self.queue,
+                    run_config=owner.live_run_config(audio=self.audio),
+                )
+                async for event in events:
+                    self.bridge.on_event(event)
+            self.failure = "the live session ended"
+            self.bridge.fail(self.failure)
+        except ChatBusy:
+            self.failure = "this chat is busy in another request or connection"
+        except Exception:
+            logger.exception("adk_asgi: the live session failed")
+            self.bridge.fail("The agent failed while answering.")
+            self.failure = "the live session ended after an error"
+        finally:
+            self.started.set()
+            if self.failure is not None:
+                self.inbox.close()  # the writer flushes what is queued, then closes the socket
+
+    async def _writer(self) -> None:
+        """The only sender on the socket; when the session is over it flushes and closes."""
+        async with self.outbox:
+            async for frame in self.outbox:
+                if isinstance(frame, bytes):
+                    await self.websocket.send_bytes(frame)
+                else:
+                    await self.websocket.send_text(frame)
+        await self.websocket.close(code=1011 if self.failure else 1000)
+        assert self.group is not None
+        self.group.cancel_scope.cancel()
+
+
+def _decode_send(text: str) -> ChatRequest:
+    """A ``send`` frame carries the same fields as the SSE body (``body`` holds the extras)."""
+    try:
+        chat = decode_chat_request(text.encode())
+    except RequestError as exc:
+        raise ClientError(400, str(exc)) from None
+    if not chat.messages:
+        raise ClientError(400, "messages: the chat has no messages")
+    body = chat.extra.get("body")
+    if isinstance(body, dict):
+        chat.extra = {**chat.extra, **body}
+    return chat

@@ -1,0 +1,384 @@
+"""The state of one live connection: request streams over a continuous ``run_live`` session,
+and the human-in-the-loop waits that ADK cannot do in live mode.
+
+The AI SDK asks for a response per request (``send`` → ``start``, ``chunk``…, ``end``) while a
+live session never stops. A request stream therefore ends at the model's ``turn_complete`` — or
+earlier, when the turn pauses because a tool waits for the user (an approval) or the browser (a
+client tool), so the client, which only acts on a finished stream, can answer. The answer
+arrives as the next ``send``; its outcome and the rest of the turn stream under that request.
+
+ADK 2.13 cannot confirm a tool in live mode, but it does run plugin tool callbacks there. The
+bridge's :class:`LiveToolGate` plugin holds a gated call in ``before_tool_callback`` until the
+user decides (or a timeout denies it), then lets ADK run the tool (approved) or answers the model
+with ADK's own rejection; a client tool's call waits for the browser's result the same way. The
+results go through ADK's normal tool pipeline, so they are persisted like any other.
+
+Every method here is synchronous except the waits, and all of them run on the connection's
+event loop, so the order of chunks is the order of calls: no lock is needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+from google.adk.agents.live_request_queue import LiveRequestQueue
+from google.adk.events.event import Event
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_confirmation import ToolConfirmation
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from .chunks import ToolApprovalRequest, UIMessageChunk
+from .convert import EventConverter
+from .encoding import ChunkEncoder
+from .messages import ChatRequest
+from .pending import METADATA_KEY, REJECTED, ChatState, ToolCall, client_approval_id
+from .tools import ClientTool
+from .translate import continuation
+
+if TYPE_CHECKING:
+    from .app import AdkApp
+
+Frame = str | bytes
+TIMED_OUT = {"error": "The browser did not answer in time."}
+_FRAME = msgspec.json.Encoder()
+
+
+@dataclass(slots=True)
+class _Wait:
+    call: ToolCall
+    kind: Literal["approval", "result"]
+    future: asyncio.Future[Any]
+    asked: bool = False
+
+
+@dataclass(slots=True)
+class _Response:
+    """One assistant response: its converter, and its chunks so far (for a resume replay)."""
+
+    converter: EventConverter
+    request_id: str | None = None
+    chunks: list[UIMessageChunk] = field(default_factory=list)
+    sent: int = 0
+
+
+class LiveBridge:
+    def __init__(
+        self,
+        owner: AdkApp,
+        queue: LiveRequestQueue,
+        send: Callable[[Frame], None],
+        *,
+        v7: bool,
+        audio: bool,
+    ) -> None:
+        self.owner = owner
+        self.queue = queue
+        self._send = send
+        self.encoder = ChunkEncoder(v7=v7)
+        self.audio = audio
+        self.response: _Response | None = None
+        self.calls: dict[str, ToolCall] = {}
+        self.waits: dict[str, _Wait] = {}
+        self.early_results: dict[str, Any] = {}
+        self.decisions: dict[str, bool] = {}
+        self.batch: list[str] = []
+        self.passed_gate: set[str] = set()
+        self.approved_client_calls: set[str] = set()
+
+    # --- frames ------------------------------------------------------------------------------
+
+    def frame(self, **fields: Any) -> None:
+        self._send(_FRAME.encode(fields).decode())
+
+    def _emit(self, chunks: list[UIMessageChunk]) -> None:
+        response = self.response
+        if response is None:
+            return
+        for chunk in chunks:
+            admitted = self.encoder.admit(chunk)
+            if admitted is None:
+                continue
+            response.chunks.append(admitted)
+            if response.request_id is not None:
+                self._send_chunk(response, admitted)
+
+    def _send_chunk(self, response: _Response, chunk: UIMessageChunk) -> None:
+        frame = {
+            "type": "chunk",
+            "requestId": response.request_id,
+            "sequence": response.sent,
+            "chunk": chunk,
+        }
+        self._send(_FRAME.encode(frame).decode())
+        response.sent += 1
+
+    def _end_response(self, chunks: list[UIMessageChunk]) -> None:
+        response = self.response
+        if response is None:
+            return
+        self._emit(chunks)
+        if response.request_id is not None:
+            self.frame(type="end", requestId=response.request_id)
+        self.response = None
+
+    def _new_response(self, message_id: str, known_calls: set[str] | None = None) -> _Response:
+        converter = EventConverter(
+            message_id=message_id,
+            known_calls=known_calls or set(self.calls),
+            send_usage=self.owner.send_usage,
+            approval_needed=self.owner.approval_needed,
+            live=True,
+        )
+        return _Response(converter)
+
+    # --- client frames -----------------------------------------------------------------------
+
+    def busy(self) -> bool:
+        return self.response is not None and self.response.request_id is not None
+
+    def send_user_turn(self, request_id: str, content: types.Content) -> None:
+        """A new user message: pending waits are abandoned (denied), the model gets the text."""
+        for wait in list(self.waits.values()):
+            self._resolve(wait, False if wait.kind == "approval" else TIMED_OUT)
+        self._end_response([])  # anything still unclaimed stays in the session, not the stream
+        self.response = self._new_response(self.owner.new_message_id())
+        self._open(request_id, [])
+        self.queue.send_content(content)
+
+    def send_answers(self, request_id: str, chat: ChatRequest) -> None:
+        """A continuation: answers to the waits of the paused turn; raises :class:`Conflict`."""
+        message = chat.messages[-1]
+        answers = continuation(message, self._state(), self._needs_approval)
+        self.response = self._new_response(message.id, answers.known_calls | set(self.calls))
+        lead: list[UIMessageChunk] = []
+        for call_id in answers.denied:
+            lead += self.response.converter.deny(call_id)
+            self._resolve(self.waits[call_id], False)
+        for call in answers.released:
+            wait = self.waits[call.id]
+            if isinstance(self.owner.client_tools.get(call.name), ClientTool):
+                lead += self.response.converter.release(call.id, call.name, call.args)
+                self.approved_client_calls.add(call.id)
+            self._resolve(wait, True)
+        for part in answers.responses:
+            response = part.function_response
+            assert response is not None and response.id is not None
+            if response.id in answers.denied:
+                continue
+            wait = self.waits[response.id]
+            if wait.kind == "approval":  # approved with its result in the same request
+                self.early_results[response.id] = response.response
+                self.approved_client_calls.add(response.id)
+                self._resolve(wait, True)
+            else:
+                self._resolve(wait, response.response)
+        self._open(request_id, lead)
+
+    def resume(self, request_id: str) -> None:
+        """Replay the response in progress (or one that arrived while no request was open)."""
+        response = self.response
+        if response is None:
+            self.frame(type="no-active", requestId=request_id)
+            return
+        response.request_id = request_id
+        response.sent = 0
+        self.frame(type="start", requestId=request_id)
+        for chunk in response.chunks:
+            self._send_chunk(response, chunk)
+
+    def abort(self, request_id: str) -> None:
+        """The client stopped reading this response; the rest of the turn is dropped."""
+        if self.response is not None and self.response.request_id == request_id:
+            self.response.request_id = None
+
+    def _open(self, request_id: str, lead: list[UIMessageChunk]) -> None:
+        assert self.response is not None
+        self.response.request_id = request_id
+        self.frame(type="start", requestId=request_id)
+        self._emit(self.response.converter.start() + lead)
+
+    # --- run_live events ---------------------------------------------------------------------
+
+    def on_event(self, event: Event) -> None:
+        if self.response is None:  # the model speaks with no request open (voice, buffering)
+            self.response = self._new_response(self.owner.new_message_id())
+            self._emit(self.response.converter.start())
+        self._audio(event)
+        if event.interrupted:
+            converter = self.response.converter
+            self._end_response(converter.interrupt())
+            return
+        self._emit(self.response.converter.feed(event))
+        calls = event.get_function_calls() if not event.partial else []
+        if calls:
+            self.batch = []
+            for call in calls:
+                if call.id and call.name:
+                    self.calls[call.id] = ToolCall(
+                        id=call.id,
+                        name=call.name,
+                        args=dict(call.args or {}),
+                        invocation_id=event.invocation_id,
+                        message_id=self.response.converter.message_id,
+                        long_running=False,
+                    )
+                    self.batch.append(call.id)
+            self._maybe_pause()
+        if event.turn_complete and not self.waits:
+            self._end_response(self.response.converter.finish())
+
+    def fail(self, error_text: str) -> None:
+        if self.response is None:
+            self.response = self._new_response(self.owner.new_message_id())
+            self._emit(self.response.converter.start())
+        converter = self.response.converter
+        self._end_response(converter.fail(error_text) + converter.finish())
+
+    def _audio(self, event: Event) -> None:
+        if not self.audio or event.content is None:
+            return
+        for part in event.content.parts or []:
+            blob = part.inline_data
+            if blob is not None and blob.data and (blob.mime_type or "").startswith("audio/"):
+                self._send(blob.data)
+        if event.interrupted:
+            self.frame(type="interrupted")
+
+    def tag(self, event: Event) -> Event | None:
+        """Tag an event with the ids the client knows and the user's decisions (history)."""
+        if self.response is None or event.partial:
+            return None
+        tags: dict[str, Any] = {"messageId": self.response.converter.message_id}
+        decided = {
+            r.id: self.decisions[r.id]
+            for r in event.get_function_responses()
+            if r.id in self.decisions
+        }
+        if decided:
+            tags["decisions"] = decided
+        metadata = dict(event.custom_metadata or {})
+        metadata[METADATA_KEY] = {**(metadata.get(METADATA_KEY) or {}), **tags}
+        return event.model_copy(update={"custom_metadata": metadata})
+
+    # --- tool gating (called from ADK's tool pipeline) ---------------------------------------
+
+    async def gate(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        call_id = tool_context.function_call_id
+        if not call_id:
+            return None
+        # ADK may run the tool before this connection has converted the call's event.
+        call = self.calls.setdefault(
+            call_id,
+            ToolCall(call_id, tool.name, dict(args), tool_context.invocation_id, None, False),
+        )
+        try:
+            if isinstance(tool, ClientTool):
+                if tool.needs_approval(args) and not await self._approved(call):
+                    return REJECTED
+                if call.id in self.early_results:
+                    result: dict[str, Any] = self.early_results.pop(call.id)
+                    return result
+                result = await self._wait(call, "result", self.owner.client_tool_timeout)
+                return result
+            if await tool.check_require_confirmation(args, tool_context) is True:
+                if not await self._approved(call):
+                    return REJECTED
+                tool_context.tool_confirmation = ToolConfirmation(confirmed=True)
+            return None
+        finally:
+            self.passed_gate.add(call.id)
+            self._maybe_pause()
+
+    async def _approved(self, call: ToolCall) -> bool:
+        decision = await self._wait(call, "approval", self.owner.approval_timeout)
+        self.decisions[call.id] = decision is True
+        if decision is not True:  # denied, abandoned or timed out: the client sees a denial
+            if self.response is None:
+                self.response = self._new_response(self.owner.new_message_id())
+                self._emit(self.response.converter.start())
+            self._emit(self.response.converter.deny(call.id))
+        return decision is True
+
+    async def _wait(self, call: ToolCall, kind: Literal["approval", "result"], limit: float) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        wait = self.waits[call.id] = _Wait(call, kind, future)
+        self._maybe_pause()
+        try:
+            async with asyncio.timeout(limit):
+                return await future
+        except TimeoutError:
+            return False if kind == "approval" else TIMED_OUT
+        finally:
+            if self.waits.get(call.id) is wait:
+                del self.waits[call.id]
+
+    def _resolve(self, wait: _Wait, value: Any) -> None:
+        if not wait.future.done():
+            wait.future.set_result(value)
+        if self.waits.get(wait.call.id) is wait:
+            del self.waits[wait.call.id]
+
+    def cancel_waits(self) -> None:
+        for wait in list(self.waits.values()):
+            wait.future.cancel()
+        self.waits.clear()
+
+    def _maybe_pause(self) -> None:
+        """End the request stream once every call of the last step waits or is done.
+
+        Waiting for the whole step keeps parallel approvals in one response: the stock approvals
+        helper only sends when every tool of the step is answered.
+        """
+        if self.response is None or not self.batch:
+            return
+        waiting = [self.waits[c] for c in self.batch if c in self.waits]
+        if not waiting or not all(c in self.waits or c in self.passed_gate for c in self.batch):
+            return
+        if all(w.asked for w in waiting):
+            return
+        chunks: list[UIMessageChunk] = []
+        for wait in waiting:
+            if wait.asked:
+                continue
+            wait.asked = True
+            tool = self.owner.client_tools.get(wait.call.name)
+            if wait.kind == "approval" and tool is None:
+                approval_id = client_approval_id(wait.call.id)
+                chunks.append(
+                    ToolApprovalRequest(approval_id=approval_id, tool_call_id=wait.call.id)
+                )
+        self.response.converter.waiting_on_calls()
+        self._end_response(chunks + self.response.converter.finish())
+
+    # --- continuation checks -----------------------------------------------------------------
+
+    def _needs_approval(self, call: ToolCall) -> bool:
+        wait = self.waits.get(call.id)
+        return (
+            wait is not None and wait.kind == "approval"
+        ) or call.id in self.approved_client_calls
+
+    def _state(self) -> ChatState:
+        """The live session's truth in the shape continuations are checked against: a call is
+        open while the bridge waits on it."""
+        state = ChatState(approved_client_calls=set(self.approved_client_calls))
+        for call in self.calls.values():
+            waiting = call.id in self.waits
+            state.calls[call.id] = ToolCall(
+                call.id, call.name, call.args, call.invocation_id, call.message_id, waiting
+            )
+            if not waiting:
+                state.results[call.id] = None
+        return state
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(8)
