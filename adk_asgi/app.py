@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Sequence
+from importlib import resources
 from typing import Any, Final, Literal
 
 import msgspec
@@ -122,6 +123,7 @@ class AdkApp:
                 Route("/chat/{chat_id}/stream", self._resume, methods=["GET"]),
                 Route("/chat/{chat_id}/messages", self._messages, methods=["GET"]),
                 WebSocketRoute("/live", LiveEndpoint(self)),
+                Route("/transport.js", _transport_js, methods=["GET"]),
             ]
         )
 
@@ -232,3 +234,15 @@ def _client_tools(root: object) -> dict[str, ClientTool]:
         found.update(find_client_tools(list(getattr(agent, "tools", None) or [])))
         agents.extend(getattr(agent, "sub_agents", None) or [])
     return found
+
+
+_TRANSPORT_JS: Final = (resources.files("adk_asgi") / "static" / "transport.js").read_bytes()
+
+
+async def _transport_js(request: Request) -> Response:
+    """The live ``ChatTransport`` (AI SDK v6 and v7) with the microphone and playback helpers."""
+    return Response(
+        _TRANSPORT_JS,
+        media_type="text/javascript",
+        headers={"cache-control": "public, max-age=3600"},
+    )
