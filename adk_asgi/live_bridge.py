@@ -90,6 +90,7 @@ class LiveBridge:
         self.batch: list[str] = []
         self.passed_gate: set[str] = set()
         self.approved_client_calls: set[str] = set()
+        self.turn_called_tools = False
 
     # --- frames ------------------------------------------------------------------------------
 
@@ -217,6 +218,7 @@ class LiveBridge:
         self._emit(self.response.converter.feed(event))
         calls = event.get_function_calls() if not event.partial else []
         if calls:
+            self.turn_called_tools = True
             self.batch = []
             for call in calls:
                 if call.id and call.name:
@@ -230,8 +232,13 @@ class LiveBridge:
                     )
                     self.batch.append(call.id)
             self._maybe_pause()
-        if event.turn_complete and not self.waits:
-            self._end_response(self.response.converter.finish())
+        if event.turn_complete:
+            # A turn that called tools is followed by the model's answer to their results
+            # (ADK sends them back): the response goes on until a turn without calls ends.
+            if self.turn_called_tools:
+                self.turn_called_tools = False
+            elif not self.waits:
+                self._end_response(self.response.converter.finish())
 
     def fail(self, error_text: str) -> None:
         if self.response is None:
