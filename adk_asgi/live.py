@@ -221,9 +221,11 @@ class _Connection:
             self.bridge.fail(self.failure)
         except ChatBusy:
             self.failure = "this chat is busy in another request or connection"
-        except Exception:
+        except Exception as exc:
+            # run_live raises without an error event (unlike run_async): report it the way
+            # ADK's error events read over SSE, "<ExceptionClass>: <message>".
             logger.exception("adk_asgi: the live session failed")
-            self.bridge.fail("The agent failed while answering.")
+            self.bridge.fail(f"{type(exc).__name__}: {exc}")
             self.failure = "the live session ended after an error"
         finally:
             self.started.set()

@@ -180,6 +180,10 @@ class LiveBridge:
             else:
                 self._resolve(wait, response.response)
         self._open(request_id, lead)
+        if any(wait.asked for wait in self.waits.values()):
+            # Some calls of the paused step are still unanswered: the turn stays paused.
+            self.response.converter.waiting_on_calls()
+            self._end_response(self.response.converter.finish())
 
     def resume(self, request_id: str) -> None:
         """Replay the response in progress (or one that arrived while no request was open)."""

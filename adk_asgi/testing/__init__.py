@@ -1,10 +1,17 @@
 """Offline stand-ins for Gemini: a scripted model for tests, the demo, and users' own tests.
 
 ``ScriptedLlm`` streams like Gemini (delta partials, one aggregated final response, call ids,
-usage), so code written against it meets the same event shapes in production.
+usage), so code written against it meets the same event shapes in production; its live
+connection (``ScriptedLlm.connect``, for ``Runner.run_live``) does the same for Gemini Live.
 """
 
 from adk_asgi.testing.demo_grammar import demo_model, demo_responder, parse_stages
+from adk_asgi.testing.live import (
+    OUTPUT_AUDIO_MIME_TYPE,
+    ScriptedLiveConnection,
+    synthesize_utf8,
+    transcribe_utf8,
+)
 from adk_asgi.testing.scripted import (
     DEFAULT_MODEL_NAME,
     Call,
@@ -19,15 +26,18 @@ from adk_asgi.testing.scripted import (
     Turn,
     assign_call_ids,
     new_call_id,
+    prompt_tokens,
     turn_to_responses,
 )
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "OUTPUT_AUDIO_MIME_TYPE",
     "Call",
     "Fail",
     "Responder",
     "ScriptExhaustedError",
+    "ScriptedLiveConnection",
     "ScriptedLlm",
     "ScriptedModelError",
     "Segment",
@@ -39,5 +49,8 @@ __all__ = [
     "demo_responder",
     "new_call_id",
     "parse_stages",
+    "prompt_tokens",
+    "synthesize_utf8",
+    "transcribe_utf8",
     "turn_to_responses",
 ]

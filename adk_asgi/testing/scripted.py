@@ -7,15 +7,16 @@ response sharing the partials' event id, function calls with stable ids, usage o
 ``Fail``) so tests state *what* the model says and the model takes care of *how* Gemini says it.
 
 The turn machinery (:meth:`ScriptedLlm.next_turn`, :func:`assign_call_ids`,
-:func:`turn_to_responses`) is public and free of I/O so the live connection (``connect()``, a
-later addition) can reuse it instead of re-deriving Gemini's streaming rules.
+:func:`turn_to_responses`) is public and free of I/O so the live connection (``connect()``, in
+:mod:`adk_asgi.testing.live`) reuses it instead of re-deriving Gemini's streaming rules.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
-from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 from uuid import uuid4
@@ -27,6 +28,8 @@ from pydantic import Field, PrivateAttr
 
 if TYPE_CHECKING:
     from google.adk.models.llm_request import LlmRequest
+
+    from adk_asgi.testing.live import ScriptedLiveConnection
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -42,6 +45,7 @@ __all__ = [
     "Turn",
     "assign_call_ids",
     "new_call_id",
+    "prompt_tokens",
     "turn_to_responses",
 ]
 
@@ -238,6 +242,11 @@ def _prompt_chars(contents: Sequence[types.Content]) -> int:
     return total
 
 
+def prompt_tokens(contents: Sequence[types.Content]) -> int:
+    """The scripted ``prompt_token_count`` for a conversation (about 4 characters a token)."""
+    return _tokens(_prompt_chars(contents))
+
+
 class ScriptedLlm(BaseLlm):
     """A deterministic stand-in for Gemini, scripted by turns or by a responder.
 
@@ -245,7 +254,8 @@ class ScriptedLlm(BaseLlm):
     turn *n*; ``ScriptedLlm(responder=fn)`` answers with ``fn(llm_request.contents)``. One
     instance may serve concurrent calls (ADK shares model instances): per-call state is local,
     and the only shared state is the turn cursor and the request log, both updated
-    synchronously.
+    synchronously. ``connect()`` serves ``Runner.run_live`` from the same script (see
+    :mod:`adk_asgi.testing.live` for the live shapes and the audio convention).
     """
 
     model: str = DEFAULT_MODEL_NAME
@@ -259,6 +269,8 @@ class ScriptedLlm(BaseLlm):
     _id_factory: Callable[[], str] = PrivateAttr(default_factory=lambda: new_call_id)
     _turns: list[Turn] | None = PrivateAttr(default=None)
     _responder: Responder | None = PrivateAttr(default=None)
+    _transcribe: Callable[[bytes], str] | None = PrivateAttr(default=None)
+    _synthesize: Callable[[str], bytes] | None = PrivateAttr(default=None)
     _cursor: int = PrivateAttr(default=0)
     _requests: list[LlmRequest] = PrivateAttr(default_factory=list)
 
@@ -268,20 +280,26 @@ class ScriptedLlm(BaseLlm):
         turns: Sequence[Turn] | None = None,
         responder: Responder | None = None,
         id_factory: Callable[[], str] = new_call_id,
+        transcribe: Callable[[bytes], str] | None = None,
+        synthesize: Callable[[str], bytes] | None = None,
         **fields: Any,
     ) -> None:
-        """``id_factory`` mints ids for calls scripted without one; ``fields`` are pydantic
-        fields (``model``, ``chunk_size``, ``delay``)."""
+        """``id_factory`` mints ids for calls scripted without one; ``transcribe`` (PCM16 16 kHz
+        bytes → what the user said) and ``synthesize`` (answer text → output audio bytes) are
+        the live connection's speech stand-ins, UTF-8 by default; ``fields`` are pydantic fields
+        (``model``, ``chunk_size``, ``delay``)."""
         if (turns is None) == (responder is None):
             raise ValueError("ScriptedLlm needs exactly one of turns= or responder=")
         super().__init__(**fields)
         self._id_factory = id_factory
         self._turns = [list(turn) for turn in turns] if turns is not None else None
         self._responder = responder
+        self._transcribe = transcribe
+        self._synthesize = synthesize
 
     @property
     def requests(self) -> list[LlmRequest]:
-        """Every request received, in call order (a copy of the log)."""
+        """Every request received (model calls and live connects), in order (a copy)."""
         return list(self._requests)
 
     def next_turn(self, contents: list[types.Content]) -> Turn:
@@ -310,14 +328,28 @@ class ScriptedLlm(BaseLlm):
             turn,
             stream=stream,
             chunk_size=self.chunk_size,
-            prompt_token_count=_tokens(_prompt_chars(contents)),
+            prompt_token_count=prompt_tokens(contents),
             id_factory=self._id_factory,
         )
         for response in responses:
             await asyncio.sleep(self.delay)
             yield response
 
-    # ``connect()`` (the live connection) is deliberately not overridden yet: BaseLlm.connect
-    # raises NotImplementedError. When added it must be an async context manager yielding a
-    # BaseLlmConnection, and should reuse next_turn() + assign_call_ids() so both modes answer
-    # the same conversation identically.
+    @contextlib.asynccontextmanager
+    async def connect(self, llm_request: LlmRequest) -> AsyncIterator[ScriptedLiveConnection]:
+        """A live session answering like Gemini Live (see :mod:`adk_asgi.testing.live`);
+        closed on exit."""
+        from adk_asgi.testing.live import ScriptedLiveConnection  # live imports this module
+
+        self._requests.append(llm_request)
+        connection = ScriptedLiveConnection(
+            self,
+            llm_request,
+            id_factory=self._id_factory,
+            transcribe=self._transcribe,
+            synthesize=self._synthesize,
+        )
+        try:
+            yield connection
+        finally:
+            await connection.close()

@@ -125,6 +125,13 @@ def drive_chat(spec: dict[str, Any], sdk: int, timeout: float = 60) -> dict[str,
     (``status``, ``error``, ``messages``, ``requests``, ``responses``, ``toolCalls``, ``loop``,
     ``timeout``, ...). Raises `NodeHarnessError` if node fails or the driver reports a harness
     error (``driverError``: a bad step, a rejected client-side call).
+
+    Live mode: ``spec["transport"]`` ``"ws"`` (the stock ``WebSocketChatTransport``, sdk 7 only)
+    or ``"ws-js"`` (the module at ``spec["transportJsUrl"]``, exporting ``AdkLiveTransport``; sdk
+    6 and 7) connects to ``spec["wsUrl"]`` (query ``spec["wsParams"]``), sending
+    ``spec["headers"]``' cookie in the opening handshake. Then ``requests`` holds the ``send``
+    frames, ``responses`` is empty, and ``frames`` lists every data frame
+    (``{"dir": "out" | "in", "frame": ...}``) and ``sockets`` every connection.
     """
     result = _run_node("chat-driver.mjs", sdk, spec, timeout)
     if not isinstance(result, dict):

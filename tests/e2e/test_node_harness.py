@@ -1,7 +1,9 @@
 """Tests of the Node harness itself (validate-sse.mjs, chat-driver.mjs, node_client.py).
 
 A throwaway threaded HTTP server on 127.0.0.1 serves canned SSE bodies and small scripted chat
-scenarios; the real AI SDK clients (ai@6 and ai@7) validate and drive them.
+scenarios; the real AI SDK clients (ai@6 and ai@7) validate and drive them. A throwaway
+WebSocket server (``websockets``' threaded server) plays the same scenarios in live mode, with
+the frames of ai@7's ``WebSocketChatTransport``, for the driver's "ws" and "ws-js" transports.
 """
 
 from __future__ import annotations
@@ -11,11 +13,17 @@ import json
 import threading
 import urllib.request
 from collections.abc import Callable, Iterator
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+from websockets.sync.server import ServerConnection, serve
 
 from tests.e2e import node_client
 from tests.e2e.node_client import (
@@ -29,6 +37,15 @@ from tests.e2e.node_client import (
 pytestmark = pytest.mark.e2e
 
 SDKS = [6, 7]
+# The live-mode combinations: the stock WebSocketChatTransport (ai@7 only), and the project's own
+# transport module (played here by a stand-in) with either SDK.
+LIVE = [
+    pytest.param("ws", 7, id="ws-sdk7"),
+    pytest.param("ws-js", 6, id="ws-js-sdk6"),
+    pytest.param("ws-js", 7, id="ws-js-sdk7"),
+]
+STAND_IN_TRANSPORT = node_client.NODE_DIR / "lib" / "stand-in-live-transport.mjs"
+COOKIE = "sid=abc123; theme=dark"
 
 Chunk = dict[str, Any]
 Body = dict[str, Any]
@@ -221,6 +238,22 @@ def scenario_http_500(body: Body) -> Reply:
     return (500, "internal boom")
 
 
+def scenario_approval_once(body: Body) -> Reply:
+    """One payment needing approval; the answer is its output (or a denial) and a final text."""
+    last = last_message(body)
+    if last["role"] == "user":
+        return [{"type": "start"}, *payment_request("call_1", 10), {"type": "finish"}]
+    (part,) = tool_parts(last, "process_payment")
+    assert part["state"] == "approval-responded", part
+    if part["approval"]["approved"]:
+        result: Chunk = {"type": "tool-output-available", "toolCallId": "call_1", "output": "ok"}
+        text = "Paid."
+    else:
+        result = {"type": "tool-output-denied", "toolCallId": "call_1"}
+        text = "Not paid."
+    return [{"type": "start"}, result, *text_chunks(text), {"type": "finish"}]
+
+
 class CannedServer(ThreadingHTTPServer):
     daemon_threads = False  # server_close() joins the handler threads
     block_on_close = True
@@ -234,6 +267,7 @@ class CannedServer(ThreadingHTTPServer):
             "approval-chain": scenario_approval_chain,
             "unresolved-approval": scenario_unresolved_approval,
             "http-500": scenario_http_500,
+            "approval-once": scenario_approval_once,
         }
         self.received: list[tuple[str, Body]] = []
         self.stored: dict[str, list[dict[str, Any]]] = {}
@@ -261,7 +295,9 @@ class CannedHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         parts = self.path.strip("/").split("/")
-        if len(parts) == 2 and parts[0] == "canned" and parts[1] in CANNED:
+        if self.path == "/transport.js":
+            self._send(200, "text/javascript", STAND_IN_TRANSPORT.read_bytes())
+        elif len(parts) == 2 and parts[0] == "canned" and parts[1] in CANNED:
             self._send(200, "text/event-stream", CANNED[parts[1]].encode())
         elif len(parts) == 2 and parts[0] == "messages":
             messages = self.server.stored.get(parts[1], [])
@@ -328,6 +364,123 @@ def server() -> Iterator[CannedServer]:
         srv.shutdown()
         srv.server_close()
         thread.join()
+
+
+class LiveServer:
+    """A throwaway WebSocket chat server speaking the frames of ai@7's WebSocketChatTransport.
+
+    ``ws://127.0.0.1:PORT/live/<scenario>``: each ``send`` frame is answered by the scenario (the
+    frame has the keys of an HTTP request body): chunks become ``start``, ``chunk{sequence}`` ...,
+    ``end``; a ``(status, text)`` reply becomes ``start`` + ``error{errorText: text}``. A
+    ``resume`` frame gets ``no-active``, except in scenario "replay" (a full replay of a text
+    answer); scenario "hang" starts an answer and never ends it. Handshakes without a cookie are
+    refused with 403, like a cookie-identity server.
+    """
+
+    def __init__(self) -> None:
+        self.scenarios: dict[str, Scenario] = {
+            "text": scenario_text,
+            "client-tool": scenario_client_tool,
+            "approval-once": scenario_approval_once,
+            "unresolved-approval": scenario_unresolved_approval,
+            "http-500": scenario_http_500,
+        }
+        self.handshakes: list[dict[str, Any]] = []
+        self.received: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.threads: list[threading.Thread] = []
+        self.connections: list[ServerConnection] = []
+        self.server = serve(
+            self.handle, "127.0.0.1", 0, process_request=self.check_handshake, compression=None
+        )
+        connection_thread = self.server.handler
+
+        def tracked(*args: Any) -> None:
+            with self.lock:
+                self.threads.append(threading.current_thread())
+            connection_thread(*args)
+
+        self.server.handler = tracked
+        self.thread = threading.Thread(target=self.server.serve_forever)
+
+    def url(self, scenario: str) -> str:
+        host, port = self.server.socket.getsockname()[:2]
+        return f"ws://{host}:{port}/live/{scenario}"
+
+    def check_handshake(self, connection: ServerConnection, request: Request) -> Response | None:
+        headers: Headers = request.headers
+        with self.lock:
+            self.handshakes.append({"path": request.path, "cookie": headers.get("cookie")})
+        if headers.get("cookie") is None:
+            return connection.respond(HTTPStatus.FORBIDDEN, "no session cookie\n")
+        return None
+
+    def handle(self, connection: ServerConnection) -> None:
+        with self.lock:
+            self.connections.append(connection)
+        assert connection.request is not None
+        scenario = urlsplit(connection.request.path).path.rsplit("/", 1)[-1]
+        with contextlib.suppress(ConnectionClosed):
+            for message in connection:
+                frame: dict[str, Any] = json.loads(message)
+                with self.lock:
+                    self.received.append(frame)
+                for reply in self.answer(scenario, frame):
+                    connection.send(json.dumps(reply))
+
+    def answer(self, scenario: str, frame: dict[str, Any]) -> list[dict[str, Any]]:
+        request_id = frame["requestId"]
+        if frame["type"] == "abort":
+            return []
+        if frame["type"] == "resume":
+            if scenario != "replay":
+                return [{"type": "no-active", "requestId": request_id}]
+            reply: Reply = [{"type": "start", "messageId": "replayed"}, *TEXT_REPLY[1:]]
+        elif scenario == "hang":  # starts an answer that never ends
+            return [
+                {"type": "start", "requestId": request_id},
+                {
+                    "type": "chunk",
+                    "requestId": request_id,
+                    "sequence": 0,
+                    "chunk": {"type": "start"},
+                },
+            ]
+        else:
+            reply = self.scenarios[scenario](frame)
+        if isinstance(reply, tuple):
+            return [
+                {"type": "start", "requestId": request_id},
+                {"type": "error", "requestId": request_id, "errorText": reply[1]},
+            ]
+        return [
+            {"type": "start", "requestId": request_id},
+            *(
+                {"type": "chunk", "requestId": request_id, "sequence": i, "chunk": chunk}
+                for i, chunk in enumerate(reply)
+            ),
+            {"type": "end", "requestId": request_id},
+        ]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.thread.join()
+        with self.lock:
+            connections = list(self.connections)
+        for connection in connections:
+            connection.close()
+        for thread in self.threads:
+            thread.join(10)
+
+
+@pytest.fixture
+def live() -> Iterator[LiveServer]:
+    srv = LiveServer()
+    srv.thread.start()
+    try:
+        yield srv
+    finally:
+        srv.close()
 
 
 def fetch_bytes(url: str) -> bytes:
@@ -731,3 +884,309 @@ async def test_async_variants(server: CannedServer, sdk: int) -> None:
 def test_bad_step_raises(server: CannedServer, sdk: int) -> None:
     with pytest.raises(NodeHarnessError, match="exactly one of"):
         drive_chat(spec(server, "text", steps=[{"jump": 1}]), sdk)
+
+
+# --------------------------------------------------------------------------------------------
+# chat-driver.mjs in live mode (WebSocket): "ws" (stock, ai@7) and "ws-js" (a served module)
+# --------------------------------------------------------------------------------------------
+
+
+def live_spec(
+    live: LiveServer, http: CannedServer, transport: str, scenario: str, **extra: Any
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "transport": transport,
+        "wsUrl": live.url(scenario),
+        "chatId": f"chat-{scenario}",
+        "headers": {"Cookie": COOKIE},
+        "idleMs": 200,
+        "timeoutMs": 15000,
+        **extra,
+    }
+    if transport == "ws-js":
+        result["transportJsUrl"] = f"{http.base}/transport.js"
+    return result
+
+
+def frame_types(result: dict[str, Any]) -> list[str]:
+    return [f"{f['dir']}:{f['frame']['type']}" for f in result["frames"]]
+
+
+def answer_frames(chunks: list[Chunk]) -> list[str]:
+    return ["in:start", *["in:chunk"] * len(chunks), "in:end"]
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+def test_live_plain_text(live: LiveServer, server: CannedServer, transport: str, sdk: int) -> None:
+    result = drive_chat(
+        live_spec(
+            live,
+            server,
+            transport,
+            "text",
+            wsParams={"session": "s1"},
+            body={"extra": 1},
+            steps=[{"send": "hi"}],
+        ),
+        sdk,
+    )
+    assert result["status"] == "ready", result
+    assert result["error"] is None
+    assert result["transport"] == transport
+    assert not result["loop"]
+    assert not result["timeout"]
+    user, assistant = result["messages"]
+    assert user["parts"] == [{"type": "text", "text": "hi"}]
+    assert part_summary(assistant) == ["step-start", "text:done"]
+    assert assistant["parts"][1]["text"] == "Hello world"
+
+    (request,) = result["requests"]
+    assert request["type"] == "send"
+    assert request["id"] == "chat-text"
+    assert request["trigger"] == "submit-message"
+    assert "messageId" not in request
+    assert request["messages"] == [user]
+    assert request["body"] == {"extra": 1}
+    assert request["headers"] == {}  # the cookie travels in the handshake only
+    assert result["responses"] == []
+
+    # Every frame is recorded, in order; the server got exactly the frames sent.
+    assert frame_types(result) == ["out:send", *answer_frames(TEXT_REPLY)]
+    assert result["frames"][0]["frame"] == request
+    chunks = [f["frame"] for f in result["frames"] if f["frame"]["type"] == "chunk"]
+    assert [c["sequence"] for c in chunks] == list(range(len(TEXT_REPLY)))
+    assert [c["chunk"] for c in chunks] == TEXT_REPLY
+    assert live.received == [f["frame"] for f in result["frames"] if f["dir"] == "out"]
+
+    # The cookie arrived in the opening handshake; params became the query.
+    (handshake,) = live.handshakes
+    assert handshake["cookie"] == COOKIE
+    path = urlsplit(handshake["path"])
+    assert path.path == "/live/text"
+    assert parse_qs(path.query) == {"session": ["s1"]}
+    (socket,) = result["sockets"]
+    assert socket["url"] == f"{live.url('text')}?session=s1"
+    assert socket["opened"] is True
+    assert socket["error"] is None
+    assert socket["closeCode"] == 1000  # closed by the driver at the end, cleanly
+    if transport == "ws-js":
+        module = result["transportModule"]
+        assert module["status"] == 200
+        assert module["contentType"] == "text/javascript"
+        assert module["bytes"] == STAND_IN_TRANSPORT.stat().st_size
+    else:
+        assert result["transportModule"] is None
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+@pytest.mark.parametrize(("approved", "text"), [(True, "Paid."), (False, "Not paid.")])
+def test_live_approval_round_trip(
+    live: LiveServer, server: CannedServer, transport: str, sdk: int, approved: bool, text: str
+) -> None:
+    result = drive_chat(
+        live_spec(
+            live,
+            server,
+            transport,
+            "approval-once",
+            approvals={"process_payment": [approved]},
+            steps=[{"send": "pay 10"}],
+        ),
+        sdk,
+    )
+    assert result["status"] == "ready", result
+    assert not result["loop"]
+    assert len(result["messages"]) == 2
+    assistant = result["messages"][-1]
+    state = "output-available" if approved else "output-denied"
+    assert part_summary(assistant) == [
+        "step-start",
+        f"tool-process_payment:{state}",
+        "step-start",
+        "text:done",
+    ]
+    assert assistant["parts"][1]["approval"] == {"id": "appr_call_1", "approved": approved}
+    assert assistant["parts"][-1]["text"] == text
+
+    first, second = result["requests"]
+    assert "messageId" not in first
+    assert second["messageId"] == assistant["id"]
+    (sent,) = tool_parts(second["messages"][-1], "process_payment")
+    assert sent["state"] == "approval-responded"
+    assert sent["approval"]["approved"] is approved
+    assert [(a["toolCallId"], a["approved"], a["afterRequest"]) for a in result["approvals"]] == [
+        ("call_1", approved, 0)
+    ]
+    first_answer = scenario_approval_once(first)
+    assert isinstance(first_answer, list)
+    approval_chunks = [
+        f["frame"]["chunk"]["type"] for f in result["frames"] if f["frame"]["type"] == "chunk"
+    ]
+    assert "tool-approval-request" in approval_chunks
+    expected_start = ["out:send", *answer_frames(first_answer), "out:send"]
+    assert frame_types(result)[: len(expected_start)] == expected_start
+    assert frame_types(result)[-1] == "in:end"
+    # Both requests used the one connection.
+    assert len(result["sockets"]) == 1
+    assert len(live.handshakes) == 1
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+def test_live_client_tool(live: LiveServer, server: CannedServer, transport: str, sdk: int) -> None:
+    result = drive_chat(
+        live_spec(
+            live,
+            server,
+            transport,
+            "client-tool",
+            sendAutomaticallyWhen="toolCalls",
+            clientTools={"change_bgm": {"output": {"playing": "track 2"}}},
+            steps=[{"send": "play track 2"}],
+        ),
+        sdk,
+    )
+    assert result["status"] == "ready", result
+    assert len(result["requests"]) == 2
+    assert result["messages"][-1]["parts"][-1]["text"] == "Now playing track 2."
+    assert [(c["toolName"], c["atRequest"], c["handled"]) for c in result["toolCalls"]] == [
+        ("change_bgm", 0, True)
+    ]
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+def test_live_error_frame(live: LiveServer, server: CannedServer, transport: str, sdk: int) -> None:
+    result = drive_chat(live_spec(live, server, transport, "http-500", steps=[{"send": "hi"}]), sdk)
+    assert result["status"] == "error"
+    assert result["error"] == "internal boom"
+    assert frame_types(result) == ["out:send", "in:start", "in:error"]
+    assert result["frames"][-1]["frame"]["errorText"] == "internal boom"
+    assert [f["isError"] for f in result["finishes"]] == [True]
+    assert result["sockets"][0]["closeCode"] == 1000  # an error frame keeps the socket
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+def test_live_resume(live: LiveServer, server: CannedServer, transport: str, sdk: int) -> None:
+    nothing = drive_chat(live_spec(live, server, transport, "text", steps=[{"resume": True}]), sdk)
+    assert nothing["status"] == "ready", nothing
+    assert nothing["messages"] == []
+    assert nothing["requests"] == []  # only send frames count as requests
+    assert frame_types(nothing) == ["out:resume", "in:no-active"]
+    resume = nothing["frames"][0]["frame"]
+    assert resume["id"] == "chat-text"
+    assert resume.get("lastSequence") is None
+
+    replay = drive_chat(live_spec(live, server, transport, "replay", steps=[{"resume": True}]), sdk)
+    assert replay["status"] == "ready", replay
+    (assistant,) = replay["messages"]
+    assert assistant["id"] == "replayed"
+    assert part_summary(assistant) == ["step-start", "text:done"]
+    assert assistant["parts"][1]["text"] == "Hello world"
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+def test_live_timeout_aborts(
+    live: LiveServer, server: CannedServer, transport: str, sdk: int
+) -> None:
+    result = drive_chat(
+        live_spec(live, server, transport, "hang", timeoutMs=1500, steps=[{"send": "hi"}]), sdk
+    )
+    assert result["timeout"] is True
+    assert len(result["requests"]) == 1
+    # chat.stop() on timeout: the transport tells the server with an abort frame.
+    assert frame_types(result) == ["out:send", "in:start", "in:chunk", "out:abort"]
+    abort = result["frames"][-1]["frame"]
+    assert abort == {"type": "abort", "requestId": result["requests"][0]["requestId"]}
+    assert result["sockets"][0]["closeCode"] == 1000
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+def test_live_loop_guard(live: LiveServer, server: CannedServer, transport: str, sdk: int) -> None:
+    result = drive_chat(
+        live_spec(
+            live,
+            server,
+            transport,
+            "unresolved-approval",
+            sendAutomaticallyWhen="approvals",
+            approvals={"process_payment": [True]},
+            maxRequests=3,
+            steps=[{"send": "pay"}],
+        ),
+        sdk,
+    )
+    assert result["loop"] is True
+    assert not result["timeout"]
+    assert len(result["requests"]) == 3
+    assert frame_types(result).count("out:send") == 3
+    assert len([f for f in live.received if f["type"] == "send"]) == 3
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+def test_live_reload_opens_a_new_connection(
+    live: LiveServer, server: CannedServer, transport: str, sdk: int
+) -> None:
+    result = drive_chat(
+        live_spec(
+            live,
+            server,
+            transport,
+            "text",
+            steps=[
+                {"send": "first"},
+                {"reload": f"{server.base}/messages/unknown-chat"},
+                {"send": "second"},
+            ],
+        ),
+        sdk,
+    )
+    assert result["status"] == "ready", result
+    assert result["reloads"][0]["messageCount"] == 0
+    assert [len(r["messages"]) for r in result["requests"]] == [1, 1]
+    assert [s["closeCode"] for s in result["sockets"]] == [1000, 1000]
+    assert [h["cookie"] for h in live.handshakes] == [COOKIE, COOKIE]
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+def test_live_handshake_refused(
+    live: LiveServer, server: CannedServer, transport: str, sdk: int
+) -> None:
+    spec_ = live_spec(live, server, transport, "text", steps=[{"send": "hi"}])
+    spec_["headers"] = {}
+    result = drive_chat(spec_, sdk)
+    assert result["status"] == "error"
+    assert result["requests"] == []
+    (socket,) = result["sockets"]
+    assert socket["opened"] is False
+    assert "403" in socket["error"]
+    assert live.handshakes == [{"path": "/live/text", "cookie": None}]
+
+
+@pytest.mark.parametrize(("transport", "sdk"), LIVE)
+async def test_live_async_variant(
+    live: LiveServer, server: CannedServer, transport: str, sdk: int
+) -> None:
+    spec_ = live_spec(live, server, transport, "text", steps=[{"send": "hi"}])
+    result = await drive_chat_async(spec_, sdk)
+    assert result["status"] == "ready", result
+
+
+def test_ws_transport_needs_sdk7(live: LiveServer, server: CannedServer) -> None:
+    with pytest.raises(NodeHarnessError, match="needs ai@7"):
+        drive_chat(live_spec(live, server, "ws", "text", steps=[{"send": "hi"}]), 6)
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_ws_js_missing_module(live: LiveServer, server: CannedServer, sdk: int) -> None:
+    spec_ = live_spec(live, server, "ws-js", "text", steps=[{"send": "hi"}])
+    spec_["transportJsUrl"] = f"{server.base}/missing.js"
+    with pytest.raises(NodeHarnessError, match=r"cannot load the transport module.*404"):
+        drive_chat(spec_, sdk)
+
+
+def test_live_spec_is_checked(live: LiveServer, server: CannedServer) -> None:
+    with pytest.raises(NodeHarnessError, match="wsUrl is required"):
+        drive_chat({"transport": "ws", "steps": []}, 7)
+    with pytest.raises(NodeHarnessError, match="transportJsUrl is required"):
+        drive_chat({"transport": "ws-js", "wsUrl": live.url("text")}, 7)
+    with pytest.raises(NodeHarnessError, match=r"spec\.transport must be"):
+        drive_chat({"transport": "carrier-pigeon", "api": f"{server.base}/chat/text"}, 7)

@@ -1,13 +1,29 @@
 #!/usr/bin/env node
-// Drives the real AI SDK chat client (AbstractChat + the stock DefaultChatTransport) against a
-// live server.
+// Drives the real AI SDK chat client (AbstractChat + the stock DefaultChatTransport, or a
+// WebSocket transport in live mode) against a live server.
 //
 // argv:  --sdk 6|7
 // stdin: one JSON spec:
 // {
-//   "api": "http://127.0.0.1:PORT/agent/chat",          required
+//   "transport": "sse" | "ws" | "ws-js",                 default "sse"
+//       sse:   the stock DefaultChatTransport (POST spec.api, SSE responses)
+//       ws:    (sdk 7 only) the stock WebSocketChatTransport of ai@7
+//       ws-js: the server's own transport: the ES module at spec.transportJsUrl is fetched (with
+//              spec.headers), written to a temp file and imported; its export AdkLiveTransport
+//              is constructed like the stock one. Works with sdk 6 and 7.
+//   "api": "http://127.0.0.1:PORT/agent/chat",          required for sse
+//   "wsUrl": "ws://127.0.0.1:PORT/agent/live",          required for ws / ws-js (option url)
+//   "wsParams": {"k": "v"},                              optional (option params: query params)
+//   "transportJsUrl": "http://127.0.0.1:PORT/agent/transport.js"   required for ws-js
+//   "handshakeHeaders": {...},  ws/ws-js: extra headers of the WebSocket opening handshake
+//   "wsTransportOptions": {...},  ws/ws-js: extra (JSON) options for the transport constructor,
+//       e.g. {"headers": {...}} (stock: sent inside each request frame) or {"protocols": [...]}
 //   "chatId": "c1",                                      optional (chat id sent as body.id)
-//   "headers": {...}, "body": {...}, "credentials": "include"   DefaultChatTransport options
+//   "headers": {...}, "body": {...}, "credentials": "include"   DefaultChatTransport options.
+//       ws/ws-js: headers.cookie (any case) is sent as the Cookie header of the opening
+//       handshake (the `ws` constructor is wrapped, as a browser sends its cookies); the other
+//       headers are only used for reload / transportJsUrl GETs; body is the transport's body
+//       option (stock: merged into each send/resume frame's body); credentials is ignored.
 //   "sendAutomaticallyWhen": "or" | "approvals" | "toolCalls" | "none"     default "or"
 //       stock lastAssistantMessageIsCompleteWithApprovalResponses / ...WithToolCalls; or = both
 //   "clientTools": {"change_bgm": {"output": ...} | {"errorText": "..."} | [answers, in order]},
@@ -29,6 +45,7 @@
 //         chat by a new one hydrated with them (a page reload); resume -> resumeStream()
 //   ],
 //   "maxRequests": 10,   more requests are refused (AbortError) and "loop" is reported
+//                        (ws/ws-js: counts transport.sendMessages calls, i.e. send frames)
 //   "idleMs": 300,       idle = status ready/error and no request/status change/callback for idleMs
 //   "timeoutMs": 30000   then the partial result is printed with "timeout": true
 // }
@@ -36,7 +53,14 @@
 //   "responses": [{method, url, status, contentType, body (non-2xx text), sse (2xx text)}],
 //   "toolCalls": [{toolName, toolCallId, input, atRequest (index into requests), handled}],
 //   "approvals": [...decisions given], "finishes": [onFinish flags], "autoSendChecks": [bool],
-//   "statusHistory", "reloads", "loop", "timeout", "driverError", "versions"}
+//   "statusHistory", "reloads", "loop", "timeout", "driverError", "versions", "transport"}
+// ws/ws-js: "requests" holds one entry per "send" frame (the frame's JSON), "responses" is [],
+//   and the report adds "frames": [{dir: "out"|"in", frame}] (every data frame, in order; text
+//   parsed as JSON, or {text} if it is not JSON; binary as {binary: byteLength}),
+//   "sockets": [{url, opened, closeCode, closeReason, error}] (one per connection), and
+//   "transportModule": {url, status, contentType, bytes} (ws-js) or null.
+//   At the end the chat is disposed / the transport closed, and the close handshakes awaited
+//   (up to 1 s). A reload step closes the old chat's transport (a new page, a new socket).
 // Exit code 0 whenever JSON was printed; 2 on usage errors (message on stderr).
 
 import { parseSdkArg, printJsonAndExit, readStdinJson, runMain } from './lib/cli.mjs';

@@ -1,15 +1,28 @@
-// The chat driver: the SDK's own AbstractChat (as NodeChat) + the stock DefaultChatTransport,
+// The chat driver: the SDK's own AbstractChat (as NodeChat) + a transport (the stock
+// DefaultChatTransport, the stock v7 WebSocketChatTransport, or the server's own transport module),
 // talking to a live server, scripted by a JSON spec. See chat-driver.mjs for the spec format.
 
 import { errorText, UsageError } from './cli.mjs';
 import { nodeChatClass } from './node-chat.mjs';
+import {
+  headerValue,
+  importModuleFromUrl,
+  recordingWebSocketClass,
+  waitSocketsClosed,
+} from './ws.mjs';
 
 const DEFAULTS = {
+  transport: 'sse',
   sendAutomaticallyWhen: 'or',
   maxRequests: 10,
   idleMs: 300,
   timeoutMs: 30000,
 };
+
+const TRANSPORTS = ['sse', 'ws', 'ws-js'];
+
+// How long the end of a run waits for the WebSocket close handshakes.
+const CLOSE_WAIT_MS = 1000;
 
 const STEP_KINDS = [
   'send',
@@ -47,10 +60,29 @@ export function normalizeSpec(spec) {
   if (!isObject(spec)) {
     throw new UsageError('the spec must be a JSON object');
   }
-  if (typeof spec.api !== 'string') {
-    throw new UsageError('spec.api (the chat endpoint URL) is required');
-  }
   const merged = { ...DEFAULTS, ...spec };
+  if (!TRANSPORTS.includes(merged.transport)) {
+    throw new UsageError(
+      `spec.transport must be ${TRANSPORTS.join('|')}, got ${JSON.stringify(merged.transport)}`,
+    );
+  }
+  if (merged.transport === 'sse') {
+    if (typeof merged.api !== 'string') {
+      throw new UsageError('spec.api (the chat endpoint URL) is required');
+    }
+  } else {
+    if (typeof merged.wsUrl !== 'string') {
+      throw new UsageError(`spec.wsUrl is required with transport ${merged.transport}`);
+    }
+    if (merged.transport === 'ws-js' && typeof merged.transportJsUrl !== 'string') {
+      throw new UsageError('spec.transportJsUrl is required with transport ws-js');
+    }
+    for (const key of ['wsParams', 'handshakeHeaders', 'wsTransportOptions', 'headers']) {
+      if (merged[key] !== undefined && !isObject(merged[key])) {
+        throw new UsageError(`spec.${key} must be an object`);
+      }
+    }
+  }
   if (!['or', 'approvals', 'toolCalls', 'none'].includes(merged.sendAutomaticallyWhen)) {
     throw new UsageError(
       `spec.sendAutomaticallyWhen must be or|approvals|toolCalls|none, got ` +
@@ -85,6 +117,13 @@ export class ChatDriver {
     this.ai = loaded.ai;
     this.spec = normalizeSpec(rawSpec);
     this.NodeChat = nodeChatClass(this.ai.AbstractChat);
+    this.live = this.spec.transport !== 'sse';
+    if (this.spec.transport === 'ws' && this.ai.WebSocketChatTransport == null) {
+      throw new UsageError(
+        'transport "ws" (the stock WebSocketChatTransport) needs ai@7; ' +
+          `ai@${loaded.info.ai.version} has none (use "ws-js" with sdk 6)`,
+      );
+    }
 
     // Queues (consumed in order) of client-tool answers and approval decisions.
     this.clientToolAnswers = new Map();
@@ -102,6 +141,15 @@ export class ChatDriver {
 
     this.requests = [];
     this.responses = [];
+    // Live (WebSocket) modes.
+    this.frames = [];
+    this.sockets = [];
+    this.socketInfos = [];
+    this.sendCalls = 0;
+    this.transportModule = null;
+    this.TransportClass = null;
+    this.WebSocketClass = null;
+
     this.toolCalls = [];
     this.approvalsGiven = [];
     this.finishes = [];
@@ -115,6 +163,49 @@ export class ChatDriver {
     this.pendingActions = 0;
     this.lastActivityAt = Date.now();
 
+    this.chat = null; // made by #prepare()
+    this.transport = null;
+  }
+
+  async #prepare() {
+    const { spec } = this;
+    if (this.live) {
+      const cookie = headerValue(spec.headers, 'cookie');
+      this.WebSocketClass = recordingWebSocketClass(
+        { ...spec.handshakeHeaders, ...(cookie === undefined ? {} : { cookie }) },
+        {
+          onSocket: (info, socket) => {
+            this.socketInfos.push(info);
+            this.sockets.push(socket);
+            this.#touch();
+          },
+          onFrame: (dir, frame) => {
+            this.frames.push({ dir, frame });
+            if (dir === 'out' && frame?.type === 'send') {
+              this.requests.push(frame);
+            }
+            this.#touch();
+          },
+          onActivity: () => this.#touch(),
+        },
+      );
+    }
+    if (spec.transport === 'ws-js') {
+      let loaded;
+      try {
+        loaded = await importModuleFromUrl(spec.transportJsUrl, spec.headers ?? {});
+      } catch (err) {
+        throw new Error(`cannot load the transport module: ${errorText(err)}`, { cause: err });
+      }
+      this.transportModule = loaded.record;
+      this.TransportClass = loaded.module.AdkLiveTransport;
+      if (typeof this.TransportClass !== 'function') {
+        throw new Error(
+          `${spec.transportJsUrl} does not export class AdkLiveTransport ` +
+            `(exports: ${Object.keys(loaded.module).join(', ') || 'none'})`,
+        );
+      }
+    }
     this.chat = this.#makeChat(undefined);
   }
 
@@ -140,13 +231,7 @@ export class ChatDriver {
     const url = typeof input === 'string' ? input : (input?.url ?? String(input));
     const method = init.method ?? 'GET';
     if (this.requests.length >= this.spec.maxRequests) {
-      // Refuse the request. An AbortError makes AbstractChat settle in 'ready' without another
-      // automatic resend, so the loop stops here.
-      this.loop = true;
-      this.finished = true;
-      const err = new Error(`chat-driver: more than maxRequests=${this.spec.maxRequests} requests`);
-      err.name = 'AbortError';
-      throw err;
+      throw this.#refuse();
     }
     let body = null;
     if (typeof init.body === 'string') {
@@ -225,15 +310,73 @@ export class ChatDriver {
     };
   }
 
-  #makeChat(messages) {
+  #makeTransport() {
     const { spec } = this;
-    const transportOptions = { api: spec.api, fetch: this.fetch };
-    for (const key of ['headers', 'body', 'credentials']) {
-      if (spec[key] !== undefined) {
-        transportOptions[key] = spec[key];
+    if (!this.live) {
+      const transportOptions = { api: spec.api, fetch: this.fetch };
+      for (const key of ['headers', 'body', 'credentials']) {
+        if (spec[key] !== undefined) {
+          transportOptions[key] = spec[key];
+        }
       }
+      return new this.ai.DefaultChatTransport(transportOptions);
     }
-    const transport = new this.ai.DefaultChatTransport(transportOptions);
+    const options = {
+      ...(spec.body === undefined ? {} : { body: spec.body }),
+      ...spec.wsTransportOptions,
+      url: spec.wsUrl,
+      webSocket: this.WebSocketClass,
+    };
+    if (spec.wsParams !== undefined) {
+      options.params = spec.wsParams;
+    }
+    const transport =
+      spec.transport === 'ws'
+        ? new this.ai.WebSocketChatTransport(options)
+        : new this.TransportClass(options);
+    // The loop guard: refuse sends beyond maxRequests, as `fetch` does for SSE.
+    const sendMessages = transport.sendMessages.bind(transport);
+    transport.sendMessages = async options => {
+      if (this.sendCalls >= this.spec.maxRequests) {
+        throw this.#refuse();
+      }
+      this.sendCalls++;
+      this.#touch();
+      return sendMessages(options);
+    };
+    return transport;
+  }
+
+  #refuse() {
+    // An AbortError makes AbstractChat settle in 'ready' without another automatic resend, so
+    // the loop stops here.
+    this.loop = true;
+    this.finished = true;
+    const err = new Error(`chat-driver: more than maxRequests=${this.spec.maxRequests} requests`);
+    err.name = 'AbortError';
+    return err;
+  }
+
+  /** Ends a chat and its transport (a page unload): stop, then dispose / close the transport. */
+  async #closeChat(chat, transport) {
+    const settle = (promise, ms) =>
+      Promise.race([Promise.resolve(promise).catch(() => {}), new Promise(r => setTimeout(r, ms))]);
+    try {
+      if (typeof chat.dispose === 'function') {
+        await settle(chat.dispose(), 500); // v7: stop() + transport.close()
+      } else {
+        await settle(chat.stop(), 200);
+        transport.close?.();
+      }
+    } catch (err) {
+      this.driverErrors.push(`closing the transport: ${errorText(err)}`);
+    }
+  }
+
+  #makeChat(messages) {
+    const transport = this.#makeTransport();
+    this.transport = transport;
+    const { spec } = this;
     const chatInit = {
       transport,
       messages,
@@ -397,7 +540,11 @@ export class ChatDriver {
       return;
     }
     record.messageCount = messages.length;
-    // A page reload: a brand-new chat object, hydrated with the server's messages.
+    // A page reload: a brand-new chat object, hydrated with the server's messages (and, in the
+    // live modes, a new connection: the old page's socket closes).
+    if (this.live) {
+      await this.#closeChat(this.chat, this.transport);
+    }
     this.chat = this.#makeChat(messages);
     if (resume) {
       await this.chat.resumeStream();
@@ -491,6 +638,7 @@ export class ChatDriver {
   }
 
   async run() {
+    await this.#prepare();
     let timer;
     const timeout = new Promise(resolve => {
       timer = setTimeout(() => {
@@ -511,6 +659,10 @@ export class ChatDriver {
       } catch {
         // best effort
       }
+    }
+    if (this.live) {
+      await this.#closeChat(this.chat, this.transport);
+      await waitSocketsClosed(this.sockets, CLOSE_WAIT_MS);
     }
     return this.result();
   }
@@ -535,6 +687,10 @@ export class ChatDriver {
       timeout: this.timedOut,
       driverError: this.driverErrors.length === 0 ? null : this.driverErrors.join('; '),
       versions: this.loaded.info,
+      transport: this.spec.transport,
+      ...(this.live
+        ? { frames: this.frames, sockets: this.socketInfos, transportModule: this.transportModule }
+        : {}),
     };
   }
 }
