@@ -468,6 +468,17 @@ class EventConverter:
         self._settled.add(call_id)
         return [ToolOutputDenied(tool_call_id=call_id)]
 
+    def tool_result(self, call_id: str, response: Any) -> list[UIMessageChunk]:
+        """A call's result known before its function-response event (live mode reads it from
+        the tool pipeline, since ADK merges the responses of a step into one event)."""
+        if call_id not in self._known_calls or call_id in self._settled:
+            return []
+        self._settled.add(call_id)
+        out: list[UIMessageChunk] = []
+        self._close_blocks(out)
+        out.append(tool_result_chunk(call_id, response))
+        return out
+
     def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:
         """An approved client tool call: now the browser may run it (``onToolCall`` fires).
         Sent before any new step, so the client updates the part it already has."""

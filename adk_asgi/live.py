@@ -68,6 +68,19 @@ class LiveToolGate(BasePlugin):
         bridge = self._bridge(tool_context.get_invocation_context())
         return None if bridge is None else await bridge.gate(tool, tool_args, tool_context)
 
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        bridge = self._bridge(tool_context.get_invocation_context())
+        if bridge is not None:
+            bridge.tool_finished(tool_context.function_call_id, result)
+        return None
+
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
     ) -> Event | None:

@@ -88,7 +88,7 @@ class LiveBridge:
         self.early_results: dict[str, Any] = {}
         self.decisions: dict[str, bool] = {}
         self.batch: list[str] = []
-        self.passed_gate: set[str] = set()
+        self.finished_calls: set[str] = set()
         self.approved_client_calls: set[str] = set()
         self.turn_called_tools = False
 
@@ -290,23 +290,29 @@ class LiveBridge:
             call_id,
             ToolCall(call_id, tool.name, dict(args), tool_context.invocation_id, None, False),
         )
-        try:
-            if isinstance(tool, ClientTool):
-                if tool.needs_approval(args) and not await self._approved(call):
-                    return REJECTED
-                if call.id in self.early_results:
-                    result: dict[str, Any] = self.early_results.pop(call.id)
-                    return result
-                result = await self._wait(call, "result", self.owner.client_tool_timeout)
+        if isinstance(tool, ClientTool):
+            if tool.needs_approval(args) and not await self._approved(call):
+                return REJECTED
+            if call.id in self.early_results:
+                result: dict[str, Any] = self.early_results.pop(call.id)
                 return result
-            if await tool.check_require_confirmation(args, tool_context) is True:
-                if not await self._approved(call):
-                    return REJECTED
-                tool_context.tool_confirmation = ToolConfirmation(confirmed=True)
-            return None
-        finally:
-            self.passed_gate.add(call.id)
-            self._maybe_pause()
+            result = await self._wait(call, "result", self.owner.client_tool_timeout)
+            return result
+        if await tool.check_require_confirmation(args, tool_context) is True:
+            if not await self._approved(call):
+                return REJECTED
+            tool_context.tool_confirmation = ToolConfirmation(confirmed=True)
+        return None
+
+    def tool_finished(self, call_id: str | None, result: Any) -> None:
+        """A tool call's result, from the tool pipeline: shown at once, so a server tool's
+        output reaches the client before the turn pauses for its sibling calls."""
+        if not call_id:
+            return
+        self.finished_calls.add(call_id)
+        if self.response is not None and result is not None:
+            self._emit(self.response.converter.tool_result(call_id, result))
+        self._maybe_pause()
 
     async def _approved(self, call: ToolCall) -> bool:
         decision = await self._wait(call, "approval", self.owner.approval_timeout)
@@ -351,7 +357,7 @@ class LiveBridge:
         if self.response is None or not self.batch:
             return
         waiting = [self.waits[c] for c in self.batch if c in self.waits]
-        if not waiting or not all(c in self.waits or c in self.passed_gate for c in self.batch):
+        if not waiting or not all(c in self.waits or c in self.finished_calls for c in self.batch):
             return
         if all(w.asked for w in waiting):
             return
