@@ -129,7 +129,7 @@ def _tool_part(call: ToolCall, state: ChatState, needs_approval: NeedsApproval) 
     )
     approval_id = state.confirmation_of_call.get(call.id)
     client_approval = call.long_running and needs_approval(call)
-    if client_approval:
+    if client_approval or call.id in state.live_decisions:
         approval_id = client_approval_id(call.id)
     if state.denied(call.id):
         part.state, part.approval = "output-denied", Approval(id=approval_id or "", approved=False)

@@ -46,6 +46,8 @@ AUDIO_IN_MIME = "audio/pcm;rate=16000"
 _FRAME = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _STR = msgspec.json.Decoder(str)
 _OUTBOX_SIZE = 1024
+ABANDON_GRACE = 2.0
+"""Seconds a closing connection gives ADK to record the answers to calls the user left."""
 
 
 class LiveToolGate(BasePlugin):
@@ -140,10 +142,15 @@ class _Connection:
                 if self.chat_id is not None:
                     group.start_soon(self._downstream, self.chat_id)
                 await self._upstream()
+                if self.bridge.abandon_waits():
+                    with anyio.move_on_after(ABANDON_GRACE):
+                        await self.bridge.settled.wait()
                 group.cancel_scope.cancel()
         finally:
             self.queue.close()
             self.bridge.cancel_waits()
+            self.inbox.close()
+            self.outbox.close()
             self.owner.live_bridges.pop(id(self.queue), None)
 
     # --- socket → agent ----------------------------------------------------------------------

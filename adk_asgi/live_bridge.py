@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 Frame = str | bytes
 TIMED_OUT = {"error": "The browser did not answer in time."}
+LEFT = {"error": "The user left before the browser answered."}
 _FRAME = msgspec.json.Encoder()
 
 
@@ -91,6 +92,9 @@ class LiveBridge:
         self.finished_calls: set[str] = set()
         self.approved_client_calls: set[str] = set()
         self.turn_called_tools = False
+        self.unclaimed: _Response | None = None
+        self.abandoned: set[str] = set()
+        self.settled = asyncio.Event()
 
     # --- frames ------------------------------------------------------------------------------
 
@@ -126,6 +130,8 @@ class LiveBridge:
         self._emit(chunks)
         if response.request_id is not None:
             self.frame(type="end", requestId=response.request_id)
+        else:
+            self.unclaimed = response  # nobody read it yet: kept for a ``resume``
         self.response = None
 
     def _new_response(self, message_id: str, known_calls: set[str] | None = None) -> _Response:
@@ -148,6 +154,7 @@ class LiveBridge:
         for wait in list(self.waits.values()):
             self._resolve(wait, False if wait.kind == "approval" else TIMED_OUT)
         self._end_response([])  # anything still unclaimed stays in the session, not the stream
+        self.unclaimed = None
         self.response = self._new_response(self.owner.new_message_id())
         self._open(request_id, [])
         self.queue.send_content(content)
@@ -187,7 +194,10 @@ class LiveBridge:
 
     def resume(self, request_id: str) -> None:
         """Replay the response in progress (or one that arrived while no request was open)."""
-        response = self.response
+        response, finished = self.response, False
+        if response is None and self.unclaimed is not None:
+            response, finished = self.unclaimed, True
+        self.unclaimed = None
         if response is None:
             self.frame(type="no-active", requestId=request_id)
             return
@@ -196,6 +206,8 @@ class LiveBridge:
         self.frame(type="start", requestId=request_id)
         for chunk in response.chunks:
             self._send_chunk(response, chunk)
+        if finished:
+            self.frame(type="end", requestId=request_id)
 
     def abort(self, request_id: str) -> None:
         """The client stopped reading this response; the rest of the turn is dropped."""
@@ -220,6 +232,8 @@ class LiveBridge:
             self._end_response(converter.interrupt())
             return
         self._emit(self.response.converter.feed(event))
+        if self.abandoned and self.abandoned <= {r.id for r in event.get_function_responses()}:
+            self.settled.set()
         calls = event.get_function_calls() if not event.partial else []
         if calls:
             self.turn_called_tools = True
@@ -252,14 +266,15 @@ class LiveBridge:
         self._end_response(converter.fail(error_text) + converter.finish())
 
     def _audio(self, event: Event) -> None:
-        if not self.audio or event.content is None:
+        """Model speech goes straight out as binary frames (it is not part of the message)."""
+        if not self.audio:
             return
-        for part in event.content.parts or []:
+        if event.interrupted:
+            self.frame(type="interrupted")  # the client stops playing what is queued
+        for part in (event.content.parts or []) if event.content is not None else []:
             blob = part.inline_data
             if blob is not None and blob.data and (blob.mime_type or "").startswith("audio/"):
                 self._send(blob.data)
-        if event.interrupted:
-            self.frame(type="interrupted")
 
     def tag(self, event: Event) -> Event | None:
         """Tag an event with the ids the client knows and the user's decisions (history)."""
@@ -347,6 +362,15 @@ class LiveBridge:
         for wait in list(self.waits.values()):
             wait.future.cancel()
         self.waits.clear()
+
+    def abandon_waits(self) -> bool:
+        """The user left: answer every waiting call as denied (approvals) or failed (client
+        tools), so ADK records a response for each and the chat is consistent when it resumes.
+        Returns whether there was anything to answer (``settled`` is set once it is recorded)."""
+        self.abandoned = set(self.waits)
+        for wait in list(self.waits.values()):
+            self._resolve(wait, False if wait.kind == "approval" else LEFT)
+        return bool(self.abandoned)
 
     def _maybe_pause(self) -> None:
         """End the request stream once every call of the last step waits or is done.

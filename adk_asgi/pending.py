@@ -65,6 +65,8 @@ class ChatState:
     confirmation_of_call: dict[str, str] = field(default_factory=dict)
     """Call id → the approval id of its latest confirmation request."""
     approved_client_calls: set[str] = field(default_factory=set)
+    live_decisions: dict[str, bool] = field(default_factory=dict)
+    """Call id → approved, for calls gated by the live bridge (ADK records no confirmation)."""
 
     def open_client_call(self, call_id: str) -> ToolCall | None:
         call = self.calls.get(call_id)
@@ -76,6 +78,8 @@ class ChatState:
         """Whether the user denied this call (through ADK's confirmation or the bridge's)."""
         approval_id = self.confirmation_of_call.get(call_id)
         if approval_id is not None and self.decided_confirmations.get(approval_id) is False:
+            return True
+        if self.live_decisions.get(call_id) is False:
             return True
         call = self.calls.get(call_id)
         return call is not None and call.long_running and self.results.get(call_id) == REJECTED
@@ -104,6 +108,9 @@ def chat_state(events: Iterable[Event]) -> ChatState:
         approved = event_tag(event, "approvedCall")
         if isinstance(approved, str):
             state.approved_client_calls.add(approved)
+        decisions = event_tag(event, "decisions")  # live mode records the user's decisions
+        if isinstance(decisions, dict):
+            state.live_decisions.update(decisions)
         placeholders = event.actions.requested_tool_confirmations or {}
         long_running = event.long_running_tool_ids or set()
         for call in event.get_function_calls():

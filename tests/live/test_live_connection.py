@@ -1,0 +1,325 @@
+"""Live mode against a real uvicorn in the test's own event loop (so leaked tasks are visible):
+approval timeout, disconnect mid-approval, abort, 100 concurrent connections, audio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+import pytest
+import pytest_asyncio
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+
+from adk_asgi import AdkApp
+from adk_asgi.history import rebuild_messages
+from demo_app import build_agent
+from tests.support import answer, apply_chunks, normalize_ids
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+PARIS = '{"city": "Paris", "forecast": "windy", "temperature_c": 19}'
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server() -> AsyncIterator[tuple[AdkApp, str]]:
+    app = AdkApp(build_agent(), approval_timeout=0.5)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:  # noqa: ASYNC110 (uvicorn offers no event to wait on)
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield app, f"ws://127.0.0.1:{port}/live"
+    server.should_exit = True
+    await task
+    await app.aclose()
+
+
+class Live:
+    """One browser's live connection, speaking the WebSocketChatTransport frames."""
+
+    def __init__(self, socket: ClientConnection, chat_id: str) -> None:
+        self.socket = socket
+        self.chat_id = chat_id
+        self.count = 0
+        self.user: dict[str, Any] = {}
+        self.assistant: dict[str, Any] = {}
+
+    async def send(self, text: str | None = None) -> str:
+        self.count += 1
+        request_id = f"r{self.count}"
+        if text is not None:
+            self.user = {
+                "id": f"u{self.count}",
+                "role": "user",
+                "parts": [{"type": "text", "text": text}],
+            }
+            messages = [self.user]
+        else:
+            messages = [self.user, self.assistant]
+        frame = {
+            "type": "send",
+            "requestId": request_id,
+            "id": self.chat_id,
+            "trigger": "submit-message",
+            "messageId": None,
+            "messages": messages,
+            "headers": {},
+            "body": {},
+            "metadata": None,
+        }
+        await self.socket.send(json.dumps(frame))
+        return request_id
+
+    async def response(self, request_id: str) -> list[dict[str, Any]]:
+        """The chunks of one request, checking its frames: start, contiguous sequences, end."""
+        chunks: list[dict[str, Any]] = []
+        started = False
+        while True:
+            frame = json.loads(await asyncio.wait_for(self.socket.recv(), 10))
+            if frame.get("requestId") != request_id:
+                continue
+            if frame["type"] == "start":
+                started = True
+            elif frame["type"] == "chunk":
+                assert started and frame["sequence"] == len(chunks), frame
+                chunks.append(frame["chunk"])
+            elif frame["type"] == "end":
+                return chunks
+            else:
+                raise AssertionError(frame)
+
+    async def turn(self, text: str | None = None) -> list[dict[str, Any]]:
+        chunks = await self.response(await self.send(text))
+        if text is not None:
+            self.assistant = {"role": "assistant"}
+        apply_chunks(self.assistant, chunks)
+        return chunks
+
+
+async def open_live(
+    url: str, chat_id: str | None = None, **params: str
+) -> tuple[Live, ClientConnection]:
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
+    socket = await connect(f"{url}?{query}", additional_headers={"cookie": cookie})
+    return Live(socket, chat_id or f"chat-{secrets.token_hex(4)}"), socket
+
+
+def closing(text: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block1>"},
+        *([{"type": "text-delta", "id": "<block1>", "delta": "~"}]),
+        {"type": "text-end", "id": "<block1>"},
+        {"type": "finish-step"},
+    ]
+
+
+def squash(chunks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """Chunks with the text deltas folded into one marker, and the text they spelled."""
+    text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    folded: list[dict[str, Any]] = []
+    for chunk in normalize_ids(chunks):
+        if chunk["type"] == "text-delta":
+            if folded[-1]["type"] == "text-delta":
+                continue
+            chunk = {**chunk, "delta": "~"}
+        folded.append(chunk)
+    return folded, text
+
+
+async def test_an_unanswered_approval_times_out_as_a_denial(server: tuple[AdkApp, str]) -> None:
+    _, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        first = await live.turn("pay 5 to alice")
+        assert first[-3:] == [
+            {
+                "type": "tool-approval-request",
+                "approvalId": f"approval-{first[2]['toolCallId']}",
+                "toolCallId": first[2]["toolCallId"],
+            },
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "tool-calls"},
+        ]
+        await asyncio.sleep(1.0)  # past approval_timeout: the model is told the call was rejected
+        replay_id = "resume-1"
+        await socket.send(
+            json.dumps(
+                {
+                    "type": "resume",
+                    "requestId": replay_id,
+                    "id": live.chat_id,
+                    "headers": {},
+                    "body": {},
+                }
+            )
+        )
+        replay, text = squash(await live.response(replay_id))
+        assert replay == [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "tool-output-denied", "toolCallId": "<call1>"},
+            *closing(text),
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        assert text == "Here you go: process_payment was denied."
+        # a late approval is refused: nothing is open any more
+        answer(live.assistant, "process_payment", approved=True)
+        late = await live.send()
+        frame = json.loads(await asyncio.wait_for(socket.recv(), 10))
+        assert frame == {
+            "type": "error",
+            "requestId": late,
+            "errorText": f"approval 'approval-{first[2]['toolCallId']}' is not open in this chat",
+        }
+
+
+async def wait_until_closed(app: AdkApp) -> None:
+    for _ in range(200):
+        if not app.live_bridges and not len(app.locks):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the connection's state outlived it")
+
+
+async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
+    server: tuple[AdkApp, str],
+) -> None:
+    app, url = server
+    baseline = asyncio.all_tasks()
+    live, socket = await open_live(url)
+    async with socket:
+        first = await live.turn("pay 5 to alice")
+        call_id = first[2]["toolCallId"]
+    await wait_until_closed(app)
+    await asyncio.sleep(0.1)
+    leaked = [t for t in asyncio.all_tasks() - baseline if not t.done()]
+    assert leaked == []
+    # the abandoned call was answered (denied), so the chat resumes cleanly
+    again, socket = await open_live(url, chat_id=live.chat_id)
+    async with socket:
+        _, text = squash(await again.turn("hello"))
+        assert text.startswith('You said: "hello"')
+    history = await _history(app, live.chat_id)
+    payment = history[1]["parts"][1]
+    assert (payment["toolCallId"], payment["state"]) == (call_id, "output-denied")
+
+
+async def _history(app: AdkApp, chat_id: str) -> list[dict[str, Any]]:
+    sessions = app.session_service
+    for user_id in _users(app, chat_id):
+        session = await sessions.get_session(
+            app_name=app.app_name, user_id=user_id, session_id=chat_id
+        )
+        if session is not None:
+            result: list[dict[str, Any]] = msgspec.to_builtins(
+                rebuild_messages(session.events, app.needs_approval)
+            )
+            return result
+    raise AssertionError(f"no session for {chat_id}")
+
+
+def _users(app: AdkApp, chat_id: str) -> list[str]:
+    sessions = app.session_service.sessions  # type: ignore[attr-defined]
+    return [user for user, chats in sessions.get(app.app_name, {}).items() if chat_id in chats]
+
+
+async def test_abort_stops_a_response_and_the_connection_goes_on(
+    server: tuple[AdkApp, str],
+) -> None:
+    _, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        aborted = await live.send("weather in Paris")
+        await socket.send(json.dumps({"type": "abort", "requestId": aborted}))
+        await asyncio.sleep(0.3)
+        next_id = await live.send("hello")
+        chunks, text = squash(await live.response(next_id))
+        assert text.startswith('You said: "hello"')
+        assert chunks[0]["type"] == "start" and chunks[-1] == {
+            "type": "finish",
+            "finishReason": "stop",
+        }
+
+
+async def test_a_hundred_concurrent_connections_lose_and_reorder_nothing(
+    server: tuple[AdkApp, str],
+) -> None:
+    app, url = server
+
+    async def one() -> tuple[list[dict[str, Any]], str]:
+        live, socket = await open_live(url)
+        async with socket:
+            return squash(await live.turn("weather in Paris"))
+
+    results = await asyncio.gather(*(one() for _ in range(100)))
+    expected = [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "get_weather"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "get_weather",
+            "input": {"city": "Paris"},
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": "<call1>",
+            "output": {"city": "Paris", "forecast": "windy", "temperature_c": 19},
+        },
+        {"type": "finish-step"},
+        *closing(""),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    for chunks, text in results:
+        assert chunks == expected
+        assert text == f"Here you go: get_weather: {PARIS}."
+    await wait_until_closed(app)
+
+
+async def test_audio_round_trip(server: tuple[AdkApp, str]) -> None:
+    _, url = server
+    chat_id = f"voice-{secrets.token_hex(4)}"
+    live, socket = await open_live(url, chat_id, chatId=chat_id, audio="1")
+    async with socket:
+        await socket.send(json.dumps({"type": "activity-start"}))
+        await socket.send(b"weather in Paris")  # the scripted model "hears" UTF-8 text
+        await socket.send(json.dumps({"type": "activity-end"}))
+        audio = bytearray()
+        while not audio.decode(errors="ignore").endswith("}."):
+            message = await asyncio.wait_for(socket.recv(), 10)
+            if isinstance(message, bytes):
+                audio += message
+        assert audio.decode() == f"Here you go: get_weather: {PARIS}."
+        # the voice turn had no request: its transcript and chunks are there for a resume
+        await asyncio.sleep(0.2)
+        await socket.send(
+            json.dumps(
+                {"type": "resume", "requestId": "v1", "id": live.chat_id, "headers": {}, "body": {}}
+            )
+        )
+        replay = await live.response("v1")
+    heard = [c for c in replay if c["type"] == "data-transcript"]
+    assert heard[-1]["data"] == {"role": "user", "text": "weather in Paris", "final": True}
+    text = "".join(c["delta"] for c in replay if c["type"] == "text-delta")
+    assert text == f"Here you go: get_weather: {PARIS}."
+    assert [c["type"] for c in replay if c["type"].startswith("tool-")] == [
+        "tool-input-start",
+        "tool-input-available",
+        "tool-output-available",
+    ]
+
+
+async def test_ping_is_answered(server: tuple[AdkApp, str]) -> None:
+    _, url = server
+    _, socket = await open_live(url)
+    async with socket:
+        await socket.send(json.dumps({"type": "ping"}))
+        assert json.loads(await asyncio.wait_for(socket.recv(), 5)) == {"type": "pong"}
