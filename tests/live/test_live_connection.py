@@ -323,3 +323,36 @@ async def test_ping_is_answered(server: tuple[AdkApp, str]) -> None:
     async with socket:
         await socket.send(json.dumps({"type": "ping"}))
         assert json.loads(await asyncio.wait_for(socket.recv(), 5)) == {"type": "pong"}
+
+
+async def test_a_duplicated_approval_runs_the_tool_once(server: tuple[AdkApp, str]) -> None:
+    _, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        first = await live.turn("pay 5 to alice")
+        approval_id = first[-3]["approvalId"]
+        answer(live.assistant, "process_payment", approved=True)
+        approved = await live.send()
+        again = await live.send()  # the same approval, a double click away
+        chunks: list[dict[str, Any]] = []
+        refusal: dict[str, Any] | None = None
+        ended = False
+        while refusal is None or not ended:
+            frame = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            if frame.get("requestId") == again:
+                refusal = frame
+            elif frame.get("requestId") == approved and frame["type"] == "chunk":
+                chunks.append(frame["chunk"])
+            elif frame.get("requestId") == approved and frame["type"] == "end":
+                ended = True
+    # refused either while the first answer still streams, or after, as no longer open
+    assert refusal is not None and refusal["errorText"] in {
+        "a response is still streaming on this connection",
+        f"approval {approval_id!r} is not open in this chat",
+    }
+    _, text = squash(chunks)
+    assert [c["type"] for c in chunks].count("tool-output-available") == 1
+    assert text == (
+        'Here you go: process_payment: {"amount": 5, "currency": "USD", "recipient": "alice",'
+        ' "status": "sent"}.'
+    )
