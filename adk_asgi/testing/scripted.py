@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -247,6 +248,10 @@ def prompt_tokens(contents: Sequence[types.Content]) -> int:
     return _tokens(_prompt_chars(contents))
 
 
+REQUEST_LOG_SIZE = 1000
+"""How many requests a ScriptedLlm remembers: enough for any test, bounded for a long demo."""
+
+
 class ScriptedLlm(BaseLlm):
     """A deterministic stand-in for Gemini, scripted by turns or by a responder.
 
@@ -272,7 +277,9 @@ class ScriptedLlm(BaseLlm):
     _transcribe: Callable[[bytes], str] | None = PrivateAttr(default=None)
     _synthesize: Callable[[str], bytes] | None = PrivateAttr(default=None)
     _cursor: int = PrivateAttr(default=0)
-    _requests: list[LlmRequest] = PrivateAttr(default_factory=list)
+    _requests: deque[LlmRequest] = PrivateAttr(
+        default_factory=lambda: deque(maxlen=REQUEST_LOG_SIZE)
+    )
 
     def __init__(
         self,
