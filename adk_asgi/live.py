@@ -103,7 +103,10 @@ class LiveEndpoint:
         except ClientError as exc:
             await websocket.close(code=1008, reason=exc.reason)
             return
-        await websocket.accept()
+        # Browsers cannot set headers on a WebSocket, so a token may travel as a subprotocol;
+        # the handshake fails unless the server echoes one of the offered protocols.
+        offered = websocket.scope.get("subprotocols") or []
+        await websocket.accept(subprotocol=offered[0] if offered else None)
         connection = _Connection(self.owner, websocket, identity.user_id)
         await connection.run()
 

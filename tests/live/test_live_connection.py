@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
 from adk_asgi.history import rebuild_messages
@@ -356,3 +357,26 @@ async def test_a_duplicated_approval_runs_the_tool_once(server: tuple[AdkApp, st
         'Here you go: process_payment: {"amount": 5, "currency": "USD", "recipient": "alice",'
         ' "status": "sent"}.'
     )
+
+
+async def test_a_token_can_travel_as_a_subprotocol(server: tuple[AdkApp, str]) -> None:
+    app, url = server
+    seen: list[str] = []
+
+    def identify(conn: Any) -> str | None:
+        offered = conn.scope.get("subprotocols") or []
+        token = next((p.removeprefix("token.") for p in offered if p.startswith("token.")), None)
+        seen.append(token or "")
+        return f"token-user-{token}" if token else None
+
+    previous, app.identify = app.identify, identify
+    try:
+        async with connect(url, subprotocols=["token.abc"]) as socket:  # type: ignore[list-item]
+            assert socket.subprotocol == "token.abc"
+            await socket.send(json.dumps({"type": "ping"}))
+            assert json.loads(await asyncio.wait_for(socket.recv(), 5)) == {"type": "pong"}
+        with pytest.raises(InvalidStatus, match="HTTP 403"):
+            await connect(url)
+    finally:
+        app.identify = previous
+    assert seen == ["abc", ""]
