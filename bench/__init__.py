@@ -1,0 +1,2 @@
+"""Benchmarks of adk_asgi against bare ``run_async`` and ADK's own ``/run_sse`` (``python -m
+bench.throughput``); kept out of the package so nothing here ships to users."""

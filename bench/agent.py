@@ -1,0 +1,52 @@
+"""The one agent every row of the benchmark runs, so the rows differ only in the transport.
+
+The answer length is read from the user text (``"1000"`` → 1,000 deltas), so one server process
+started once can serve every size, and the bench and the servers build the agent identically.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Final
+
+from google.adk.agents.llm_agent import LlmAgent
+from google.genai import types
+
+from adk_asgi.testing import ScriptedLlm, Text, Turn
+
+APP_NAME: Final = "bench"
+USER_ID: Final = "bench"
+DELTA_CHARS: Final = 8
+"""Characters per streamed delta (ScriptedLlm's ``chunk_size``): a few tokens, like Gemini."""
+
+_WORDS: Final = "the quick brown fox jumps over a lazy dog while seven wizards quietly box "
+
+
+def answer_text(deltas: int) -> str:
+    """Exactly ``deltas * DELTA_CHARS`` characters of plain prose (no JSON escaping work)."""
+    size = deltas * DELTA_CHARS
+    return (_WORDS * (size // len(_WORDS) + 1))[:size]
+
+
+def _responder(contents: list[types.Content]) -> Turn:
+    last = contents[-1].parts or [] if contents else []
+    text = "".join(part.text or "" for part in last).strip()
+    return [Text(answer_text(int(text) if text.isdigit() else 5))]
+
+
+def make_agent() -> LlmAgent:
+    """An ``LlmAgent`` on ``ScriptedLlm``: one partial per delta, then one aggregated final."""
+    model = ScriptedLlm(responder=_responder, chunk_size=DELTA_CHARS, delay=0)
+    return LlmAgent(name=APP_NAME, model=model, instruction="Answer.")
+
+
+def user_message(deltas: int) -> types.Content:
+    return types.Content(role="user", parts=[types.Part.from_text(text=str(deltas))])
+
+
+def quiet() -> None:
+    """Silence ADK's per-run logging and experimental warnings so the table stays readable."""
+    for name in ("google_adk", "google.adk", "google_genai", "opentelemetry"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning)

@@ -1,0 +1,113 @@
+"""One benchmark server: ``python -m bench.serve {adk_asgi|adk_run_sse} FD``.
+
+Each server runs in its own process so the client never shares an event loop with it, on a
+listening socket the parent bound to 127.0.0.1 (passed as ``FD``: no port race, no retry loop),
+with the same uvicorn settings for both: uvicorn's defaults apart from logging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import uvicorn
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.cli.utils.base_agent_loader import BaseAgentLoader
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from adk_asgi import AdkApp
+from bench.agent import APP_NAME, USER_ID, make_agent, quiet
+
+KINDS = ("adk_asgi", "adk_run_sse")
+
+
+class _ObjectLoader(BaseAgentLoader):
+    """Serves one agent object by name, so ADK's server needs no agents directory."""
+
+    def __init__(self, agent: BaseAgent) -> None:
+        self.agent = agent
+
+    def load_agent(self, agent_name: str) -> BaseAgent:
+        if agent_name != APP_NAME:
+            raise ValueError(agent_name)
+        return self.agent
+
+    def list_agents(self) -> list[str]:
+        return [APP_NAME]
+
+
+def adk_asgi_app() -> ASGIApp:
+    """``AdkApp`` mounted the way the docs show; a fixed identity, as behind real auth."""
+    chat = AdkApp(make_agent(), identify=lambda conn: USER_ID)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await chat.aclose()
+
+    return Starlette(routes=[Mount("/agent", app=chat)], lifespan=lifespan)
+
+
+def adk_run_sse_app() -> ASGIApp:
+    """ADK's own API server (what ``adk api_server`` serves), in memory, without the web UI."""
+    from google.adk.cli.fast_api import get_fast_api_app
+
+    return get_fast_api_app(
+        agents_dir=tempfile.mkdtemp(prefix="bench-agents-"),
+        agent_loader=_ObjectLoader(make_agent()),
+        session_service_uri="memory://",
+        artifact_service_uri="memory://",
+        memory_service_uri="memory://",
+        use_local_storage=False,
+        web=False,
+    )
+
+
+def with_cpu_probe(app: ASGIApp) -> ASGIApp:
+    """``GET /__cpu``: this process's CPU seconds, so the client can charge each request the
+    server CPU it cost — a figure the client's own CPU use and other load on the box do not
+    blur the way they blur wall-clock time. One string comparison per request otherwise."""
+
+    async def probed(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/__cpu":
+            headers = [(b"content-type", b"text/plain")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": repr(time.process_time()).encode()})
+            return
+        await app(scope, receive, send)
+
+    return probed
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the parent on stdout once it listens and what it picked."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        ready = {
+            "loop": type(asyncio.get_running_loop()).__module__.split(".")[0],
+            "http": self.config.http_protocol_class.__name__,
+        }
+        print(json.dumps(ready), flush=True)
+
+
+def main(argv: list[str]) -> None:
+    kind, fd = argv
+    if kind not in KINDS:
+        raise SystemExit(f"usage: python -m bench.serve {{{'|'.join(KINDS)}}} FD")
+    quiet()
+    app = adk_asgi_app() if kind == "adk_asgi" else adk_run_sse_app()
+    config = uvicorn.Config(with_cpu_probe(app), log_level="warning", access_log=False)
+    _Server(config).run(sockets=[socket.socket(fileno=int(fd))])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
