@@ -106,7 +106,10 @@ class LiveEndpoint:
         # Browsers cannot set headers on a WebSocket, so a token may travel as a subprotocol;
         # the handshake fails unless the server echoes one of the offered protocols.
         offered = websocket.scope.get("subprotocols") or []
-        await websocket.accept(subprotocol=offered[0] if offered else None)
+        # A browser whose first request is this handshake gets its identity cookie here, or
+        # its next HTTP request (history after a reload) would be a stranger's.
+        cookie = [(b"set-cookie", identity.set_cookie.encode())] if identity.set_cookie else []
+        await websocket.accept(subprotocol=offered[0] if offered else None, headers=cookie)
         connection = _Connection(self.owner, websocket, identity.user_id)
         await connection.run()
 

@@ -9,6 +9,7 @@ import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 import pytest_asyncio
@@ -380,3 +381,22 @@ async def test_a_token_can_travel_as_a_subprotocol(server: tuple[AdkApp, str]) -
     finally:
         app.identify = previous
     assert seen == ["abc", ""]
+
+
+async def test_a_first_visit_over_live_gets_the_identity_cookie_history_needs(
+    server: tuple[AdkApp, str],
+) -> None:
+    _, url = server
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    async with connect(f"{url}?chatId={chat_id}") as socket:  # no cookie yet: a first visit
+        set_cookie = socket.response.headers["set-cookie"]
+        live = Live(socket, chat_id)
+        await live.turn("hello")
+    cookie = set_cookie.split(";", 1)[0]
+    assert cookie.startswith("adk_asgi_uid=") and "HttpOnly" in set_cookie
+    base = url.replace("ws://", "http://").removesuffix("/live")
+    async with httpx.AsyncClient() as client:
+        mine = await client.get(f"{base}/chat/{chat_id}/messages", headers={"cookie": cookie})
+        stranger = await client.get(f"{base}/chat/{chat_id}/messages")
+    assert [m["role"] for m in mine.json()] == ["user", "assistant"]
+    assert stranger.json() == []
