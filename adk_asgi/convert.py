@@ -264,6 +264,11 @@ class EventConverter:
         is_model_call = content is not None and content.role == "model"
         confirmations = event.actions.requested_tool_confirmations
         key = self._key(event)
+        if self.live and parts and all(_is_live_audio(p) for p in parts):
+            # Gemini Live sends each audio chunk as its own complete message, between the
+            # transcript's deltas: it must not end the text block the transcript streams into.
+            self._event_tail(event, out)
+            return
         if is_model_call and any(_is_shown(p, self.live) for p in parts):
             self._open_step_for(key, out)
         remaining_text = self._streamed_text.pop(key, "")
@@ -295,6 +300,10 @@ class EventConverter:
         self._close_blocks_of(key, out)
         if self.live and any(p.function_response for p in parts):
             self._live_step += 1  # the model's answer to these results is a new step
+        self._event_tail(event, out)
+
+    def _event_tail(self, event: Event, out: list[UIMessageChunk]) -> None:
+        """What any complete event may carry besides its parts: sources, usage, how it ended."""
         self._sources(event, out)
         if event.usage_metadata is not None:
             self._add_usage(event.usage_metadata)
@@ -555,5 +564,10 @@ def _is_shown(part: types.Part, live: bool) -> bool:
     """Whether a model part opens a step (live audio and confirmation requests do not)."""
     if _is_confirmation(part):
         return False
+    return not (live and _is_live_audio(part))
+
+
+def _is_live_audio(part: types.Part) -> bool:
+    """Spoken audio (sent as binary frames in live mode, its transcript shown as text)."""
     blob = part.inline_data
-    return not (live and blob is not None and (blob.mime_type or "").startswith("audio/"))
+    return blob is not None and (blob.mime_type or "").startswith("audio/")
