@@ -154,7 +154,7 @@ class _Connection:
                 group.cancel_scope.cancel()
         finally:
             self.queue.close()
-            self.bridge.cancel_waits()
+            self.bridge.close()
             self.inbox.close()
             self.outbox.close()
             self.owner.live_bridges.pop(id(self.queue), None)
@@ -196,8 +196,10 @@ class _Connection:
             self.queue.send_activity_start()
         elif kind == "activity-end":
             self.queue.send_activity_end()
+            self.bridge.speech_ended()
         elif kind == "audio-end":
             self.queue.send_audio_stream_end()
+            self.bridge.speech_ended()
         elif kind == "ping":
             self.bridge.frame(type="pong")
         else:

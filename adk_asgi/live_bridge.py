@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 Frame = str | bytes
 TIMED_OUT = {"error": "The browser did not answer in time."}
 LEFT = {"error": "The user left before the browser answered."}
+VOICE_ANSWER_WAIT = 10.0
+"""How long a ``resume`` after the user stopped talking waits for the model's answer to start."""
 _FRAME = msgspec.json.Encoder()
 
 
@@ -95,6 +97,8 @@ class LiveBridge:
         self.unclaimed: _Response | None = None
         self.abandoned: set[str] = set()
         self.settled = asyncio.Event()
+        self.voice_answer_due = False
+        self.parked_resume: tuple[str, asyncio.TimerHandle] | None = None
 
     # --- frames ------------------------------------------------------------------------------
 
@@ -155,6 +159,7 @@ class LiveBridge:
             self._resolve(wait, False if wait.kind == "approval" else TIMED_OUT)
         self._end_response([])  # anything still unclaimed stays in the session, not the stream
         self.unclaimed = None
+        self._unpark(answer=True)
         self.response = self._new_response(self.owner.new_message_id())
         self._open(request_id, [])
         self.queue.send_content(content)
@@ -198,6 +203,9 @@ class LiveBridge:
         if response is None and self.unclaimed is not None:
             response, finished = self.unclaimed, True
         self.unclaimed = None
+        if response is None and self.voice_answer_due:
+            self._park(request_id)
+            return
         if response is None:
             self.frame(type="no-active", requestId=request_id)
             return
@@ -209,8 +217,37 @@ class LiveBridge:
         if finished:
             self.frame(type="end", requestId=request_id)
 
+    def speech_ended(self) -> None:
+        """The user stopped talking (``activity-end``/``audio-end``): the model's answer is due.
+
+        The client asks for it with ``resume`` at once, usually before the model has heard
+        anything, so until the answer starts a ``resume`` waits for it instead of finding
+        nothing to replay.
+        """
+        self.voice_answer_due = True
+
+    def _park(self, request_id: str) -> None:
+        self._unpark(answer=True)  # a newer resume replaces an older one
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(VOICE_ANSWER_WAIT, self._unpark, True)
+        self.parked_resume = (request_id, timer)
+
+    def _unpark(self, answer: bool) -> str | None:
+        """Release the parked resume; ``answer`` tells its client there is nothing to replay."""
+        if self.parked_resume is None:
+            return None
+        request_id, timer = self.parked_resume
+        self.parked_resume = None
+        timer.cancel()
+        self.voice_answer_due = False
+        if answer:
+            self.frame(type="no-active", requestId=request_id)
+        return request_id
+
     def abort(self, request_id: str) -> None:
         """The client stopped reading this response; the rest of the turn is dropped."""
+        if self.parked_resume is not None and self.parked_resume[0] == request_id:
+            self._unpark(answer=False)
         if self.response is not None and self.response.request_id == request_id:
             self.response.request_id = None
 
@@ -225,6 +262,11 @@ class LiveBridge:
     def on_event(self, event: Event) -> None:
         if self.response is None:  # the model speaks with no request open (voice, buffering)
             self.response = self._new_response(self.owner.new_message_id())
+            self.voice_answer_due = False
+            parked = self._unpark(answer=False)
+            if parked is not None:  # a resume was waiting for this answer
+                self.response.request_id = parked
+                self.frame(type="start", requestId=parked)
             self._emit(self.response.converter.start())
         self._audio(event)
         if event.interrupted:
@@ -358,10 +400,12 @@ class LiveBridge:
         if self.waits.get(wait.call.id) is wait:
             del self.waits[wait.call.id]
 
-    def cancel_waits(self) -> None:
+    def close(self) -> None:
+        """The connection is over: nothing waits any more."""
         for wait in list(self.waits.values()):
             wait.future.cancel()
         self.waits.clear()
+        self._unpark(answer=False)
 
     def abandon_waits(self) -> bool:
         """The user left: answer every waiting call as denied (approvals) or failed (client

@@ -83,7 +83,10 @@ class Live:
         chunks: list[dict[str, Any]] = []
         started = False
         while True:
-            frame = json.loads(await asyncio.wait_for(self.socket.recv(), 10))
+            message = await asyncio.wait_for(self.socket.recv(), 10)
+            if isinstance(message, bytes):
+                continue  # the model's audio
+            frame = json.loads(message)
             if frame.get("requestId") != request_id:
                 continue
             if frame["type"] == "start":
@@ -400,3 +403,25 @@ async def test_a_first_visit_over_live_gets_the_identity_cookie_history_needs(
         stranger = await client.get(f"{base}/chat/{chat_id}/messages")
     assert [m["role"] for m in mine.json()] == ["user", "assistant"]
     assert stranger.json() == []
+
+
+async def test_a_resume_sent_as_the_user_stops_talking_gets_the_voice_answer(
+    server: tuple[AdkApp, str],
+) -> None:
+    _, url = server
+    chat_id = f"voice-{secrets.token_hex(4)}"
+    live, socket = await open_live(url, chat_id, chatId=chat_id, audio="1")
+    async with socket:
+        await socket.send(json.dumps({"type": "activity-start"}))
+        await socket.send(b"hello")
+        await socket.send(json.dumps({"type": "activity-end"}))
+        resume = {"type": "resume", "requestId": "v1", "id": chat_id, "headers": {}, "body": {}}
+        await socket.send(json.dumps(resume))  # at once, as the demo page does
+        chunks = await live.response("v1")
+    assert [c["data"] for c in chunks if c["type"] == "data-transcript"][-1] == {
+        "role": "user",
+        "text": "hello",
+        "final": True,
+    }
+    assert chunks[-1] == {"type": "finish", "finishReason": "stop"}
+    assert [c["type"] for c in chunks].count("text-start") == 1
