@@ -302,10 +302,20 @@ export function createPcmPlayer({ sampleRate = 24000 } = {}) {
   let context;
   let next = 0;
   const playing = new Set();
+  let carry; // a frame may split a sample: its odd last byte waits for the next frame
   return {
     play(buffer) {
+      let bytes = new Uint8Array(buffer);
+      if (carry !== undefined) {
+        const joined = new Uint8Array(bytes.length + 1);
+        joined[0] = carry;
+        joined.set(bytes, 1);
+        bytes = joined;
+      }
+      carry = bytes.length % 2 ? bytes[bytes.length - 1] : undefined;
+      const pcm = new Int16Array(bytes.slice(0, bytes.length - (bytes.length % 2)).buffer);
+      if (pcm.length === 0) return;
       context ??= new AudioContext({ sampleRate });
-      const pcm = new Int16Array(buffer);
       const audio = context.createBuffer(1, pcm.length, sampleRate);
       const channel = audio.getChannelData(0);
       for (let i = 0; i < pcm.length; i++) channel[i] = pcm[i] / 0x8000;
@@ -322,6 +332,7 @@ export function createPcmPlayer({ sampleRate = 24000 } = {}) {
       for (const source of playing) source.stop();
       playing.clear();
       next = 0;
+      carry = undefined;
     },
   };
 }
