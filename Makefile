@@ -4,8 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 NODE_DIR := tests/e2e/node
+WEB_DIR := web
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: demo test lint unit bench clean
+.PHONY: demo web chromium test lint unit bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +19,26 @@ $(NODE_DIR)/node_modules/.installed: $(NODE_DIR)/package.json $(NODE_DIR)/packag
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-demo: $(BIN)/.installed
+# The demo page (demo_app.py serves web/dist at /).
+$(WEB_DIR)/node_modules/.installed: $(WEB_DIR)/package.json $(WEB_DIR)/package-lock.json
+	cd $(WEB_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(WEB_DIR)/dist/.built: $(WEB_DIR)/node_modules/.installed $(WEB_DIR)/index.html $(WEB_DIR)/vite.config.js $(wildcard $(WEB_DIR)/src/*)
+	cd $(WEB_DIR) && npm run build
+	touch $@
+
+web: $(WEB_DIR)/dist/.built
+
+# Debian's Chromium, for the browser tests (tests/browser).
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
+		else echo "The browser tests need Debian's Chromium at $(CHROMIUM):" \
+			"sudo apt-get update && sudo apt-get install -y chromium" >&2; exit 1; fi; \
+	fi
+
+demo: $(BIN)/.installed web
 	$(BIN)/python demo_app.py
 
 lint: $(BIN)/.installed
@@ -25,7 +46,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict adk_asgi
 
-test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed lint
+test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web chromium lint
 	$(BIN)/pytest -q
 
 unit: $(BIN)/.installed
@@ -35,4 +56,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python -m bench.throughput
 
 clean:
-	rm -rf $(VENV) $(NODE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(NODE_DIR)/node_modules $(WEB_DIR)/node_modules $(WEB_DIR)/dist .pytest_cache .mypy_cache .ruff_cache

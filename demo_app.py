@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
@@ -19,7 +20,8 @@ from google.adk.tools.function_tool import FunctionTool
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from adk_asgi import AdkApp, client_tool
 from adk_asgi.testing import demo_model
@@ -89,15 +91,31 @@ def build_agent(model: BaseLlm | str | None = None) -> LlmAgent:
     )
 
 
+WEB_DIST = Path(__file__).resolve().parent / "web" / "dist"
+"""The demo page (``web/``), built by ``make demo``; served at ``/`` when it exists."""
+
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>adk-asgi demo</title></head>
 <body>
 <h1>adk-asgi demo</h1>
-<p>The agent is mounted at <code>/agent</code>. Point an AI SDK
+<p>The demo page is not built: run <code>make demo</code> (it builds <code>web/</code> with npm,
+then starts this app).</p>
+<p>The agent is mounted at <code>/agent</code> meanwhile. Point an AI SDK
 <code>DefaultChatTransport</code> at <code>/agent/chat</code>.</p>
 <p>Try: <q>What's the weather in Paris?</q></p>
 </body></html>
 """
+
+
+def page_routes() -> list[BaseRoute]:
+    """``/``: the built page and its assets, or the fallback page above."""
+    if (WEB_DIST / "index.html").is_file():
+        return [Mount("/", app=StaticFiles(directory=WEB_DIST, html=True))]
+
+    async def index(_: Request) -> HTMLResponse:
+        return HTMLResponse(PAGE)
+
+    return [Route("/", index)]
 
 
 def create_app(agent: LlmAgent | None = None, **options: object) -> Starlette:
@@ -108,11 +126,8 @@ def create_app(agent: LlmAgent | None = None, **options: object) -> Starlette:
         yield
         await chat.aclose()
 
-    async def index(_: Request) -> HTMLResponse:
-        return HTMLResponse(PAGE)
-
     return Starlette(
-        routes=[Route("/", index), Mount("/agent", app=chat)],
+        routes=[Mount("/agent", app=chat), *page_routes()],  # the page's catch-all mount last
         lifespan=lifespan,
     )
 

@@ -1,0 +1,66 @@
+// Background music for the `change_bgm` browser tool: three little arpeggios made with Web Audio
+// oscillators (no audio files). `useNowPlaying()` lets React show what is playing.
+import { useSyncExternalStore } from "react";
+
+// an oscillator shape, seconds per note, and the notes (Hz) played in a loop
+export const TRACKS = {
+  1: { wave: "sine", beat: 0.4, notes: [220, 277.18, 329.63, 440] }, // A major
+  2: { wave: "triangle", beat: 0.25, notes: [261.63, 311.13, 392, 466.16, 392, 311.13] }, // Cm7
+  3: { wave: "square", beat: 0.15, notes: [196, 246.94, 293.66, 392, 293.66, 246.94] }, // G major
+};
+
+let context;
+let timer;
+let nowPlaying = null;
+const listeners = new Set();
+
+function setNowPlaying(track) {
+  nowPlaying = track;
+  for (const listener of listeners) listener();
+}
+
+export function useNowPlaying() {
+  return useSyncExternalStore(
+    (listener) => (listeners.add(listener), () => listeners.delete(listener)),
+    () => nowPlaying,
+  );
+}
+
+function note(frequency, at, { wave, beat }) {
+  const osc = context.createOscillator();
+  const gain = context.createGain();
+  osc.type = wave;
+  osc.frequency.value = frequency;
+  gain.gain.setValueAtTime(0.0001, at);
+  gain.gain.exponentialRampToValueAtTime(0.05, at + 0.02);
+  gain.gain.exponentialRampToValueAtTime(0.0001, at + beat * 0.9);
+  osc.connect(gain).connect(context.destination);
+  osc.start(at);
+  osc.stop(at + beat);
+}
+
+/** Start track 1, 2 or 3 (replacing the one playing); throws for any other number. */
+export function playTrack(number) {
+  const track = TRACKS[number];
+  if (!track) throw new Error(`There is no track ${number}; pick 1, 2 or 3.`);
+  stopMusic();
+  context ??= new AudioContext();
+  void context.resume();
+  let next = context.currentTime + 0.05;
+  let index = 0;
+  const schedule = () => {
+    // keep half a second of notes scheduled ahead
+    while (next < context.currentTime + 0.5) {
+      note(track.notes[index++ % track.notes.length], next, track);
+      next += track.beat;
+    }
+  };
+  schedule();
+  timer = setInterval(schedule, 200);
+  setNowPlaying(number);
+}
+
+export function stopMusic() {
+  clearInterval(timer);
+  setNowPlaying(null);
+}
