@@ -16,7 +16,7 @@ from .errors import ClientError
 from .identity import Identity
 from .locks import ChatBusy
 from .messages import ChatRequest
-from .pending import approved_marker, chat_state
+from .pending import approved_marker, chat_state, moved_on_answers
 from .sse import SSEResponse, sse_body
 from .translate import Conflict, TranslationError, continuation, user_content
 
@@ -76,9 +76,24 @@ class ChatEndpoint:
                 content = user_content(last)
             except TranslationError as exc:
                 raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
+            await self._answer_open_calls(identity, chat.id)
             converter = self._converter(self.owner.new_message_id())
             return _Plan(content, converter, [], last.id)
         return await self._continue(identity, chat)
+
+    async def _answer_open_calls(self, identity: Identity, chat_id: str) -> None:
+        """The user moved on: close the browser tool calls they left open (see
+        :func:`moved_on_answers`) before the new message, as live mode does."""
+        owner = self.owner
+        session = await owner.session_service.get_session(
+            app_name=owner.app_name, user_id=identity.user_id, session_id=chat_id
+        )
+        if session is None:
+            return
+        state = chat_state(session.events)
+        answers = moved_on_answers(state, owner.client_tools.keys(), owner.needs_approval)
+        if answers is not None:
+            await owner.session_service.append_event(session, answers)
 
     async def _continue(self, identity: Identity, chat: ChatRequest) -> _Plan:
         """A continuation of the assistant message: answers to its open tool calls."""

@@ -37,7 +37,14 @@ from .chunks import ToolApprovalRequest, UIMessageChunk
 from .convert import EventConverter
 from .encoding import ChunkEncoder
 from .messages import ChatRequest
-from .pending import METADATA_KEY, REJECTED, ChatState, ToolCall, client_approval_id
+from .pending import (
+    METADATA_KEY,
+    MOVED_ON,
+    REJECTED,
+    ChatState,
+    ToolCall,
+    client_approval_id,
+)
 from .tools import ClientTool
 from .translate import continuation
 
@@ -141,7 +148,7 @@ class LiveBridge:
     def _new_response(self, message_id: str, known_calls: set[str] | None = None) -> _Response:
         converter = EventConverter(
             message_id=message_id,
-            known_calls=known_calls or set(self.calls),
+            known_calls=set(self.calls) if known_calls is None else known_calls,
             send_usage=self.owner.send_usage,
             approval_needed=self.owner.approval_needed,
             live=True,
@@ -156,11 +163,12 @@ class LiveBridge:
     def send_user_turn(self, request_id: str, content: types.Content) -> None:
         """A new user message: pending waits are abandoned (denied), the model gets the text."""
         for wait in list(self.waits.values()):
-            self._resolve(wait, False if wait.kind == "approval" else TIMED_OUT)
+            self._resolve(wait, False if wait.kind == "approval" else MOVED_ON)
         self._end_response([])  # anything still unclaimed stays in the session, not the stream
         self.unclaimed = None
         self._unpark(answer=True)
-        self.response = self._new_response(self.owner.new_message_id())
+        # A new message: the answers just given to old calls belong to their own messages.
+        self.response = self._new_response(self.owner.new_message_id(), known_calls=set())
         self._open(request_id, [])
         self.queue.send_content(content)
 

@@ -12,11 +12,12 @@ was told to run it — is recorded as a content-less event tagged ``custom_metad
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from google.adk.events.event import Event
+from google.genai import types
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
 METADATA_KEY: Final = "adk_asgi"
@@ -27,6 +28,8 @@ PAYLOADS_KEY: Final = "confirmationPayloads"
 REJECTED: Final = {"error": "This tool call is rejected."}
 """ADK's own answer to a denied confirmation; the bridge answers denied client tools the same
 way, so the model reads one shape for every denial."""
+MOVED_ON: Final = {"error": "The user moved on before the browser answered."}
+"""The result of a browser tool the user left unanswered by sending a new message."""
 
 
 def client_approval_id(call_id: str) -> str:
@@ -150,3 +153,30 @@ def chat_state(events: Iterable[Event]) -> ChatState:
                 continue
             state.results[response.id] = response.response
     return state
+
+
+def moved_on_answers(
+    state: ChatState, client_tools: Collection[str], needs_approval: Callable[[ToolCall], bool]
+) -> Event | None:
+    """The answers to the browser tool calls still open when the user sends a new message.
+
+    A call left without a response would stay in the model's history forever (ADK keeps
+    long-running calls, and Gemini refuses a call turn not followed by its responses), and live
+    mode answers the same calls when the user moves on, so both modes leave the same history: a
+    call waiting for approval is denied, one waiting for the browser gets :data:`MOVED_ON`.
+    Other long-running tools (a ticket a human closes days later) are the app's business.
+    """
+    parts: list[types.Part] = []
+    invocation_id = ""
+    for call in state.calls.values():
+        if call.name not in client_tools or state.open_client_call(call.id) is None:
+            continue
+        unapproved = needs_approval(call) and call.id not in state.approved_client_calls
+        result = REJECTED if unapproved else MOVED_ON
+        response = types.FunctionResponse(id=call.id, name=call.name, response=dict(result))
+        parts.append(types.Part(function_response=response))
+        invocation_id = call.invocation_id
+    if not parts:
+        return None
+    content = types.Content(role="user", parts=parts)
+    return Event(invocation_id=invocation_id, author="user", content=content)

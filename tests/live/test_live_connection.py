@@ -425,3 +425,20 @@ async def test_a_resume_sent_as_the_user_stops_talking_gets_the_voice_answer(
     }
     assert chunks[-1] == {"type": "finish", "finishReason": "stop"}
     assert [c["type"] for c in chunks].count("text-start") == 1
+
+
+async def test_a_new_message_closes_the_browser_calls_left_open(
+    server: tuple[AdkApp, str],
+) -> None:
+    app, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        bgm = await live.turn("play track 3")
+        hello = await live.turn("hello")
+    assert [c for c in hello if c["type"].startswith("tool-")] == []  # not this message's
+    await wait_until_closed(app)
+    history = await _history(app, live.chat_id)
+    tools = [p for m in history for p in m["parts"] if p["type"].startswith("tool-")]
+    assert [(t["toolCallId"], t["state"], t.get("errorText")) for t in tools] == [
+        (bgm[3]["toolCallId"], "output-error", "The user moved on before the browser answered.")
+    ]
