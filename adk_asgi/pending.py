@@ -114,6 +114,9 @@ def chat_state(events: Iterable[Event]) -> ChatState:
         decisions = event_tag(event, "decisions")  # live mode records the user's decisions
         if isinstance(decisions, dict):
             state.live_decisions.update(decisions)
+        for approval_id in event_tag(event, "closedApprovals") or ():  # the user moved on
+            if state.open_confirmations.pop(approval_id, None) is not None:
+                state.decided_confirmations[approval_id] = False
         placeholders = event.actions.requested_tool_confirmations or {}
         long_running = event.long_running_tool_ids or set()
         for call in event.get_function_calls():
@@ -158,12 +161,14 @@ def chat_state(events: Iterable[Event]) -> ChatState:
 def moved_on_answers(
     state: ChatState, client_tools: Collection[str], needs_approval: Callable[[ToolCall], bool]
 ) -> Event | None:
-    """The answers to the browser tool calls still open when the user sends a new message.
+    """What closes the calls the user left open by sending a new message, or ``None``.
 
-    A call left without a response would stay in the model's history forever (ADK keeps
+    A browser call left without a response would stay in the model's history forever (ADK keeps
     long-running calls, and Gemini refuses a call turn not followed by its responses), and live
-    mode answers the same calls when the user moves on, so both modes leave the same history: a
-    call waiting for approval is denied, one waiting for the browser gets :data:`MOVED_ON`.
+    mode denies pending approvals when the user moves on, so both modes leave the same history:
+    a browser call waiting for approval is denied, one waiting for the browser gets
+    :data:`MOVED_ON`. An open ADK confirmation needs no answer for the model (ADK gave it a
+    placeholder response) but is closed as denied, so an old card can never run its tool later.
     Other long-running tools (a ticket a human closes days later) are the app's business.
     """
     parts: list[types.Part] = []
@@ -176,7 +181,19 @@ def moved_on_answers(
         response = types.FunctionResponse(id=call.id, name=call.name, response=dict(result))
         parts.append(types.Part(function_response=response))
         invocation_id = call.invocation_id
-    if not parts:
+    closed = list(state.open_confirmations)
+    if not parts and not closed:
         return None
-    content = types.Content(role="user", parts=parts)
-    return Event(invocation_id=invocation_id, author="user", content=content)
+    for approval_id in closed:
+        invocation_id = invocation_id or _call_invocation(state, approval_id)
+    return Event(
+        invocation_id=invocation_id,
+        author="user",
+        content=types.Content(role="user", parts=parts) if parts else None,
+        custom_metadata={METADATA_KEY: {"closedApprovals": closed}} if closed else None,
+    )
+
+
+def _call_invocation(state: ChatState, approval_id: str) -> str:
+    call = state.calls.get(state.open_confirmations[approval_id].call_id)
+    return call.invocation_id if call is not None else ""

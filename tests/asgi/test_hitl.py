@@ -520,7 +520,10 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload() -> None:
     ]
 
 
-async def test_a_new_message_closes_the_browser_calls_left_open(demo: Demo) -> None:
+async def test_a_new_message_closes_the_calls_left_open(demo: Demo) -> None:
+    payment = await demo.send("pay 5 to alice")
+    assert payment[-3]["type"] == "tool-approval-request"
+    payment_user, payment_message = demo.user, demo.assistant
     bgm = await demo.send("play track 3")
     bgm_user, bgm_message = demo.user, demo.assistant
     location = await demo.send("where am i")
@@ -529,17 +532,21 @@ async def test_a_new_message_closes_the_browser_calls_left_open(demo: Demo) -> N
     model: Any = demo.app.runner.agent.model  # type: ignore[union-attr]
     seen = model.requests[-1].contents
     responses = [p.function_response for c in seen for p in c.parts if p.function_response]
-    assert [(r.id, r.response) for r in responses] == [
+    assert [(r.id, r.response) for r in responses][1:] == [  # [0]: ADK's payment placeholder
         (bgm_call, {"error": "The user moved on before the browser answered."}),
         (location_call, {"error": "This tool call is rejected."}),
     ]
     history = (await demo.client.get("/chat/chat-1/messages")).json()
     tools = [p for m in history for p in m["parts"] if p["type"].startswith("tool-")]
     assert [(t["type"], t["state"], t.get("errorText")) for t in tools] == [
+        ("tool-process_payment", "output-denied", None),
         ("tool-change_bgm", "output-error", "The user moved on before the browser answered."),
         ("tool-get_location", "output-denied", None),
     ]
-    # The old cards can no longer be answered.
+    # The old cards can no longer be answered: the payment never runs.
+    answer(payment_message, "process_payment", approved=True)
     answer(bgm_message, "change_bgm", output={"playing": 3})
-    stale = await demo.post({"id": "chat-1", "messages": [bgm_user, bgm_message]})
-    assert stale.status_code == 409
+    for user, message in [(payment_user, payment_message), (bgm_user, bgm_message)]:
+        stale = await demo.post({"id": "chat-1", "messages": [user, message]})
+        assert stale.status_code == 409, stale.text
+    assert demo.payments == {}
