@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Callable, Sequence
 from importlib import resources
@@ -32,11 +31,9 @@ from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, r
 from .live import LiveEndpoint, LiveToolGate
 from .live_bridge import LiveBridge
 from .locks import ChatLocks
-from .messages import ChatRequest, RequestError, decode_chat_request
+from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest, RequestError, decode_chat_request
 from .pending import METADATA_KEY, PAYLOADS_KEY, ToolCall
 from .tools import ClientTool, PauseForClientTools, find_client_tools
-
-_CHAT_ID: Final = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 
 
 def _new_message_id() -> str:
@@ -143,8 +140,8 @@ class AdkApp:
         except ClientError as exc:
             return exc.response()
         chat_id = request.path_params["chat_id"]
-        if not _CHAT_ID.match(chat_id):
-            return ClientError(400, "a chat id is 1-128 letters, digits or _.:@-").response()
+        if not CHAT_ID.match(chat_id):
+            return ClientError(400, CHAT_ID_RULE).response()
         session = await self.session_service.get_session(
             app_name=self.app_name, user_id=identity.user_id, session_id=chat_id
         )
@@ -190,8 +187,13 @@ class AdkApp:
             chat = decode_chat_request(body)
         except RequestError as exc:
             raise ClientError(400, str(exc)) from None
-        if not _CHAT_ID.match(chat.id):
-            raise ClientError(400, "id: a chat id is 1-128 letters, digits or _.:@-")
+        self.check(chat)
+        return chat
+
+    def check(self, chat: ChatRequest) -> None:
+        """What both transports refuse in a decoded chat request, with a 4xx reason."""
+        if not CHAT_ID.match(chat.id):
+            raise ClientError(400, f"id: {CHAT_ID_RULE}")
         if not chat.messages:
             raise ClientError(400, "messages: the chat has no messages")
         if chat.trigger == "regenerate-message":
@@ -201,7 +203,6 @@ class AdkApp:
         payloads = chat.extra.get(PAYLOADS_KEY, {})
         if not isinstance(payloads, dict):
             raise ClientError(400, f"{PAYLOADS_KEY}: expected an object of approval id → payload")
-        return chat
 
     def run_config_for(self, message_id: str, user_message_id: str | None) -> RunConfig:
         """The run options of one request: the app's, tagged with the ids the client knows."""

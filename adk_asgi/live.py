@@ -34,7 +34,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .errors import ClientError
 from .live_bridge import Frame, LiveBridge
 from .locks import ChatBusy
-from .messages import ChatRequest, RequestError, decode_chat_request
+from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest, RequestError, decode_chat_request
 from .translate import Conflict, TranslationError, user_content
 
 if TYPE_CHECKING:
@@ -100,6 +100,9 @@ class LiveEndpoint:
         websocket = WebSocket(scope, receive, send)
         try:
             identity = await self.owner.identity_of(websocket)
+            chat_id = websocket.query_params.get("chatId")
+            if chat_id is not None and not CHAT_ID.match(chat_id):
+                raise ClientError(400, f"chatId: {CHAT_ID_RULE}")
         except ClientError as exc:
             await websocket.close(code=1008, reason=exc.reason)
             return
@@ -210,6 +213,7 @@ class _Connection:
     async def _on_send(self, request_id: str, text: str) -> None:
         try:
             chat = _decode_send(text)
+            self.owner.check(chat)
             if self.chat_id is None:
                 self.chat_id = chat.id
                 assert self.group is not None
@@ -279,8 +283,6 @@ def _decode_send(text: str) -> ChatRequest:
         chat = decode_chat_request(text.encode())
     except RequestError as exc:
         raise ClientError(400, str(exc)) from None
-    if not chat.messages:
-        raise ClientError(400, "messages: the chat has no messages")
     body = chat.extra.get("body")
     if isinstance(body, dict):
         chat.extra = {**chat.extra, **body}

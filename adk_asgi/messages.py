@@ -9,6 +9,7 @@ built once, at import.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Literal
 
 import msgspec
@@ -182,6 +183,11 @@ class ChatRequest(msgspec.Struct, kw_only=True):
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
     """The keys the client added to the body (``new DefaultChatTransport({body})``,
     ``sendMessage(msg, {body})``), decoded but not interpreted."""
+
+
+CHAT_ID: Final = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
+"""A chat id (the ADK session id): short, and safe in a URL path and a database key."""
+CHAT_ID_RULE: Final = "a chat id is 1-128 letters, digits or _.:@-"
 
 
 class RequestError(ValueError):

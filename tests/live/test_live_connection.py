@@ -442,3 +442,34 @@ async def test_a_new_message_closes_the_browser_calls_left_open(
     assert [(t["toolCallId"], t["state"], t.get("errorText")) for t in tools] == [
         (bgm[3]["toolCallId"], "output-error", "The user moved on before the browser answered.")
     ]
+
+
+async def test_a_send_frame_is_checked_like_an_sse_body(server: tuple[AdkApp, str]) -> None:
+    _, url = server
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    frames = [
+        (
+            {"id": chat_id, "trigger": "regenerate-message"},
+            "regenerating a message is not supported",
+        ),
+        ({"id": "not/a/chat"}, "id: a chat id is 1-128 letters, digits or _.:@-"),
+        (
+            {"id": chat_id, "body": {"confirmationPayloads": "seat 14C"}},
+            "confirmationPayloads: expected an object of approval id → payload",
+        ),
+    ]
+    async with connect(url, additional_headers={"cookie": "adk_asgi_uid=" + "a" * 32}) as socket:
+        for number, (fields, reason) in enumerate(frames):
+            frame = {"type": "send", "requestId": f"r{number}", "messages": [user], **fields}
+            await socket.send(json.dumps(frame))
+            reply = json.loads(await asyncio.wait_for(socket.recv(), 5))
+            assert reply == {"type": "error", "requestId": f"r{number}", "errorText": reason}
+
+
+async def test_a_malformed_chat_id_in_the_handshake_is_refused(
+    server: tuple[AdkApp, str],
+) -> None:
+    _, url = server
+    with pytest.raises(InvalidStatus, match="HTTP 403"):
+        await connect(f"{url}?chatId=../etc")
