@@ -430,7 +430,7 @@ class EventConverter:
             original = args.get("originalFunctionCall") or {}
             original_id = original.get("id")
             if isinstance(original_id, str) and original_id in self._known_calls:
-                descriptor = _approval_descriptor(args.get("toolConfirmation") or {})
+                descriptor = approval_descriptor(args.get("toolConfirmation") or {})
                 out.append(
                     ToolApprovalRequest(
                         approval_id=call.id,
@@ -537,7 +537,7 @@ class EventConverter:
 _DEFAULT_HINT: Final = "Please approve or reject the tool call"
 
 
-def _approval_descriptor(confirmation: dict[str, Any]) -> dict[str, Any] | None:
+def approval_descriptor(confirmation: dict[str, Any]) -> dict[str, Any] | None:
     """What the tool asked the user (``request_confirmation(hint=, payload=)``), for the UI:
     the client keeps it as ``approval.descriptor``. ADK's generic hint is left out."""
     descriptor: dict[str, Any] = {}

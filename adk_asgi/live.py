@@ -79,9 +79,15 @@ class LiveToolGate(BasePlugin):
         result: dict[str, Any],
     ) -> dict[str, Any] | None:
         bridge = self._bridge(tool_context.get_invocation_context())
-        if bridge is not None:
-            bridge.tool_finished(tool_context.function_call_id, result)
-        return None
+        if bridge is None:
+            return None
+        call_id = tool_context.function_call_id
+        replaced: dict[str, Any] | None = None
+        asked = tool_context.actions.requested_tool_confirmations
+        if call_id and call_id in asked and tool_context.tool_confirmation is None:
+            replaced = result = await bridge.confirm(tool, tool_args, tool_context)
+        bridge.tool_finished(call_id, result)
+        return replaced
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event

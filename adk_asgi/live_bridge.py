@@ -34,12 +34,13 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from .chunks import ToolApprovalRequest, UIMessageChunk
-from .convert import EventConverter
+from .convert import EventConverter, approval_descriptor
 from .encoding import ChunkEncoder
 from .messages import ChatRequest
 from .pending import (
     METADATA_KEY,
     MOVED_ON,
+    PAYLOADS_KEY,
     REJECTED,
     ChatState,
     ToolCall,
@@ -100,6 +101,10 @@ class LiveBridge:
         self.batch: list[str] = []
         self.finished_calls: set[str] = set()
         self.approved_client_calls: set[str] = set()
+        self.descriptors: dict[str, Any] = {}
+        """Call id → what a tool asked the user (``request_confirmation(hint, payload)``)."""
+        self.payloads: dict[str, Any] = {}
+        """Call id → the payload the user confirmed it with (``confirmationPayloads``)."""
         self.turn_called_tools = False
         self.unclaimed: _Response | None = None
         self.abandoned: set[str] = set()
@@ -178,11 +183,14 @@ class LiveBridge:
         answers = continuation(message, self._state(), self._needs_approval)
         self.response = self._new_response(message.id, answers.known_calls | set(self.calls))
         lead: list[UIMessageChunk] = []
+        payloads: dict[str, Any] = chat.extra.get(PAYLOADS_KEY, {})
         for call_id in answers.denied:
             lead += self.response.converter.deny(call_id)
             self._resolve(self.waits[call_id], False)
         for call in answers.released:
             wait = self.waits[call.id]
+            if client_approval_id(call.id) in payloads:
+                self.payloads[call.id] = payloads[client_approval_id(call.id)]
             if isinstance(self.owner.client_tools.get(call.name), ClientTool):
                 lead += self.response.converter.release(call.id, call.name, call.args)
                 self.approved_client_calls.add(call.id)
@@ -347,14 +355,9 @@ class LiveBridge:
     async def gate(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
-        call_id = tool_context.function_call_id
-        if not call_id:
+        if not tool_context.function_call_id:
             return None
-        # ADK may run the tool before this connection has converted the call's event.
-        call = self.calls.setdefault(
-            call_id,
-            ToolCall(call_id, tool.name, dict(args), tool_context.invocation_id, None, False),
-        )
+        call = self._call_of(tool, args, tool_context)
         if isinstance(tool, ClientTool):
             if tool.needs_approval(args) and not await self._approved(call):
                 return REJECTED
@@ -368,6 +371,38 @@ class LiveBridge:
                 return REJECTED
             tool_context.tool_confirmation = ToolConfirmation(confirmed=True)
         return None
+
+    async def confirm(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any]:
+        """A tool asked for confirmation itself (``tool_context.request_confirmation``).
+
+        Over SSE ADK pauses the run and calls the tool again with the user's answer; its live
+        flow cannot (it only ever refuses). So the bridge asks the user here, in the tool
+        pipeline, and calls the tool again with ``tool_confirmation`` set, as ADK would: the
+        tool decides what approval (with the user's payload) and denial mean.
+        """
+        asked = tool_context.actions.requested_tool_confirmations.pop(
+            tool_context.function_call_id or "", None
+        )
+        call = self._call_of(tool, args, tool_context)
+        if asked is not None:
+            self.descriptors[call.id] = approval_descriptor(asked.model_dump())
+        approved = await self._approved(call)
+        payload = self.payloads.pop(call.id, None) if approved else None
+        tool_context.tool_confirmation = ToolConfirmation(confirmed=approved, payload=payload)
+        tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
+        result = await tool.run_async(args=args, tool_context=tool_context)
+        return result if isinstance(result, dict) else {"result": result}
+
+    def _call_of(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> ToolCall:
+        call_id = tool_context.function_call_id
+        assert call_id is not None
+        # ADK may run the tool before this connection has converted the call's event.
+        return self.calls.setdefault(
+            call_id,
+            ToolCall(call_id, tool.name, dict(args), tool_context.invocation_id, None, False),
+        )
 
     def tool_finished(self, call_id: str | None, result: Any) -> None:
         """A tool call's result, from the tool pipeline: shown at once, so a server tool's
@@ -445,8 +480,13 @@ class LiveBridge:
             tool = self.owner.client_tools.get(wait.call.name)
             if wait.kind == "approval" and tool is None:
                 approval_id = client_approval_id(wait.call.id)
+                descriptor = self.descriptors.pop(wait.call.id, None)
                 chunks.append(
-                    ToolApprovalRequest(approval_id=approval_id, tool_call_id=wait.call.id)
+                    ToolApprovalRequest(
+                        approval_id=approval_id,
+                        tool_call_id=wait.call.id,
+                        approval_descriptor=descriptor,
+                    )
                 )
         self.response.converter.waiting_on_calls()
         self._end_response(chunks + self.response.converter.finish())

@@ -7,6 +7,7 @@ import asyncio
 import json
 import secrets
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -14,32 +15,44 @@ import msgspec
 import pytest
 import pytest_asyncio
 import uvicorn
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
 from adk_asgi.history import rebuild_messages
+from adk_asgi.testing import Call, Text
 from demo_app import build_agent
-from tests.support import answer, apply_chunks, normalize_ids
+from tests.support import answer, apply_chunks, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 PARIS = '{"city": "Paris", "forecast": "windy", "temperature_c": 19}'
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def server() -> AsyncIterator[tuple[AdkApp, str]]:
-    app = AdkApp(build_agent(), approval_timeout=0.5)
+@asynccontextmanager
+async def serve(app: AdkApp) -> AsyncIterator[str]:
+    """``app`` under uvicorn in this event loop; yields the live URL."""
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:  # noqa: ASYNC110 (uvicorn offers no event to wait on)
         await asyncio.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield app, f"ws://127.0.0.1:{port}/live"
-    server.should_exit = True
-    await task
-    await app.aclose()
+    try:
+        yield f"ws://127.0.0.1:{port}/live"
+    finally:
+        server.should_exit = True
+        await task
+        await app.aclose()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server() -> AsyncIterator[tuple[AdkApp, str]]:
+    app = AdkApp(build_agent(), approval_timeout=0.5)
+    async with serve(app) as url:
+        yield app, url
 
 
 class Live:
@@ -51,6 +64,8 @@ class Live:
         self.count = 0
         self.user: dict[str, Any] = {}
         self.assistant: dict[str, Any] = {}
+        self.body: dict[str, Any] = {}
+        """Extra body keys of the next ``send`` (``sendMessage(..., {body})``)."""
 
     async def send(self, text: str | None = None) -> str:
         self.count += 1
@@ -72,7 +87,7 @@ class Live:
             "messageId": None,
             "messages": messages,
             "headers": {},
-            "body": {},
+            "body": self.body,
             "metadata": None,
         }
         await self.socket.send(json.dumps(frame))
@@ -473,3 +488,78 @@ async def test_a_malformed_chat_id_in_the_handshake_is_refused(
     _, url = server
     with pytest.raises(InvalidStatus, match="HTTP 403"):
         await connect(f"{url}?chatId=../etc")
+
+
+def book_flight(destination: str, tool_context: ToolContext) -> dict[str, Any]:
+    """Book a flight; the user picks the seat."""
+    confirmation = tool_context.tool_confirmation
+    if confirmation is None:
+        tool_context.request_confirmation(
+            hint="Pick a seat", payload={"seat": None, "options": ["1A", "14C"]}
+        )
+        tool_context.actions.skip_summarization = True
+        return {"status": "waiting for a seat"}
+    if not confirmation.confirmed:
+        return {"status": "cancelled"}
+    return {"status": "booked", "destination": destination, "seat": confirmation.payload["seat"]}
+
+
+@pytest.mark.parametrize("approved", [True, False])
+async def test_a_tool_can_ask_for_confirmation_with_a_payload(approved: bool) -> None:
+    results: list[Any] = []
+
+    def respond(contents: list[types.Content]) -> list[Any]:
+        parts = [p for c in contents for p in c.parts or []]
+        results[:] = [p.function_response.response for p in parts if p.function_response]
+        return [Text("Done.")] if results else [Call("book_flight", {"destination": "Oslo"})]
+
+    agent = scripted_agent(responder=respond, tools=[book_flight])
+    app = AdkApp(agent)
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            first = await live.turn("fly")
+            request = first[-3]
+            assert request == {
+                "type": "tool-approval-request",
+                "approvalId": "approval-call_1",
+                "toolCallId": "call_1",
+                "approvalDescriptor": {
+                    "hint": "Pick a seat",
+                    "payload": {"seat": None, "options": ["1A", "14C"]},
+                },
+            }
+            answer(live.assistant, "book_flight", approved=approved)
+            live.body = {"confirmationPayloads": {"approval-call_1": {"seat": "14C"}}}
+            second = await live.turn()
+        await wait_until_closed(app)
+        history = await _history(app, live.chat_id)
+    outcome = (
+        {
+            "type": "tool-output-available",
+            "toolCallId": "<call1>",
+            "output": {"status": "booked", "destination": "Oslo", "seat": "14C"},
+        }
+        if approved
+        else {"type": "tool-output-denied", "toolCallId": "<call1>"}
+    )
+    assert normalize_ids(second) == [
+        {"type": "start", "messageId": "<msg1>"},
+        outcome,
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block1>"},
+        {"type": "text-delta", "id": "<block1>", "delta": "Done."},
+        {"type": "text-end", "id": "<block1>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert results == [  # what the model read: the tool's own answer to the user's decision
+        {"status": "booked", "destination": "Oslo", "seat": "14C"}
+        if approved
+        else {"status": "cancelled"}
+    ]
+    flight = history[1]["parts"][1]
+    assert (flight["type"], flight["state"]) == (
+        "tool-book_flight",
+        "output-available" if approved else "output-denied",
+    )
