@@ -33,6 +33,7 @@ from .live_bridge import LiveBridge
 from .locks import ChatLocks
 from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest, RequestError, decode_chat_request
 from .pending import METADATA_KEY, PAYLOADS_KEY, ToolCall
+from .sse import DEFAULT_WRITE_INTERVAL
 from .tools import ClientTool, PauseForClientTools, find_client_tools
 
 
@@ -75,9 +76,12 @@ class AdkApp:
         live_run_config: RunConfig | None = None,
         approval_timeout: float = 300.0,
         client_tool_timeout: float = 300.0,
+        sse_write_interval: float = DEFAULT_WRITE_INTERVAL,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
+        if not sse_write_interval >= 0:
+            raise ValueError(f"sse_write_interval must be >= 0 seconds: {sse_write_interval!r}")
         if app is None:
             assert agent is not None
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
@@ -109,6 +113,8 @@ class AdkApp:
         self.send_usage = send_usage
         self.max_body_size = max_body_size
         self.busy_timeout = busy_timeout
+        self.sse_write_interval = sse_write_interval
+        """Seconds between SSE body writes: chunks arriving in between go out together."""
         self.locks = ChatLocks()
         self.new_message_id = message_id_factory or _new_message_id
         self.base_live_run_config = live_run_config or RunConfig()

@@ -153,4 +153,7 @@ class ChatEndpoint:
             )
         encoder = ChunkEncoder(v7=owner.ai_sdk_version == 7)
         body = sse_body(events, plan.converter, encoder, lead=plan.lead)
-        await SSEResponse(body, abort=abort, headers=headers)(scope, receive, send)
+        response = SSEResponse(
+            body, abort=abort, headers=headers, write_interval=owner.sse_write_interval
+        )
+        await response(scope, receive, send)
