@@ -6,7 +6,9 @@ started once can serve every size, and the bench and the servers build the agent
 
 from __future__ import annotations
 
+import itertools
 import logging
+import random
 import warnings
 from typing import Final
 
@@ -19,6 +21,14 @@ APP_NAME: Final = "bench"
 USER_ID: Final = "bench"
 DELTA_CHARS: Final = 8
 """Characters per streamed delta (ScriptedLlm's ``chunk_size``): a few tokens, like Gemini."""
+
+SPEECH_FRAME_BYTES: Final = 960
+"""Output audio per delta in audio mode (live): 20 ms of PCM16 mono at 24 kHz, Gemini Live's
+output format. Noise that differs from frame to frame (64 frames, far more than deflate's
+window), so permessage-deflate gains nothing and costs what it costs on real speech."""
+_noise = random.Random(0)
+_SPEECH: Final = [_noise.randbytes(SPEECH_FRAME_BYTES) for _ in range(64)]
+_spoken = itertools.count()
 
 _WORDS: Final = "the quick brown fox jumps over a lazy dog while seven wizards quietly box "
 
@@ -35,9 +45,14 @@ def _responder(contents: list[types.Content]) -> Turn:
     return [Text(answer_text(int(text) if text.isdigit() else 5))]
 
 
+def _speak(text: str) -> bytes:
+    return _SPEECH[next(_spoken) % len(_SPEECH)]
+
+
 def make_agent() -> LlmAgent:
-    """An ``LlmAgent`` on ``ScriptedLlm``: one partial per delta, then one aggregated final."""
-    model = ScriptedLlm(responder=_responder, chunk_size=DELTA_CHARS, delay=0)
+    """An ``LlmAgent`` on ``ScriptedLlm``: one partial per delta, then one aggregated final; in
+    live audio mode, one ``SPEECH_FRAME_BYTES`` audio chunk per delta instead."""
+    model = ScriptedLlm(responder=_responder, chunk_size=DELTA_CHARS, delay=0, synthesize=_speak)
     return LlmAgent(name=APP_NAME, model=model, instruction="Answer.")
 
 

@@ -95,6 +95,7 @@ class _Server(uvicorn.Server):
         ready = {
             "loop": type(asyncio.get_running_loop()).__module__.split(".")[0],
             "http": self.config.http_protocol_class.__name__,
+            "ws": getattr(self.config.ws_protocol_class, "__name__", "none"),
         }
         print(json.dumps(ready), flush=True)
 

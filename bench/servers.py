@@ -72,6 +72,11 @@ class ServerProcess:
         info: dict[str, Any] = json.loads(line)
         return info
 
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None
+        return self._proc.pid
+
     def set_cpus(self, cpus: set[int]) -> None:
         """Let the server run only on ``cpus``."""
         assert self._proc is not None
