@@ -1,10 +1,25 @@
 """The adk-asgi demo: an ADK agent with four tools, served to AI SDK clients.
 
 Run it with ``make demo`` (or ``python demo_app.py``, or ``uvicorn demo_app:app``): the chat
-endpoint is ``POST /agent/chat`` on http://127.0.0.1:8000. Without ``GOOGLE_API_KEY`` (or
-Vertex AI settings) the agent runs on the package's scripted model, which follows the demo
-grammar (DESIGN.md §6): "weather in Paris", "pay 5 to alice", "play track 3", "where am i",
-clauses joined by "and" (parallel) or "then" (one after the other), and "explode".
+endpoint is ``POST /agent/chat`` and the live one ``WS /agent/live`` on http://127.0.0.1:8000.
+
+Without ``GOOGLE_API_KEY`` (or Vertex AI settings: ``GOOGLE_GENAI_USE_VERTEXAI=1``) one agent on
+the package's scripted model serves both routes; it follows the demo grammar (DESIGN.md §6):
+"weather in Paris", "pay 5 to alice", "play track 3", "where am i", clauses joined by "and"
+(parallel) or "then" (one after the other), and "explode".
+
+With Gemini, a chat model cannot open a Live API session and a live model does not answer
+``generate_content``, so each route gets its own agent (same name, tools and instruction):
+
+* ``DEMO_MODEL`` (default ``gemini-2.5-flash``) answers ``POST /agent/chat``;
+* ``DEMO_LIVE_MODEL`` (default ``gemini-live-2.5-flash-preview``; on Vertex AI, e.g.
+  ``gemini-live-2.5-flash``) answers ``WS /agent/live``.
+
+The two ``AdkApp`` instances share the session service, the identity cookie and the per-chat
+locks, so a chat started over SSE goes on in live mode and its history shows both.
+
+Importing this module builds no app (the examples and the tests import its agent and tools);
+``app`` is built on first access, which is what ``uvicorn demo_app:app`` does.
 """
 
 from __future__ import annotations
@@ -13,6 +28,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
@@ -22,6 +38,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from adk_asgi import AdkApp, client_tool
 from adk_asgi.testing import demo_model
@@ -76,8 +93,21 @@ def use_gemini() -> bool:
     ).lower() in ("1", "true")
 
 
+CHAT_MODEL = "gemini-2.5-flash"
+LIVE_MODEL = "gemini-live-2.5-flash-preview"
+
+
+def gemini_models() -> tuple[str, str]:
+    """The Gemini models of the SSE and the live route (``DEMO_MODEL``, ``DEMO_LIVE_MODEL``)."""
+    return (
+        os.environ.get("DEMO_MODEL") or CHAT_MODEL,
+        os.environ.get("DEMO_LIVE_MODEL") or LIVE_MODEL,
+    )
+
+
 def build_agent(model: BaseLlm | str | None = None) -> LlmAgent:
-    chosen: BaseLlm | str = model or ("gemini-2.5-flash" if use_gemini() else demo_model())
+    """The demo agent on ``model``; by default Gemini's chat model, or offline the scripted one."""
+    chosen: BaseLlm | str = model or (gemini_models()[0] if use_gemini() else demo_model())
     return LlmAgent(
         name="demo_agent",
         model=chosen,
@@ -118,23 +148,63 @@ def page_routes() -> list[BaseRoute]:
     return [Route("/", index)]
 
 
-def create_app(agent: LlmAgent | None = None, **options: object) -> Starlette:
-    chat = AdkApp(agent or build_agent(), **options)  # type: ignore[arg-type]
+class AgentRoutes:
+    """``/agent``: WebSockets (``WS /live``, the only WebSocket route) go to the live app,
+    everything else to the chat app. Both are the same ``AdkApp`` unless Gemini needs two."""
+
+    def __init__(self, chat: AdkApp, live: AdkApp) -> None:
+        self.chat = chat
+        self.live = live
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        target = self.live if scope["type"] == "websocket" else self.chat
+        await target(scope, receive, send)
+
+    async def aclose(self) -> None:
+        try:
+            await self.chat.aclose()
+        finally:
+            if self.live is not self.chat:
+                await self.live.aclose()
+
+
+def agent_routes(agent: LlmAgent | None = None, **options: Any) -> AgentRoutes:
+    """The agent's routes: ``agent`` (by default the demo agent) behind both, or, on Gemini
+    without an explicit agent, the chat model behind SSE and the live model behind ``/live``."""
+    chat = AdkApp(agent or build_agent(), **options)
+    if agent is not None or not use_gemini():
+        return AgentRoutes(chat, chat)
+    live = AdkApp(
+        build_agent(gemini_models()[1]), **{**options, "session_service": chat.session_service}
+    )
+    # One run at a time per chat, whichever route runs it (AdkApp keeps its locks per instance).
+    live.locks = chat.locks
+    return AgentRoutes(chat, live)
+
+
+def create_app(agent: LlmAgent | None = None, **options: Any) -> Starlette:
+    routes = agent_routes(agent, **options)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         yield
-        await chat.aclose()
+        await routes.aclose()
 
     return Starlette(
-        routes=[Mount("/agent", app=chat), *page_routes()],  # the page's catch-all mount last
+        routes=[Mount("/agent", app=routes), *page_routes()],  # the page's catch-all mount last
         lifespan=lifespan,
     )
 
 
-app = create_app()
+def __getattr__(name: str) -> Starlette:
+    """``demo_app.app``, built on first access (``uvicorn demo_app:app``), then kept."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    built = globals()["app"] = create_app()
+    return built
+
 
 if __name__ == "__main__":
     import uvicorn
 
-    uvicorn.run(app, host="127.0.0.1", port=int(os.environ.get("PORT", "8000")))
+    uvicorn.run(create_app(), host="127.0.0.1", port=int(os.environ.get("PORT", "8000")))
