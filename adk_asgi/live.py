@@ -16,6 +16,7 @@ the user sees the cancellation, and no task outlives the connection.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ import anyio
 import msgspec
 from anyio.abc import TaskGroup
 from google.adk.agents.invocation_context import InvocationContext
-from google.adk.agents.live_request_queue import LiveRequestQueue
+from google.adk.agents.live_request_queue import LiveRequest, LiveRequestQueue
 from google.adk.events.event import Event
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
@@ -43,6 +44,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("adk_asgi")
 
 AUDIO_IN_MIME = "audio/pcm;rate=16000"
+MAX_AUDIO_BACKLOG = 10 * 32_000
+"""Bytes of microphone audio (10 s of PCM16 at 16 kHz) the model may fall behind by before the
+connection stops reading the socket, so TCP slows the client down instead of memory growing."""
+BUSY = 1013
+"""The close code of a connection whose chat is busy elsewhere: "try again later"."""
 _FRAME = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _STR = msgspec.json.Decoder(str)
 _OUTBOX_SIZE = 1024
@@ -96,6 +102,37 @@ class LiveToolGate(BasePlugin):
         return None if bridge is None else bridge.tag(event)
 
 
+class _LiveQueue(LiveRequestQueue):
+    """A ``LiveRequestQueue`` that counts the microphone audio the model has not taken yet.
+
+    ``send_realtime`` never blocks (ADK's queue is unbounded), so a client that streams audio
+    faster than the model takes it would grow the server's memory without limit; the upstream
+    task waits on :meth:`room` instead.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.audio_backlog = 0
+        self._taken = asyncio.Event()
+
+    def send_realtime(self, blob: types.Blob) -> None:
+        self.audio_backlog += len(blob.data or b"")
+        super().send_realtime(blob)
+
+    async def get(self) -> LiveRequest:
+        request = await super().get()
+        if request.blob is not None:
+            self.audio_backlog -= len(request.blob.data or b"")
+            self._taken.set()
+        return request
+
+    async def room(self, limit: int) -> None:
+        """Return once no more than ``limit`` bytes of audio wait for the model."""
+        while self.audio_backlog > limit:
+            self._taken.clear()
+            await self._taken.wait()
+
+
 class LiveEndpoint:
     """The ASGI endpoint of ``WS /live``."""
 
@@ -132,12 +169,14 @@ class _Connection:
         self.audio = params.get("audio") == "1"
         self.v7 = params.get("sdk", "7") != "6"
         self.chat_id: str | None = params.get("chatId") or None
-        self.queue = LiveRequestQueue()
+        self.queue = _LiveQueue()
         self.inbox, self.outbox = anyio.create_memory_object_stream[Frame](_OUTBOX_SIZE)
         self.bridge = LiveBridge(owner, self.queue, self._put, v7=self.v7, audio=self.audio)
         self.group: TaskGroup | None = None
         self.started = anyio.Event()
         self.failure: str | None = None
+        self.close_code = 1000
+        self.dropped_audio = False
 
     def _put(self, frame: Frame) -> None:
         try:
@@ -180,12 +219,24 @@ class _Connection:
                 return
             if message.get("bytes") is not None:
                 if self.audio:
-                    blob = types.Blob(mime_type=AUDIO_IN_MIME, data=message["bytes"])
-                    self.queue.send_realtime(blob)
+                    await self._on_audio(message["bytes"])
                 continue
             text = message.get("text")
             if text is not None:
                 await self._on_text(text)
+
+    async def _on_audio(self, pcm: bytes) -> None:
+        queue = self.queue
+        if queue.audio_backlog > MAX_AUDIO_BACKLOG:
+            if not self.started.is_set() or self.failure is not None:
+                # No session takes audio yet (its first ``send`` may be behind this frame, so
+                # waiting could never end): what is past the limit is dropped.
+                if not self.dropped_audio:
+                    logger.warning("adk_asgi: microphone audio dropped: no live session yet")
+                self.dropped_audio = True
+                return
+            await queue.room(MAX_AUDIO_BACKLOG // 2)
+        queue.send_realtime(types.Blob(mime_type=AUDIO_IN_MIME, data=pcm))
 
     async def _on_text(self, text: str) -> None:
         try:
@@ -228,7 +279,9 @@ class _Connection:
                 raise ClientError(409, f"this connection serves chat {self.chat_id!r}")
             await self.started.wait()
             if self.failure is not None:
-                raise ClientError(409, self.failure)
+                self.bridge.frame(type="error", requestId=request_id, errorText=self.failure)
+                self.inbox.close()  # the writer sends that, then closes the socket
+                return
             if self.bridge.busy():
                 raise ClientError(409, "a response is still streaming on this connection")
             last = chat.messages[-1]
@@ -256,18 +309,22 @@ class _Connection:
                 async for event in events:
                     self.bridge.on_event(event)
             self.failure = "the live session ended"
+            self.close_code = 1011
             self.bridge.fail(self.failure)
         except ChatBusy:
+            # The connection stays open until its request is refused with this reason.
             self.failure = "this chat is busy in another request or connection"
+            self.close_code = BUSY
         except Exception as exc:
             # run_live raises without an error event (unlike run_async): report it the way
             # ADK's error events read over SSE, "<ExceptionClass>: <message>".
             logger.exception("adk_asgi: the live session failed")
             self.bridge.fail(f"{type(exc).__name__}: {exc}")
             self.failure = "the live session ended after an error"
+            self.close_code = 1011
         finally:
             self.started.set()
-            if self.failure is not None:
+            if self.failure is not None and self.close_code != BUSY:
                 self.inbox.close()  # the writer flushes what is queued, then closes the socket
 
     async def _writer(self) -> None:
@@ -278,7 +335,7 @@ class _Connection:
                     await self.websocket.send_bytes(frame)
                 else:
                     await self.websocket.send_text(frame)
-        await self.websocket.close(code=1011 if self.failure else 1000)
+        await self.websocket.close(code=self.close_code)
         assert self.group is not None
         self.group.cancel_scope.cancel()
 

@@ -33,7 +33,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from .chunks import ToolApprovalRequest, UIMessageChunk
+from .chunks import Finish, ToolApprovalRequest, UIMessageChunk
 from .convert import EventConverter, approval_descriptor
 from .encoding import ChunkEncoder
 from .messages import ChatRequest
@@ -47,7 +47,7 @@ from .pending import (
     client_approval_id,
 )
 from .tools import ClientTool
-from .translate import continuation
+from .translate import Conflict, continuation
 
 if TYPE_CHECKING:
     from .app import AdkApp
@@ -70,12 +70,22 @@ class _Wait:
 
 @dataclass(slots=True)
 class _Response:
-    """One assistant response: its converter, and its chunks so far (for a resume replay)."""
+    """One assistant response: its converter, and its chunks so far (for a resume replay).
+
+    ``earlier`` holds the chunks of the earlier responses of the same message (this one
+    continues a paused turn): every AI SDK client rebuilds a resumed message from scratch, so a
+    replay must start at the message's beginning, not at this response's.
+    """
 
     converter: EventConverter
     request_id: str | None = None
     chunks: list[UIMessageChunk] = field(default_factory=list)
     sent: int = 0
+    earlier: list[UIMessageChunk] = field(default_factory=list)
+
+    @property
+    def message_id(self) -> str:
+        return self.converter.message_id
 
 
 class LiveBridge:
@@ -106,7 +116,12 @@ class LiveBridge:
         self.payloads: dict[str, Any] = {}
         """Call id → the payload the user confirmed it with (``confirmationPayloads``)."""
         self.turn_called_tools = False
-        self.unclaimed: _Response | None = None
+        self.unclaimed: list[_Response] = []
+        """Responses that ended while no request was open, oldest first, for ``resume``."""
+        self.draining: _Response | None = None
+        """A response whose turn a new message cut short: the turn's last events are its own."""
+        self.last_message: tuple[str, list[UIMessageChunk]] = ("", [])
+        """The id and chunks so far of the message the last response belonged to."""
         self.abandoned: set[str] = set()
         self.settled = asyncio.Event()
         self.voice_answer_due = False
@@ -147,7 +162,10 @@ class LiveBridge:
         if response.request_id is not None:
             self.frame(type="end", requestId=response.request_id)
         else:
-            self.unclaimed = response  # nobody read it yet: kept for a ``resume``
+            self.unclaimed.append(response)  # nobody read it yet: kept for a ``resume``
+        # The message so far, without its ``finish``: a continuation may follow.
+        so_far: list[UIMessageChunk] = [c for c in response.chunks if not isinstance(c, Finish)]
+        self.last_message = (response.message_id, response.earlier + so_far)
         self.response = None
 
     def _new_response(self, message_id: str, known_calls: set[str] | None = None) -> _Response:
@@ -158,7 +176,8 @@ class LiveBridge:
             approval_needed=self.owner.approval_needed,
             live=True,
         )
-        return _Response(converter)
+        last_id, last_chunks = self.last_message
+        return _Response(converter, earlier=list(last_chunks) if last_id == message_id else [])
 
     # --- client frames -----------------------------------------------------------------------
 
@@ -166,11 +185,18 @@ class LiveBridge:
         return self.response is not None and self.response.request_id is not None
 
     def send_user_turn(self, request_id: str, content: types.Content) -> None:
-        """A new user message: pending waits are abandoned (denied), the model gets the text."""
+        """A new user message: pending waits are abandoned (denied), the model gets the text.
+
+        A response still under way (aborted, or the model speaking unasked) is not this
+        message's: the rest of its turn, up to the model's ``interrupted`` or
+        ``turn_complete``, is drained into it, so it neither ends nor fills the new response.
+        What nobody claimed stays in the session, not the stream.
+        """
         for wait in list(self.waits.values()):
             self._resolve(wait, False if wait.kind == "approval" else MOVED_ON)
-        self._end_response([])  # anything still unclaimed stays in the session, not the stream
-        self.unclaimed = None
+        if self.response is not None:
+            self.draining, self.response = self.response, None
+        self.unclaimed.clear()
         self._unpark(answer=True)
         # A new message: the answers just given to old calls belong to their own messages.
         self.response = self._new_response(self.owner.new_message_id(), known_calls=set())
@@ -180,7 +206,14 @@ class LiveBridge:
     def send_answers(self, request_id: str, chat: ChatRequest) -> None:
         """A continuation: answers to the waits of the paused turn; raises :class:`Conflict`."""
         message = chat.messages[-1]
-        answers = continuation(message, self._state(), self._needs_approval)
+        try:
+            answers = continuation(message, self._state(), self._needs_approval)
+        except Conflict:
+            # Answers to calls that are closed already (an approval that timed out): the
+            # response the server gave that message meanwhile is the truth; send it.
+            if not self._claim(request_id, message.id):
+                raise
+            return
         self.response = self._new_response(message.id, answers.known_calls | set(self.calls))
         lead: list[UIMessageChunk] = []
         payloads: dict[str, Any] = chat.extra.get(PAYLOADS_KEY, {})
@@ -213,24 +246,40 @@ class LiveBridge:
             self.response.converter.waiting_on_calls()
             self._end_response(self.response.converter.finish())
 
+    def _claim(self, request_id: str, message_id: str) -> bool:
+        """Stream, as the continuation of ``message_id``, the response the turn went on with
+        while no request was open; False if there is none."""
+        response = self.response
+        if response is None or response.request_id is not None:
+            response = next((r for r in self.unclaimed if r.message_id == message_id), None)
+        if response is None or response.message_id != message_id:
+            return False
+        self._attach(request_id, response, response.chunks)
+        return True
+
     def resume(self, request_id: str) -> None:
-        """Replay the response in progress (or one that arrived while no request was open)."""
-        response, finished = self.response, False
-        if response is None and self.unclaimed is not None:
-            response, finished = self.unclaimed, True
-        self.unclaimed = None
+        """Replay the message in progress, from its first chunk (or the oldest one that was
+        answered while no request was open)."""
+        response = self.response
+        if response is None and self.unclaimed:
+            response = self.unclaimed[0]
         if response is None and self.voice_answer_due:
             self._park(request_id)
             return
         if response is None:
             self.frame(type="no-active", requestId=request_id)
             return
+        self._attach(request_id, response, response.earlier + response.chunks)
+
+    def _attach(self, request_id: str, response: _Response, replay: list[UIMessageChunk]) -> None:
+        """Send ``replay`` under ``request_id``; the response goes on there if under way."""
         response.request_id = request_id
         response.sent = 0
         self.frame(type="start", requestId=request_id)
-        for chunk in response.chunks:
+        for chunk in replay:
             self._send_chunk(response, chunk)
-        if finished:
+        if response is not self.response:  # it has ended
+            self.unclaimed.remove(response)
             self.frame(type="end", requestId=request_id)
 
     def speech_ended(self) -> None:
@@ -276,6 +325,11 @@ class LiveBridge:
     # --- run_live events ---------------------------------------------------------------------
 
     def on_event(self, event: Event) -> None:
+        if self.draining is not None:  # the end of a turn a new message cut short
+            self._audio(event)
+            if event.interrupted or event.turn_complete:
+                self.draining = None
+            return
         if self.response is None:  # the model speaks with no request open (voice, buffering)
             self.response = self._new_response(self.owner.new_message_id())
             self.voice_answer_due = False
@@ -336,9 +390,10 @@ class LiveBridge:
 
     def tag(self, event: Event) -> Event | None:
         """Tag an event with the ids the client knows and the user's decisions (history)."""
-        if self.response is None or event.partial:
+        response = self.draining or self.response
+        if response is None or event.partial:
             return None
-        tags: dict[str, Any] = {"messageId": self.response.converter.message_id}
+        tags: dict[str, Any] = {"messageId": response.message_id}
         decided = {
             r.id: self.decisions[r.id]
             for r in event.get_function_responses()
@@ -418,8 +473,9 @@ class LiveBridge:
         decision = await self._wait(call, "approval", self.owner.approval_timeout)
         self.decisions[call.id] = decision is True
         if decision is not True:  # denied, abandoned or timed out: the client sees a denial
-            if self.response is None:
-                self.response = self._new_response(self.owner.new_message_id())
+            if self.response is None:  # timed out: the paused message goes on
+                paused = self.calls.get(call.id, call).message_id
+                self.response = self._new_response(paused or self.owner.new_message_id())
                 self._emit(self.response.converter.start())
             self._emit(self.response.converter.deny(call.id))
         return decision is True
