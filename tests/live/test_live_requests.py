@@ -26,7 +26,7 @@ from adk_asgi import AdkApp
 from adk_asgi.live import MAX_AUDIO_BACKLOG, _LiveQueue
 from adk_asgi.testing import Text
 from demo_app import build_agent
-from tests.e2e.node_client import validate_sse
+from tests.e2e.node_client import drive_chat_async, validate_sse
 from tests.live.test_live_connection import Live, closing, open_live, serve, squash
 from tests.support import answer, normalize_ids, scripted_agent
 
@@ -111,6 +111,34 @@ async def test_a_timed_out_approval_is_resumed_as_the_whole_message(
         await sdk_accepts(replay, on_top_of=None)
         await resume(live, "resume-2")  # it was claimed: nothing is left to replay
         assert await next_frame(live) == {"type": "no-active", "requestId": "resume-2"}
+
+
+@pytest.mark.parametrize(("transport", "sdk"), [("ws", 7), ("ws-js", 6), ("ws-js", 7)])
+async def test_an_abandoned_approval_reaches_the_real_client_as_a_denial(
+    server: tuple[AdkApp, str], transport: str, sdk: int
+) -> None:
+    """DESIGN.md §5 "payment abandoned" in live mode: the user never answers, the approval
+    times out, and the stock client's ``resumeStream()`` shows the denial and the model's answer
+    in the same message, ending ``ready``."""
+    _, url = server
+    spec = {
+        "transport": transport,
+        "wsUrl": url,
+        "transportJsUrl": url.replace("ws", "http", 1).removesuffix("/live") + "/transport.js",
+        "chatId": f"chat-{secrets.token_hex(4)}",
+        "headers": {"cookie": f"adk_asgi_uid={secrets.token_urlsafe(24)}"},
+        "steps": [{"send": "pay 5 to alice"}, {"sleep": 1000 * (TIMEOUT + 0.5)}, {"resume": True}],
+    }
+    report = await drive_chat_async(spec, sdk)
+    assert (report["status"], report["error"], len(report["requests"])) == ("ready", None, 1)
+    [user, assistant] = report["messages"]
+    assert [(p["type"], p.get("state"), p.get("text")) for p in assistant["parts"]] == [
+        ("step-start", None, None),
+        ("tool-process_payment", "output-denied", None),
+        ("step-start", None, None),
+        ("text", "done", "Here you go: process_payment was denied."),
+    ]
+    assert assistant["id"].startswith("msg_") and user["role"] == "user"
 
 
 async def test_a_late_answer_to_a_timed_out_approval_gets_the_denial(
