@@ -128,13 +128,73 @@ def test_a_404_outside_the_prefix_is_the_hosts(host: tuple[str, str], path: str)
     assert host_404(name, response), response.text
 
 
+HELLO_TEXT = (
+    'You said: "hello". I can try "weather in Paris", "pay 5 to alice", "play track 3" or '
+    '"where am i" (join them with "and" or "then").'
+)
+HELLO_CHUNKS = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "<block1>"},
+    {"type": "text-delta", "id": "<block1>", "delta": HELLO_TEXT},
+    {"type": "text-end", "id": "<block1>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+def live_send(request_id: str, chat_id: str, text: str) -> str:
+    """A ``WebSocketChatTransport`` send frame: one new user message."""
+    message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
+    return json.dumps(
+        {
+            "type": "send",
+            "requestId": request_id,
+            "id": chat_id,
+            "trigger": "submit-message",
+            "messageId": None,
+            "messages": [message],
+            "headers": {},
+            "body": {},
+            "metadata": None,
+        }
+    )
+
+
 @pytest.mark.e2e
-def test_the_live_route_through_the_host(host: tuple[str, str]) -> None:
+def test_a_live_chat_turn_through_the_host(host: tuple[str, str]) -> None:
     _, base = host
+    chat_id = f"live-{uuid.uuid4().hex[:8]}"
+    cookie = f"adk_asgi_uid={uuid.uuid4().hex}"
     url = base.replace("http://", "ws://") + "/agent/live"
-    with connect(url, open_timeout=10, close_timeout=5) as websocket:
-        websocket.send(json.dumps({"type": "ping"}))
-        assert json.loads(websocket.recv(timeout=10)) == {"type": "pong"}
+    frames: list[dict[str, Any]] = []
+    with connect(
+        url, open_timeout=10, close_timeout=5, additional_headers={"cookie": cookie}
+    ) as ws:
+        ws.send(json.dumps({"type": "ping"}))
+        assert json.loads(ws.recv(timeout=10)) == {"type": "pong"}
+        ws.send(live_send("r1", chat_id, "hello"))
+        while not frames or frames[-1]["type"] not in ("end", "error"):
+            frames.append(json.loads(ws.recv(timeout=10)))
+
+    # start, the chunks numbered from 0 without a gap, end: all of request r1, nothing else
+    assert frames[0] == {"type": "start", "requestId": "r1"}
+    assert frames[-1] == {"type": "end", "requestId": "r1"}
+    chunks = frames[1:-1]
+    assert [(f["type"], f["requestId"], f["sequence"]) for f in chunks] == [
+        ("chunk", "r1", n) for n in range(len(chunks))
+    ]
+    assert all(f["chunk"]["delta"] for f in chunks if f["chunk"]["type"] == "text-delta")
+    assert merge_deltas(normalize_ids([f["chunk"] for f in chunks])) == HELLO_CHUNKS
+
+    # The turn is in the chat's session: the same browser reads it back through the host.
+    history = httpx.get(
+        f"{base}/agent/chat/{chat_id}/messages", headers={"cookie": cookie}, timeout=10
+    )
+    assert history.status_code == 200
+    assert [
+        (m["role"], [p["text"] for p in m["parts"] if p["type"] == "text"]) for m in history.json()
+    ] == [("user", ["hello"]), ("assistant", [HELLO_TEXT])]
 
 
 @pytest.mark.e2e
