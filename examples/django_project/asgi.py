@@ -22,7 +22,8 @@ from demo_app import build_agent
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "examples.django_project.settings")
 django_app = get_asgi_application()
 
-# The demo agent: the offline scripted model, or Gemini when GOOGLE_API_KEY is set. Your own:
+# The demo agent: the offline scripted model, or Gemini when GOOGLE_API_KEY is set (a chat
+# model, so live mode then needs a second AdkApp on a live model: docs/mounting.md). Your own:
 #   agent = LlmAgent(name="assistant", model="gemini-2.5-flash", instruction="Be brief.")
 # The middleware closes the AdkApp when the server shuts down.
 application = AdkMiddleware(django_app, prefix="/agent", chat=AdkApp(build_agent()))
