@@ -30,10 +30,12 @@ $(WEB_DIR)/dist/.built: $(WEB_DIR)/node_modules/.installed $(WEB_DIR)/index.html
 
 web: $(WEB_DIR)/dist/.built
 
-# Debian's Chromium, for the browser tests (tests/browser).
+# Debian's Chromium, for the browser tests (tests/browser): apt-get as root, else through sudo.
 chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
 		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
+		elif command -v sudo >/dev/null 2>&1; then \
+			sudo apt-get update && sudo apt-get install -y chromium; \
 		else echo "The browser tests need Debian's Chromium at $(CHROMIUM):" \
 			"sudo apt-get update && sudo apt-get install -y chromium" >&2; exit 1; fi; \
 	fi
