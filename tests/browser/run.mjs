@@ -7,8 +7,11 @@
 //   node tests/browser/run.mjs http://127.0.0.1:8000 sse tour --screenshot docs/demo.png
 //
 // A fresh browser (fresh profile, so a fresh identity cookie) per run, with the geolocation
-// permission granted and fixed coordinates. Exit code 0 when the scenario passed; otherwise 1,
-// the reason (with the page's console errors) on stderr, and a screenshot at --failure-screenshot.
+// permission granted and fixed coordinates. The whole run, browser start included, has a deadline
+// (--deadline-ms, 60 s by default; the caller's own timeout must be longer). Exit code 0 when the
+// scenario passed; 1 when it failed or ran out of time, with the reason (and the page's console
+// errors) on stderr and a screenshot at --failure-screenshot; 3 when the browser never started
+// (so there is no page and no screenshot); 2 for a usage error.
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 
@@ -29,6 +32,9 @@ const CHROMIUM_ARGS = [
 ];
 const MODES = { sse: "SSE", live: "Live", voice: "Live + voice" };
 const TIMEOUT_MS = 10_000;
+const DEADLINE_MS = 60_000;
+const SCREENSHOT_MS = 5_000;
+const BROWSER_NEVER_STARTED = 3;
 
 // The scripted demo model's sentences (DESIGN.md §6) and the demo tools' results.
 const PARIS = '{"city": "Paris", "forecast": "windy", "temperature_c": 19}';
@@ -186,6 +192,11 @@ const SCENARIOS = {
     await waitFor(card(page, "process_payment", "approval-requested"), "the approval");
   },
 
+  async hang() {
+    // not a test: never ends, so the deadline has to end the run (test_demo_page.py checks it)
+    await new Promise(() => {});
+  },
+
   async reload(page) {
     await ask(page, "What's the weather in Paris?");
     const expected = {
@@ -205,19 +216,62 @@ const SCENARIOS = {
 
 // --- run one ----------------------------------------------------------------------------------
 
+class DeadlinePassed extends Error {}
+
+/** `work`, or a DeadlinePassed rejection once `deadline` (a Date.now() value) has passed. */
+function beforeDeadline(work, deadline, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(new DeadlinePassed(`${what}: the deadline of the run passed`)),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 async function main() {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { screenshot: { type: "string" }, "failure-screenshot": { type: "string" } },
+    options: {
+      screenshot: { type: "string" },
+      "failure-screenshot": { type: "string" },
+      "deadline-ms": { type: "string", default: String(DEADLINE_MS) },
+    },
   });
   const [base, mode, name] = positionals;
-  if (!base || !MODES[mode] || !SCENARIOS[name]) {
-    console.error(`usage: run.mjs BASE_URL ${Object.keys(MODES).join("|")} SCENARIO [options]`);
+  const deadlineMs = Number(values["deadline-ms"]);
+  if (!base || !MODES[mode] || !SCENARIOS[name] || !(deadlineMs > 0)) {
+    console.error(
+      `usage: run.mjs BASE_URL ${Object.keys(MODES).join("|")} SCENARIO [--deadline-ms N] ` +
+        "[--screenshot PATH] [--failure-screenshot PATH]",
+    );
     console.error(`scenarios: ${Object.keys(SCENARIOS).join(", ")}`);
     process.exit(2);
   }
+  const deadline = Date.now() + deadlineMs;
+  // Whatever hangs (closing the browser included), the process ends soon after the deadline.
+  setTimeout(() => {
+    console.error(`${name} (${mode}): still running ${SCREENSHOT_MS} ms after the deadline`);
+    process.exit(1);
+  }, deadlineMs + 2 * SCREENSHOT_MS).unref();
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  let browser;
+  try {
+    const launch = chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await beforeDeadline(launch, deadline, "starting Chromium");
+  } catch (error) {
+    console.error(`${name} (${mode}): the browser never started: ${error.message}`);
+    process.exit(BROWSER_NEVER_STARTED);
+  }
+  try {
+    await run(browser, { base, mode, name, values, deadline, deadlineMs });
+  } finally {
+    await browser.close().catch(() => {});
+  }
+}
+
+async function run(browser, { base, mode, name, values, deadline, deadlineMs }) {
   const context = await browser.newContext({
     geolocation: HERE,
     permissions: ["geolocation", "microphone"],
@@ -237,7 +291,7 @@ async function main() {
     socket.on("framesent", ({ payload }) => frame(">", payload));
     socket.on("framereceived", ({ payload }) => frame("<", payload));
   });
-  try {
+  const scenario = async () => {
     await page.goto(base);
     await page.getByRole("button", { name: MODES[mode], exact: true }).click();
     const chosen = page.getByRole("button", { name: MODES[mode], exact: true, pressed: true });
@@ -245,9 +299,17 @@ async function main() {
     await SCENARIOS[name](page, seen);
     if (problems.length) throw new Error("the page reported errors");
     if (values.screenshot) await page.screenshot({ path: values.screenshot, fullPage: true });
+  };
+  try {
+    await beforeDeadline(scenario(), deadline, name);
   } catch (error) {
-    console.error(`${name} (${mode}) failed: ${error.message}`);
-    const shown = await page.locator("main").innerText().catch(() => "(nothing)");
+    const reason =
+      error instanceof DeadlinePassed ? `not done within its deadline of ${deadlineMs} ms` : "";
+    console.error(`${name} (${mode}) failed: ${reason || error.message}`);
+    const shown = await page
+      .locator("main")
+      .innerText({ timeout: SCREENSHOT_MS })
+      .catch(() => "(nothing)");
     console.error(`the page shows:\n${shown.slice(0, 2000)}\n`);
     for (const line of problems) console.error(line);
     if (seen.frames.length) {
@@ -255,11 +317,15 @@ async function main() {
       console.error(seen.frames.slice(-40).join("\n"));
     }
     const path = values["failure-screenshot"];
-    if (path) await page.screenshot({ path, fullPage: true }).catch(() => {});
+    if (path) {
+      await page
+        .screenshot({ path, fullPage: true, timeout: SCREENSHOT_MS })
+        .catch((e) => console.error(`no screenshot: ${e.message}`));
+    }
     process.exitCode = 1;
-  } finally {
-    await browser.close();
   }
 }
 
 await main();
+// A scenario cut off by the deadline may still hold timers: leave now, with the verdict.
+process.exit(process.exitCode ?? 0);

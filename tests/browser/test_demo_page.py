@@ -6,7 +6,9 @@ Each scenario clicks an example prompt, answers approvals with the cards' button
 a user sees: the tool cards' states, the assistant's last sentence, the errors shown. SSE uses
 the stock ``DefaultChatTransport``, live the stock ``WebSocketChatTransport``, voice the served
 ``AdkLiveTransport`` with audio (and Chromium's fake microphone). A failure prints the page's
-text and console errors and leaves a screenshot in ``test-artifacts/``.
+text and console errors and leaves a screenshot in ``test-artifacts/``: ``run.mjs`` keeps its own
+deadline (``NODE_DEADLINE_MS``), shorter than this side's timeout, so a hung scenario still gets
+its screenshot; a browser that never started is reported as such.
 
 Needs ``make web`` (``npm ci`` and the build in ``web/``) and ``/usr/bin/chromium``
 (``make chromium``); ``make test`` does both.
@@ -28,6 +30,12 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("run.mjs")
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+NODE_DEADLINE_MS = 60_000
+"""run.mjs's own deadline for a whole run, browser start included."""
+TIMEOUT = NODE_DEADLINE_MS / 1000 + 30
+"""This side's timeout: past run.mjs's deadline, its screenshot, and closing the browser."""
+BROWSER_NEVER_STARTED = 3
+"""run.mjs's exit code when Chromium did not start (no page, so no screenshot)."""
 
 SCENARIOS = [
     "weather",
@@ -66,16 +74,85 @@ def page_url(demo_server: str) -> str:
     return demo_server
 
 
+def run_page(
+    base: str,
+    mode: str,
+    scenario: str,
+    *,
+    deadline_ms: int = NODE_DEADLINE_MS,
+    artifact: str = "",
+    **env: str,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run one scenario with ``run.mjs``; the result and where a failure leaves its screenshot
+    (``test-artifacts/browser-<mode>-<scenario>.png`` unless ``artifact`` names another)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    screenshot = ARTIFACTS / f"{artifact or f'browser-{mode}-{scenario}'}.png"
+    screenshot.unlink(missing_ok=True)
+    command = ["node", str(RUNNER), base, mode, scenario, "--deadline-ms", str(deadline_ms)]
+    command += ["--failure-screenshot", str(screenshot)]
+    try:
+        result = subprocess.run(
+            command,
+            cwd=ROOT,
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        output = _text(exc.stderr) + _text(exc.stdout)
+        pytest.fail(
+            f"run.mjs outlived its own deadline ({deadline_ms} ms) and was killed after "
+            f"{TIMEOUT:g} s; {left_behind(None, screenshot)}\n{output}"
+        )
+    return result, screenshot
+
+
+def left_behind(returncode: int | None, screenshot: Path) -> str:
+    """What a failed run left to look at."""
+    if screenshot.is_file():
+        return f"screenshot: {screenshot.relative_to(ROOT)}"
+    if returncode == BROWSER_NEVER_STARTED:
+        return "no screenshot: the browser never started"
+    return "no screenshot was taken (see run.mjs's output above)"
+
+
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
 @pytest.mark.parametrize(("mode", "scenario"), CASES, ids=[f"{m}-{s}" for m, s in CASES])
 def test_demo_page(page_url: str, mode: str, scenario: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    screenshot = ARTIFACTS / f"browser-{mode}-{scenario}.png"
-    screenshot.unlink(missing_ok=True)
-    command = ["node", str(RUNNER), page_url, mode, scenario]
-    command += ["--failure-screenshot", str(screenshot)]
-    result = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, timeout=90, check=False
-    )
+    result, screenshot = run_page(page_url, mode, scenario)
     assert result.returncode == 0, (
-        f"{result.stderr}{result.stdout}\nscreenshot: {screenshot.relative_to(ROOT)}"
+        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
+    )
+
+
+def test_a_run_past_its_deadline_leaves_a_screenshot(page_url: str) -> None:
+    """``hang`` never ends: run.mjs stops it at its deadline, well before this side's timeout."""
+    result, screenshot = run_page(page_url, "sse", "hang", deadline_ms=8_000)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(
+        "hang (sse) failed: not done within its deadline of 8000 ms\n"
+    ), result.stderr
+    assert screenshot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert left_behind(1, screenshot) == "screenshot: test-artifacts/browser-sse-hang.png"
+    screenshot.unlink()
+
+
+def test_a_browser_that_never_starts_is_reported(tmp_path: Path) -> None:
+    result, screenshot = run_page(
+        "http://127.0.0.1:9",
+        "sse",
+        "weather",
+        artifact="browser-never-started",
+        CHROMIUM=str(tmp_path / "no-chromium"),
+    )
+    assert result.returncode == BROWSER_NEVER_STARTED, result.stderr
+    assert result.stderr.startswith("weather (sse): the browser never started: "), result.stderr
+    assert not screenshot.exists()
+    assert left_behind(result.returncode, screenshot) == (
+        "no screenshot: the browser never started"
     )
