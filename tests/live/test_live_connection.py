@@ -1,5 +1,6 @@
 """Live mode against a real uvicorn in the test's own event loop (so leaked tasks are visible):
-approval timeout, disconnect mid-approval, abort, 100 concurrent connections, audio."""
+approval timeout, disconnect mid-approval and mid-stream, abort, client-tool timeout, barge-in,
+history after human in the loop, 100 concurrent connections (server and browser tools), audio."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
 from adk_asgi.history import rebuild_messages
-from adk_asgi.testing import Call, Text
+from adk_asgi.testing import Call, Text, demo_model
 from demo_app import build_agent
 from tests.support import answer, apply_chunks, normalize_ids, scripted_agent
 
@@ -123,10 +124,11 @@ class Live:
 
 
 async def open_live(
-    url: str, chat_id: str | None = None, **params: str
+    url: str, chat_id: str | None = None, *, cookie: str | None = None, **params: str
 ) -> tuple[Live, ClientConnection]:
+    """A new connection; a new browser (identity cookie) unless ``cookie`` is given."""
     query = "&".join(f"{k}={v}" for k, v in params.items())
-    cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
+    cookie = cookie or f"adk_asgi_uid={secrets.token_urlsafe(24)}"
     socket = await connect(f"{url}?{query}", additional_headers={"cookie": cookie})
     return Live(socket, chat_id or f"chat-{secrets.token_hex(4)}"), socket
 
@@ -563,3 +565,454 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload(approved: bool) ->
         "tool-book_flight",
         "output-available" if approved else "output-denied",
     )
+
+
+# --- disconnects, timeouts, barge-in and history, each with its own server --------------------
+
+HELLO = (
+    'You said: "hello". I can try "weather in Paris", "pay 5 to alice", "play track 3" or'
+    ' "where am i" (join them with "and" or "then").'
+)
+"""The demo model's whole answer to "hello" (DESIGN.md §6)."""
+
+
+def deltas(block: str, text: str, size: int = 8) -> list[dict[str, Any]]:
+    """The text deltas of ``text`` as the scripted model streams them (``chunk_size`` 8)."""
+    return [
+        {"type": "text-delta", "id": block, "delta": text[i : i + size]}
+        for i in range(0, len(text), size)
+    ]
+
+
+def text_block(block: str, text: str) -> list[dict[str, Any]]:
+    """One step of model text, exactly as it streams."""
+    return [
+        {"type": "start-step"},
+        {"type": "text-start", "id": block},
+        *deltas(block, text),
+        {"type": "text-end", "id": block},
+        {"type": "finish-step"},
+    ]
+
+
+def weather_turn(message: str, call: str, block: str) -> list[dict[str, Any]]:
+    """The whole response to "weather in Paris", ids as ``normalize_ids`` names them."""
+    return [
+        {"type": "start", "messageId": message},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": call, "toolName": "get_weather"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": call,
+            "toolName": "get_weather",
+            "input": {"city": "Paris"},
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": call,
+            "output": {"city": "Paris", "forecast": "windy", "temperature_c": 19},
+        },
+        {"type": "finish-step"},
+        *text_block(block, f"Here you go: get_weather: {PARIS}."),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+async def text_frames_until_end(socket: ClientConnection, request_id: str) -> list[dict[str, Any]]:
+    """Every frame up to the ``end`` of ``request_id``; all of them must be text frames."""
+    frames: list[dict[str, Any]] = []
+    while not frames or frames[-1] != {"type": "end", "requestId": request_id}:
+        message = await asyncio.wait_for(socket.recv(), 10)
+        assert isinstance(message, str), message
+        frames.append(json.loads(message))
+    return frames
+
+
+def unframe(frames: list[dict[str, Any]], request_id: str) -> list[dict[str, Any]]:
+    """The chunks of one request's frames, checking the framing exactly: ``start``, chunks
+    numbered from 0, ``end``, and nothing else in between."""
+    chunks = [frame.get("chunk", {}) for frame in frames[1:-1]]
+    assert frames == [
+        {"type": "start", "requestId": request_id},
+        *(
+            {"type": "chunk", "requestId": request_id, "sequence": number, "chunk": chunk}
+            for number, chunk in enumerate(chunks)
+        ),
+        {"type": "end", "requestId": request_id},
+    ]
+    return chunks
+
+
+async def send_resume(socket: ClientConnection, chat_id: str, request_id: str) -> None:
+    frame = {"type": "resume", "requestId": request_id, "id": chat_id, "headers": {}, "body": {}}
+    await socket.send(json.dumps(frame))
+
+
+def cookie_of(socket: ClientConnection) -> str:
+    assert socket.request is not None
+    cookie: str = socket.request.headers["cookie"]
+    return cookie
+
+
+async def http_history(url: str, cookie: str, chat_id: str) -> list[dict[str, Any]]:
+    """``GET /chat/{id}/messages`` as the browser with ``cookie``, as a page reload does."""
+    base = url.replace("ws://", "http://").removesuffix("/live")
+    async with httpx.AsyncClient() as client:
+        reply = await client.get(f"{base}/chat/{chat_id}/messages", headers={"cookie": cookie})
+    assert reply.status_code == 200, reply.text
+    messages: list[dict[str, Any]] = reply.json()
+    return messages
+
+
+def without_user_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages with the user messages' ids left out: live mode records a typed message with
+    an id of its own (ADK appends the user's event itself), not the client's."""
+    return [
+        {k: v for k, v in m.items() if not (m["role"] == "user" and k == "id")} for m in messages
+    ]
+
+
+async def test_disconnect_mid_stream_leaves_no_task_and_frees_the_chat() -> None:
+    app = AdkApp(build_agent(demo_model(delay=0.05)))  # "hello" takes ~1 s to answer
+    async with serve(app) as url:
+        baseline = asyncio.all_tasks()
+        chat_id = f"cut-{secrets.token_hex(4)}"
+        live, socket = await open_live(url, chat_id, chatId=chat_id)
+        cookie = cookie_of(socket)
+        async with socket:
+            request_id = await live.send("hello")
+            frames = [json.loads(await asyncio.wait_for(socket.recv(), 10)) for _ in range(6)]
+        # the browser went away two deltas into the answer
+        chunks = [frame.pop("chunk") for frame in frames[1:]]
+        assert frames == [
+            {"type": "start", "requestId": request_id},
+            *({"type": "chunk", "requestId": request_id, "sequence": n} for n in range(5)),
+        ]
+        assert normalize_ids(chunks) == [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "<block1>"},
+            *deltas("<block1>", HELLO)[:2],
+        ]
+        await wait_until_closed(app)
+        await asyncio.sleep(0.1)
+        assert [t for t in asyncio.all_tasks() - baseline if not t.done()] == []
+        # the same browser on the same chat at once: the chat's lock was released
+        again, socket = await open_live(url, live.chat_id, cookie=cookie, chatId=live.chat_id)
+        async with socket:
+            turn = await again.turn("weather in Paris")
+        await wait_until_closed(app)
+        history = await http_history(url, cookie, live.chat_id)
+    assert normalize_ids(turn) == weather_turn("<msg1>", "<call1>", "<block1>")
+    # the cut answer was never finished, so it is not recorded; the user's words are
+    assert without_user_ids(history) == without_user_ids([live.user, again.user, again.assistant])
+
+
+PLAY_TRACK_2 = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "change_bgm"},
+    {
+        "type": "tool-input-available",
+        "toolCallId": "<call1>",
+        "toolName": "change_bgm",
+        "input": {"track": 2},
+    },
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+"""The paused browser call of "play track 2", ids normalised."""
+
+
+async def test_a_browser_tool_that_never_answers_times_out_and_the_turn_goes_on() -> None:
+    app = AdkApp(build_agent(), client_tool_timeout=0.2)
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            first = await live.turn("play track 2")
+            assert normalize_ids(first) == PLAY_TRACK_2
+            await asyncio.sleep(0.7)  # past client_tool_timeout; the browser never answered
+            # nothing reached the client meanwhile: the next frame answers its resume
+            await send_resume(socket, live.chat_id, "resume-1")
+            replay = unframe(await text_frames_until_end(socket, "resume-1"), "resume-1")
+        await wait_until_closed(app)
+        history = await http_history(url, cookie_of(socket), live.chat_id)
+    said = 'Here you go: change_bgm: {"error": "The browser did not answer in time."}.'
+    # a resumed message is rebuilt from its first chunk: the paused part, then the rest,
+    # all under the message id the client knows (as for an approval that timed out)
+    assert normalize_ids(first + replay) == [
+        *PLAY_TRACK_2,
+        *PLAY_TRACK_2[:-1],
+        {"type": "start", "messageId": "<msg1>"},
+        {
+            "type": "tool-output-error",
+            "toolCallId": "<call1>",
+            "errorText": "The browser did not answer in time.",
+        },
+        *text_block("<block1>", said),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    resumed = apply_chunks({"role": "assistant"}, replay)
+    assert without_user_ids(history) == without_user_ids([live.user, resumed])
+    assert resumed["parts"][1] == {
+        "type": "tool-change_bgm",
+        "toolCallId": first[2]["toolCallId"],
+        "state": "output-error",
+        "input": {"track": 2},
+        "errorText": "The browser did not answer in time.",
+    }
+
+
+def fold_frames(frames: list[str | bytes]) -> tuple[list[Any], dict[str, str], bytes, bytes]:
+    """A live audio conversation, comparable exactly: its text frames with chunk ids normalised
+    and each run of text deltas folded into one ``~``; the text each request's deltas spelled;
+    and the speech (binary frames) before and after the ``interrupted`` frame."""
+    texts = [json.loads(f) for f in frames if isinstance(f, str)]
+    cut = frames.index('{"type":"interrupted"}')
+    before = b"".join(f for f in frames[:cut] if isinstance(f, bytes))
+    after = b"".join(f for f in frames[cut:] if isinstance(f, bytes))
+    sequences: dict[str, int] = {}
+    spelled: dict[str, str] = {}
+    chunks = normalize_ids([t["chunk"] for t in texts if t["type"] == "chunk"])
+    folded: list[Any] = []
+    for frame in texts:
+        if frame["type"] != "chunk":
+            folded.append(frame)
+            continue
+        request_id = frame["requestId"]
+        assert frame["sequence"] == sequences.get(request_id, 0), frame
+        sequences[request_id] = frame["sequence"] + 1
+        chunk = chunks.pop(0)
+        if chunk["type"] == "text-delta":
+            spelled[request_id] = spelled.get(request_id, "") + chunk["delta"]
+            if folded[-1].get("chunk", {}).get("type") == "text-delta":
+                continue
+            chunk = {**chunk, "delta": "~"}
+        folded.append({"requestId": request_id, "chunk": chunk})
+    return folded, spelled, before, after
+
+
+@pytest.mark.parametrize(("sdk", "reason"), [("7", "interrupted"), ("6", "other")])
+async def test_barge_in_ends_the_spoken_answer_and_the_next_is_a_new_response(
+    sdk: str, reason: str
+) -> None:
+    app = AdkApp(build_agent(demo_model(delay=0.05)))  # "hello" takes ~1 s to say
+    async with serve(app) as url:
+        live, socket = await open_live(url, audio="1", sdk=sdk)
+        async with socket:
+            typed = await live.send("hello")
+            frames: list[str | bytes] = []
+            while not frames or frames[-1] != '{"type":"end","requestId":"voice"}':
+                message = await asyncio.wait_for(socket.recv(), 10)
+                frames.append(message)
+                if isinstance(message, bytes):
+                    if sum(isinstance(f, bytes) for f in frames) == 2:
+                        # the user talks over the model's second word
+                        await socket.send(json.dumps({"type": "activity-start"}))
+                        await socket.send(b"weather in Paris")
+                        await socket.send(json.dumps({"type": "activity-end"}))
+                elif json.loads(message) == {"type": "end", "requestId": typed}:
+                    await send_resume(socket, live.chat_id, "voice")  # as the page does
+        await wait_until_closed(app)
+    folded, spelled, before, after = fold_frames(frames)
+
+    def typed_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+        return {"requestId": typed, "chunk": chunk}
+
+    def voice_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+        return {"requestId": "voice", "chunk": chunk}
+
+    heard = "<block2>"
+    assert (
+        folded
+        == [
+            {"type": "start", "requestId": typed},
+            *map(
+                typed_chunk,
+                [
+                    {"type": "start", "messageId": "<msg1>"},
+                    {"type": "start-step"},
+                    {"type": "text-start", "id": "<block1>"},
+                    {"type": "text-delta", "id": "<block1>", "delta": "~"},
+                    {"type": "text-end", "id": "<block1>"},
+                ],
+            ),
+            {"type": "interrupted"},  # the client stops playing what it has queued
+            typed_chunk({"type": "finish-step"}),
+            typed_chunk({"type": "finish", "finishReason": reason}),
+            {"type": "end", "requestId": typed},
+            {"type": "start", "requestId": "voice"},
+            *map(
+                voice_chunk,
+                [
+                    {"type": "start", "messageId": "<msg2>"},
+                    *(
+                        {
+                            "type": "data-transcript",
+                            "id": heard,
+                            "data": {"role": "user", "text": text, "final": final},
+                        }
+                        for text, final in [
+                            ("weather ", False),
+                            ("weather in Paris", False),
+                            ("weather in Paris", True),
+                        ]
+                    ),
+                    *weather_turn("<msg2>", "<call1>", "<block3>")[1:8],
+                    {"type": "text-delta", "id": "<block3>", "delta": "~"},
+                    *weather_turn("<msg2>", "<call1>", "<block3>")[-3:],
+                ],
+            ),
+            {"type": "end", "requestId": "voice"},
+        ]
+    )
+    # the answer stopped where the user cut in: what was said is what was shown
+    assert 0 < len(spelled[typed]) < len(HELLO)
+    assert HELLO.startswith(spelled[typed])
+    assert before.decode() == spelled[typed]
+    assert spelled["voice"] == f"Here you go: get_weather: {PARIS}."
+    assert after.decode() == spelled["voice"]
+
+
+async def test_history_after_live_human_in_the_loop_is_what_the_stream_showed() -> None:
+    app = AdkApp(build_agent())
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        shown: list[dict[str, Any]] = []  # the chat as the client holds it
+        tool_chunks: list[dict[str, Any]] = []
+        async with socket:
+            for text, tool, answers in [
+                ("pay 5 to alice", "process_payment", [{"approved": True}]),
+                ("pay 7 to bob", "process_payment", [{"approved": False}]),
+                ("play track 2", "change_bgm", [{"output": {"track": 2, "playing": True}}]),
+                ("where am i", "get_location", [{"approved": True}, {"output": {"city": "Oslo"}}]),
+            ]:
+                chunks = await live.turn(text)
+                for change in answers:
+                    answer(live.assistant, tool, **change)
+                    chunks += await live.turn()
+                tool_chunks += [c for c in chunks if c["type"].startswith("tool-")]
+                shown += [live.user, live.assistant]
+        await wait_until_closed(app)
+        history = await http_history(url, cookie_of(socket), live.chat_id)
+    # the stream, as exactly as the history has to match it
+    assert normalize_ids(tool_chunks) == [
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "process_payment",
+            "input": {"amount": 5, "recipient": "alice", "currency": "USD"},
+        },
+        {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
+        {
+            "type": "tool-output-available",
+            "toolCallId": "<call1>",
+            "output": {"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"},
+        },
+        {"type": "tool-input-start", "toolCallId": "<call2>", "toolName": "process_payment"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call2>",
+            "toolName": "process_payment",
+            "input": {"amount": 7, "recipient": "bob", "currency": "USD"},
+        },
+        {"type": "tool-approval-request", "approvalId": "<approval2>", "toolCallId": "<call2>"},
+        {"type": "tool-output-denied", "toolCallId": "<call2>"},
+        {"type": "tool-input-start", "toolCallId": "<call3>", "toolName": "change_bgm"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call3>",
+            "toolName": "change_bgm",
+            "input": {"track": 2},
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": "<call3>",
+            "output": {"track": 2, "playing": True},
+        },
+        # a browser tool that needs approval shows its input only once approved
+        {"type": "tool-input-start", "toolCallId": "<call4>", "toolName": "get_location"},
+        {"type": "tool-input-delta", "toolCallId": "<call4>", "inputTextDelta": "{}"},
+        {"type": "tool-approval-request", "approvalId": "<approval3>", "toolCallId": "<call4>"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call4>",
+            "toolName": "get_location",
+            "input": {},
+        },
+        {"type": "tool-output-available", "toolCallId": "<call4>", "output": {"city": "Oslo"}},
+    ]
+    # a reload shows the same messages, ids and tool parts in their true states
+    assert without_user_ids(history) == without_user_ids(shown)
+    calls = [c["toolCallId"] for c in tool_chunks if c["type"] == "tool-input-start"]
+    assert [p for m in history for p in m["parts"] if p["type"].startswith("tool-")] == [
+        {
+            "type": "tool-process_payment",
+            "toolCallId": calls[0],
+            "state": "output-available",
+            "input": {"amount": 5, "recipient": "alice", "currency": "USD"},
+            "approval": {"id": f"approval-{calls[0]}", "approved": True},
+            "output": {"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"},
+        },
+        {
+            "type": "tool-process_payment",
+            "toolCallId": calls[1],
+            "state": "output-denied",
+            "input": {"amount": 7, "recipient": "bob", "currency": "USD"},
+            "approval": {"id": f"approval-{calls[1]}", "approved": False},
+        },
+        {
+            "type": "tool-change_bgm",
+            "toolCallId": calls[2],
+            "state": "output-available",
+            "input": {"track": 2},
+            "output": {"track": 2, "playing": True},
+        },
+        {
+            "type": "tool-get_location",
+            "toolCallId": calls[3],
+            "state": "output-available",
+            "input": {},
+            "approval": {"id": f"approval-{calls[3]}", "approved": True},
+            "output": {"city": "Oslo"},
+        },
+    ]
+
+
+async def test_a_hundred_concurrent_browser_tool_round_trips_lose_and_reorder_nothing(
+    server: tuple[AdkApp, str],
+) -> None:
+    app, url = server
+
+    async def one(track: int) -> None:
+        live, socket = await open_live(url)
+        async with socket:
+            paused = await live.turn(f"play track {track}")
+            answer(live.assistant, "change_bgm", output={"track": track, "playing": True})
+            done = await live.turn()
+        said = f'Here you go: change_bgm: {{"playing": true, "track": {track}}}.'
+        assert normalize_ids(paused + done) == [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "start-step"},
+            {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "change_bgm"},
+            {
+                "type": "tool-input-available",
+                "toolCallId": "<call1>",
+                "toolName": "change_bgm",
+                "input": {"track": track},
+            },
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "tool-calls"},
+            {"type": "start", "messageId": "<msg1>"},
+            {
+                "type": "tool-output-available",
+                "toolCallId": "<call1>",
+                "output": {"track": track, "playing": True},
+            },
+            *text_block("<block1>", said),
+            {"type": "finish", "finishReason": "stop"},
+        ]
+
+    await asyncio.gather(*(one(track) for track in range(1, 101)))
+    await wait_until_closed(app)
