@@ -79,6 +79,28 @@ async function settled(page, { tools, answer, error }) {
   equal(await page.getByRole("alert").allTextContents(), error ? [error] : [], "errors shown");
 }
 
+/** The music is really playing: the page's AudioContext runs, and its clock keeps moving the
+ * note scheduler on (track 2: a note every 0.25 s, scheduled 0.5 s ahead, so 2 notes before the
+ * clock starts, then about 4 more per second). */
+async function audible(page) {
+  const music = page.locator(".music");
+  await waitFor(page.locator('.music[data-audio="running"]'), "the AudioContext running");
+  const first = Number(await music.getAttribute("data-notes"));
+  if (!(first >= 2)) throw new Error(`notes scheduled at the start: expected >= 2, got ${first}`);
+  const more = first + 4;
+  try {
+    await page.waitForFunction(
+      (n) => Number(document.querySelector(".music")?.dataset.notes) >= n,
+      more,
+      { timeout: TIMEOUT_MS },
+    );
+  } catch {
+    const last = await music.getAttribute("data-notes");
+    throw new Error(`the music stalled: ${last} notes scheduled, not ${more} in ${TIMEOUT_MS} ms`);
+  }
+  equal(await music.getAttribute("data-audio"), "running", "the AudioContext's state");
+}
+
 function equal(actual, expected, what) {
   if (JSON.stringify(actual) !== JSON.stringify(expected)) {
     throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
@@ -135,6 +157,7 @@ const SCENARIOS = {
       answer: 'Here you go: change_bgm: {"playing": 2}.',
     });
     await waitFor(page.getByText("Now playing: track 2"), "Now playing: track 2");
+    await audible(page);
   },
 
   async "location-approve"(page) {

@@ -13,7 +13,7 @@ import {
   WebSocketChatTransport,
 } from "ai";
 import { useEffect, useRef, useState } from "react";
-import { playTrack, stopMusic, useNowPlaying } from "./music.js";
+import { playTrack, stopMusic, useAudio, useNowPlaying } from "./music.js";
 
 const MODES = { sse: "SSE", live: "Live", voice: "Live + voice" };
 const EXAMPLES = [
@@ -122,11 +122,27 @@ export function App() {
   );
 }
 
+// What the music plays, with the AudioContext's state and the notes scheduled so far as data
+// attributes (the bgm test checks the music is really playing). Its own component: the note
+// count changes several times a second.
+function NowPlaying() {
+  const track = useNowPlaying();
+  const audio = useAudio();
+  if (!track) return null;
+  return (
+    <p className="music" data-audio={audio.state} data-notes={audio.notes}>
+      ♪ Now playing: track {track}{" "}
+      <button type="button" onClick={stopMusic}>
+        Stop
+      </button>
+    </p>
+  );
+}
+
 function ChatView({ session, onOpen }) {
   const { mode, chat, transport, voice } = session;
   const { messages, status, error, sendMessage, addToolApprovalResponse } = useChat({ chat });
   const [input, setInput] = useState("");
-  const nowPlaying = useNowPlaying();
   useEffect(() => () => transport.close?.(), [transport]); // live: close the socket when done
   const busy = status === "submitted" || status === "streaming";
 
@@ -158,14 +174,7 @@ function ChatView({ session, onOpen }) {
           {status}
         </span>
       </div>
-      {nowPlaying && (
-        <p className="music">
-          ♪ Now playing: track {nowPlaying}{" "}
-          <button type="button" onClick={stopMusic}>
-            Stop
-          </button>
-        </p>
-      )}
+      <NowPlaying />
 
       <div className="examples">
         {EXAMPLES.map((text) => (

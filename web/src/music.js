@@ -1,5 +1,7 @@
 // Background music for the `change_bgm` browser tool: three little arpeggios made with Web Audio
-// oscillators (no audio files). `useNowPlaying()` lets React show what is playing.
+// oscillators (no audio files). `useNowPlaying()` lets React show what is playing, `useAudio()`
+// whether it is audible: the AudioContext's state and how many notes the track has scheduled
+// (they keep coming only while the context's clock runs).
 import { useSyncExternalStore } from "react";
 
 // an oscillator shape, seconds per note, and the notes (Hz) played in a loop
@@ -12,18 +14,31 @@ export const TRACKS = {
 let context;
 let timer;
 let nowPlaying = null;
+let audio = { state: "none", notes: 0 };
 const listeners = new Set();
 
-function setNowPlaying(track) {
-  nowPlaying = track;
+function changed() {
   for (const listener of listeners) listener();
 }
 
+function setNowPlaying(track) {
+  nowPlaying = track;
+  changed();
+}
+
+function setAudio(update) {
+  audio = { ...audio, ...update };
+  changed();
+}
+
+const subscribe = (listener) => (listeners.add(listener), () => listeners.delete(listener));
+
 export function useNowPlaying() {
-  return useSyncExternalStore(
-    (listener) => (listeners.add(listener), () => listeners.delete(listener)),
-    () => nowPlaying,
-  );
+  return useSyncExternalStore(subscribe, () => nowPlaying);
+}
+
+export function useAudio() {
+  return useSyncExternalStore(subscribe, () => audio);
 }
 
 function note(frequency, at, { wave, beat }) {
@@ -44,17 +59,23 @@ export function playTrack(number) {
   const track = TRACKS[number];
   if (!track) throw new Error(`There is no track ${number}; pick 1, 2 or 3.`);
   stopMusic();
-  context ??= new AudioContext();
+  if (!context) {
+    context = new AudioContext();
+    context.onstatechange = () => setAudio({ state: context.state });
+  }
   void context.resume();
   let next = context.currentTime + 0.05;
   let index = 0;
   const schedule = () => {
     // keep half a second of notes scheduled ahead
+    const before = index;
     while (next < context.currentTime + 0.5) {
       note(track.notes[index++ % track.notes.length], next, track);
       next += track.beat;
     }
+    if (index !== before) setAudio({ notes: index });
   };
+  setAudio({ state: context.state, notes: 0 });
   schedule();
   timer = setInterval(schedule, 200);
   setNowPlaying(number);
