@@ -224,10 +224,17 @@ async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
     leaked = [t for t in asyncio.all_tasks() - baseline if not t.done()]
     assert leaked == []
     # the abandoned call was answered (denied), so the chat resumes cleanly
-    again, socket = await open_live(url, chat_id=live.chat_id)
+    # (the same browser: its cookie; another one would open a chat of its own)
+    again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie_of(socket))
     async with socket:
-        _, text = squash(await again.turn("hello"))
-        assert text.startswith('You said: "hello"')
+        reconnected, text = squash(await again.turn("hello"))
+    # the answer to "hello", all of it, not the model's words on the payment it cut short
+    assert reconnected == [
+        {"type": "start", "messageId": "<msg1>"},
+        *closing(text),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert text == HELLO
     history = await _history(app, live.chat_id)
     payment = history[1]["parts"][1]
     assert (payment["toolCallId"], payment["state"]) == (call_id, "output-denied")
