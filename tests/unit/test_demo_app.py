@@ -28,7 +28,7 @@ from starlette.routing import Mount
 from websockets.asyncio.client import connect
 
 import demo_app
-from adk_asgi.testing import ScriptedLlm, Text
+from adk_asgi.testing import ScriptedLlm, Text, demo_model
 from tests.support import parse_sse, user_body
 
 GEMINI_SETTINGS = ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "DEMO_MODEL", "DEMO_LIVE_MODEL")
@@ -91,7 +91,7 @@ def test_an_explicit_agent_serves_both_routes_even_with_gemini(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("GOOGLE_API_KEY", "not-a-key")
-    agent = demo_app.build_agent(demo_app.demo_model())
+    agent = demo_app.build_agent(demo_model())
     routes = agent_routes(demo_app.create_app(agent))
     assert routes.chat is routes.live
     assert routes.chat.runner.agent is agent
@@ -147,7 +147,7 @@ async def test_each_route_is_answered_by_its_model_in_one_shared_chat(
         async with connect(url, additional_headers={"cookie": cookie}) as socket:
             first = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
             second = {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "again"}]}
-            send = {
+            send: dict[str, Any] = {
                 "type": "send",
                 "requestId": "r1",
                 "id": "shared",
