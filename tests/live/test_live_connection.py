@@ -704,15 +704,29 @@ async def test_disconnect_mid_stream_leaves_no_task_and_frees_the_chat() -> None
         await wait_until_closed(app)
         await asyncio.sleep(0.1)
         assert [t for t in asyncio.all_tasks() - baseline if not t.done()] == []
-        # the same browser on the same chat at once: the chat's lock was released
-        again, socket = await open_live(url, live.chat_id, cookie=cookie, chatId=live.chat_id)
+        # the same browser on the same chat at once: the chat's lock was released, and the
+        # model answers the message it was cut off on again, from the start (nobody asked)
+        again, socket = await open_live(url, chat_id, cookie=cookie, chatId=chat_id)
         async with socket:
+            async with asyncio.timeout(10):  # its text is recorded: the answer is under way
+                while len(await http_history(url, cookie, chat_id)) < 2:  # noqa: ASYNC110
+                    await asyncio.sleep(0.02)
+            await send_resume(socket, chat_id, "resume-1")  # as a page coming back does
+            resumed = unframe(await text_frames_until_end(socket, "resume-1"), "resume-1")
             turn = await again.turn("weather in Paris")
         await wait_until_closed(app)
-        history = await http_history(url, cookie, live.chat_id)
-    assert normalize_ids(turn) == weather_turn("<msg1>", "<call1>", "<block1>")
-    # the cut answer was never finished, so it is not recorded; the user's words are
-    assert without_user_ids(history) == without_user_ids([live.user, again.user, again.assistant])
+        history = await http_history(url, cookie, chat_id)
+    assert normalize_ids(resumed + turn) == [
+        {"type": "start", "messageId": "<msg1>"},
+        *text_block("<block1>", HELLO),
+        {"type": "finish", "finishReason": "stop"},
+        *weather_turn("<msg2>", "<call1>", "<block2>"),
+    ]
+    # the cut answer was never finished, so only its second telling is recorded
+    answered = apply_chunks({"role": "assistant"}, resumed)
+    assert without_user_ids(history) == without_user_ids(
+        [live.user, answered, again.user, again.assistant]
+    )
 
 
 PLAY_TRACK_2 = [
