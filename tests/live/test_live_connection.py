@@ -1037,3 +1037,45 @@ async def test_a_hundred_concurrent_browser_tool_round_trips_lose_and_reorder_no
 
     await asyncio.gather(*(one(track) for track in range(1, 101)))
     await wait_until_closed(app)
+
+
+async def test_history_after_a_voice_turn_shows_what_the_model_said() -> None:
+    """A reload shows the spoken answer as the stream showed it: its transcript as text.
+
+    The user's own words (a ``data-transcript`` part in the stream) are left out of the
+    comparison: whether a reload shows them there or as a user message is the app's choice.
+    """
+    app = AdkApp(build_agent())
+    async with serve(app) as url:
+        chat_id = f"voice-{secrets.token_hex(4)}"
+        live, socket = await open_live(url, chat_id, audio="1", chatId=chat_id)
+        async with socket:
+            await socket.send(json.dumps({"type": "activity-start"}))
+            await socket.send(b"weather in Paris")
+            await socket.send(json.dumps({"type": "activity-end"}))
+            await send_resume(socket, chat_id, "voice")  # as the page does
+            answered = await live.response("voice")
+        await wait_until_closed(app)
+        history = await http_history(url, cookie_of(socket), chat_id)
+    assert normalize_ids(answered) == [
+        {"type": "start", "messageId": "<msg1>"},
+        *(
+            {
+                "type": "data-transcript",
+                "id": "<block1>",
+                "data": {"role": "user", "text": text, "final": final},
+            }
+            for text, final in [
+                ("weather ", False),
+                ("weather in Paris", False),
+                ("weather in Paris", True),
+            ]
+        ),
+        *weather_turn("<msg1>", "<call1>", "<block2>")[1:],
+    ]
+
+    def spoken(message: dict[str, Any]) -> dict[str, Any]:
+        return {**message, "parts": [p for p in message["parts"] if p["type"] != "data-transcript"]}
+
+    shown = apply_chunks({"role": "assistant"}, answered)
+    assert [spoken(m) for m in history if m["role"] == "assistant"] == [spoken(shown)]
