@@ -156,52 +156,6 @@ def squash(chunks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
     return folded, text
 
 
-async def test_an_unanswered_approval_times_out_as_a_denial(server: tuple[AdkApp, str]) -> None:
-    _, url = server
-    live, socket = await open_live(url)
-    async with socket:
-        first = await live.turn("pay 5 to alice")
-        assert first[-3:] == [
-            {
-                "type": "tool-approval-request",
-                "approvalId": f"approval-{first[2]['toolCallId']}",
-                "toolCallId": first[2]["toolCallId"],
-            },
-            {"type": "finish-step"},
-            {"type": "finish", "finishReason": "tool-calls"},
-        ]
-        await asyncio.sleep(1.0)  # past approval_timeout: the model is told the call was rejected
-        replay_id = "resume-1"
-        await socket.send(
-            json.dumps(
-                {
-                    "type": "resume",
-                    "requestId": replay_id,
-                    "id": live.chat_id,
-                    "headers": {},
-                    "body": {},
-                }
-            )
-        )
-        replay, text = squash(await live.response(replay_id))
-        assert replay == [
-            {"type": "start", "messageId": "<msg1>"},
-            {"type": "tool-output-denied", "toolCallId": "<call1>"},
-            *closing(text),
-            {"type": "finish", "finishReason": "stop"},
-        ]
-        assert text == "Here you go: process_payment was denied."
-        # a late approval is refused: nothing is open any more
-        answer(live.assistant, "process_payment", approved=True)
-        late = await live.send()
-        frame = json.loads(await asyncio.wait_for(socket.recv(), 10))
-        assert frame == {
-            "type": "error",
-            "requestId": late,
-            "errorText": f"approval 'approval-{first[2]['toolCallId']}' is not open in this chat",
-        }
-
-
 async def wait_until_closed(app: AdkApp) -> None:
     for _ in range(200):
         if not app.live_bridges and not len(app.locks):
