@@ -43,7 +43,22 @@
 //     {"reload": "http://.../messages" | {"url", "resume"?: bool}}
 //         GET (with spec.headers) a list of UIMessages or {"messages": [...]}, then replace the
 //         chat by a new one hydrated with them (a page reload); resume -> resumeStream()
+//     {"stop": true | "now"}   chat.stop() (the Stop button): true waits until the chat streams
+//         text (status "streaming" and text in the last assistant message) first; recorded in
+//         "stops" as {status, textBefore, textAfter, statusAfter}
+//     {"leave": true}          the page goes away: the chat is stopped / disposed and (live) its
+//         socket closed; use a reload step for the next page
+//     {"resend": "last" | {"request": i}}   sse only: POST request i (default the last) again
+//         exactly as it was sent (URL, headers, body), outside the chat; recorded in "resends"
+//         as {request, status, contentType, body, json}
+//     {"approve": {..., "clicks": 2}}       a double click: the same answer twice, not awaited
+//     any step + "background": true: started, not awaited, no idle wait (e.g. a send, then a
+//         stop while it streams)
 //   ],
+//   "duplicateRequests": [i, ...],   sse only: when request i gets its response headers, the
+//       same request is POSTed again (a double submission overlapping the stream); recorded in
+//       "duplicates" as {request, sentWhileOriginalStreamed, status, contentType, body, json,
+//       answeredAfterOriginalEnded}
 //   "maxRequests": 10,   more requests are refused (AbortError) and "loop" is reported
 //                        (ws/ws-js: counts transport.sendMessages calls, i.e. send frames)
 //   "idleMs": 300,       idle = status ready/error and no request/status change/callback for idleMs
@@ -53,7 +68,8 @@
 //   "responses": [{method, url, status, contentType, body (non-2xx text), sse (2xx text)}],
 //   "toolCalls": [{toolName, toolCallId, input, atRequest (index into requests), handled}],
 //   "approvals": [...decisions given], "finishes": [onFinish flags], "autoSendChecks": [bool],
-//   "statusHistory", "reloads", "loop", "timeout", "driverError", "versions", "transport"}
+//   "statusHistory", "reloads", "resends", "duplicates", "stops", "loop", "timeout",
+//   "driverError", "versions", "transport"}
 // ws/ws-js: "requests" holds one entry per "send" frame (the frame's JSON), "responses" is [],
 //   and the report adds "frames": [{dir: "out"|"in", frame}] (every data frame, in order; text
 //   parsed as JSON, or {text} if it is not JSON; binary as {binary: byteLength}),

@@ -33,6 +33,9 @@ const STEP_KINDS = [
   'regenerate',
   'resume',
   'reload',
+  'stop',
+  'leave',
+  'resend',
 ];
 
 function toolNameOf(part) {
@@ -94,6 +97,13 @@ export function normalizeSpec(spec) {
     throw new UsageError('spec.steps must be a list');
   }
   merged.steps.forEach(stepKind);
+  merged.duplicateRequests = merged.duplicateRequests ?? [];
+  if (
+    !Array.isArray(merged.duplicateRequests) ||
+    !merged.duplicateRequests.every(Number.isInteger)
+  ) {
+    throw new UsageError('spec.duplicateRequests must be a list of request indexes');
+  }
   merged.clientTools = merged.clientTools ?? {};
   merged.approvals = merged.approvals ?? {};
   return merged;
@@ -141,6 +151,11 @@ export class ChatDriver {
 
     this.requests = [];
     this.responses = [];
+    // SSE: what each request sent, as sent (url, method, headers, raw body), for resend steps.
+    this.sent = [];
+    this.resends = [];
+    this.duplicates = [];
+    this.stops = [];
     // Live (WebSocket) modes.
     this.frames = [];
     this.sockets = [];
@@ -242,8 +257,15 @@ export class ChatDriver {
       }
     }
     this.requests.push(body);
+    const index = this.requests.length - 1;
     const record = { method, url, status: null };
     this.responses.push(record);
+    this.sent.push({
+      url,
+      method,
+      headers: Object.fromEntries(new Headers(init.headers ?? {}).entries()),
+      body: init.body ?? null,
+    });
     this.#touch();
 
     let response;
@@ -272,6 +294,7 @@ export class ChatDriver {
     // Keep a copy of the SSE text (what arrived so far, if the driver stops early).
     const [forChat, forRecord] = response.body.tee();
     record.sse = '';
+    record.ended = false;
     const decoder = new TextDecoder();
     void (async () => {
       try {
@@ -282,9 +305,41 @@ export class ChatDriver {
       } catch (err) {
         record.sseError = errorText(err);
       }
+      record.ended = true;
     })();
+    if (this.spec.duplicateRequests.includes(index)) {
+      // A double submission: the very same request again, while this one streams.
+      void this.#track(this.#duplicate(index, record), `duplicate of request ${index}`);
+    }
     return new Response(forChat, init2);
   };
+
+  /** POST a request exactly as it was sent (same URL, headers, body), outside the chat. */
+  async #replay(index) {
+    const { url, method, headers, body } = this.sent[index];
+    const response = await globalThis.fetch(url, { method, headers, body });
+    const text = await response.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // an SSE body
+    }
+    return {
+      request: index,
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      body: text,
+      json,
+    };
+  }
+
+  async #duplicate(index, original) {
+    const entry = { request: index, sentWhileOriginalStreamed: !original.ended };
+    this.duplicates.push(entry);
+    Object.assign(entry, await this.#replay(index));
+    entry.answeredAfterOriginalEnded = original.ended;
+  }
 
   // ---- chat ------------------------------------------------------------------------------
 
@@ -551,6 +606,33 @@ export class ChatDriver {
     }
   }
 
+  /** `{"stop": true}`: once the chat streams text, `chat.stop()` (the user's Stop button). */
+  async #stop(arg) {
+    if (arg !== true && arg !== 'now') {
+      throw new UsageError(`unknown stop ${JSON.stringify(arg)} (true or "now")`);
+    }
+    const streamedText = () => {
+      const last = this.chat.messages.at(-1);
+      if (last?.role !== 'assistant') {
+        return '';
+      }
+      return last.parts
+        .filter(part => part.type === 'text')
+        .map(part => part.text)
+        .join('');
+    };
+    if (arg === true) {
+      while (!this.finished && !(this.chat.status === 'streaming' && streamedText() !== '')) {
+        await new Promise(resolve => setTimeout(resolve, 5));
+      }
+    }
+    const entry = { status: this.chat.status, textBefore: streamedText() };
+    this.stops.push(entry);
+    await this.chat.stop();
+    entry.textAfter = streamedText();
+    entry.statusAfter = this.chat.status;
+  }
+
   async #runStep(step) {
     const kind = stepKind(step);
     const arg = step[kind];
@@ -605,15 +687,21 @@ export class ChatDriver {
             throw new UsageError(`approve: no approval-requested part of tool ${tool}`);
           }
         }
-        this.approvalsGiven.push({
-          toolName: tool ?? null,
-          approvalId: id,
-          approved,
-          ...(reason === undefined ? {} : { reason }),
-          afterRequest: this.requests.length - 1,
-          explicit: true,
-        });
-        return chat.addToolApprovalResponse({ id, approved, reason });
+        const clicks = arg.clicks ?? 1;
+        const answers = [];
+        for (let click = 0; click < clicks; click++) {
+          // clicks > 1: a double click, the same answer again before the first one settled
+          this.approvalsGiven.push({
+            toolName: tool ?? null,
+            approvalId: id,
+            approved,
+            ...(reason === undefined ? {} : { reason }),
+            afterRequest: this.requests.length - 1,
+            explicit: true,
+          });
+          answers.push(chat.addToolApprovalResponse({ id, approved, reason }));
+        }
+        return Promise.all(answers);
       }
       case 'regenerate':
         return chat.regenerate(isObject(arg) ? arg : {});
@@ -621,6 +709,23 @@ export class ChatDriver {
         return chat.resumeStream();
       case 'reload':
         return this.#reload(arg);
+      case 'stop':
+        return this.#stop(arg);
+      case 'leave':
+        // The page goes away: the chat stops and (live) its socket closes.
+        await this.#closeChat(chat, this.transport);
+        return undefined;
+      case 'resend': {
+        if (this.live) {
+          throw new UsageError('resend replays an SSE request; it needs transport "sse"');
+        }
+        const index = arg === 'last' ? this.sent.length - 1 : arg?.request;
+        if (!Number.isInteger(index) || this.sent[index] === undefined) {
+          throw new UsageError(`resend: no request ${JSON.stringify(arg)} was sent`);
+        }
+        this.resends.push(await this.#replay(index));
+        return undefined;
+      }
       default:
         throw new UsageError(`unknown step ${kind}`);
     }
@@ -632,7 +737,11 @@ export class ChatDriver {
         return;
       }
       this.#touch();
-      await this.#track(this.#runStep(step), `step ${JSON.stringify(step)}`);
+      const done = this.#track(this.#runStep(step), `step ${JSON.stringify(step)}`);
+      if (step.background === true) {
+        continue; // not awaited, no idle wait: the next step runs while this one is under way
+      }
+      await done;
       await this.waitIdle();
     }
   }
@@ -683,6 +792,9 @@ export class ChatDriver {
       autoSendChecks: this.autoSendChecks,
       statusHistory: this.statusHistory,
       reloads: this.reloads,
+      resends: this.resends,
+      duplicates: this.duplicates,
+      stops: this.stops,
       loop: this.loop,
       timeout: this.timedOut,
       driverError: this.driverErrors.length === 0 ? null : this.driverErrors.join('; '),

@@ -1,0 +1,119 @@
+"""The demo app as the end-to-end tests serve it: demo_app's agent, page and tools, plus two
+test-only instruments (demo_app.py itself stays untouched).
+
+* The server tools (``get_weather``, ``process_payment``) are demo_app's own functions behind
+  wrappers that count every real run per chat (the ADK session id is the chat id);
+  ``GET /test/tool-runs/{chat_id}`` returns the counts as ``{tool name: runs}`` (tools that never
+  ran are absent), so a test can assert how many times a tool actually ran on the server.
+* The scripted demo model answers a user text containing ``slowly`` at one response every
+  50 ms (a long answer a client can stop mid-stream, a continuation a duplicate can overlap);
+  every other text is answered at full speed, exactly as demo_app's model does.
+
+Run with ``uvicorn tests.e2e.demo_under_test:app`` (the session's ``demo_server`` fixture).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+
+from google.adk.agents import LlmAgent
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.tool_context import ToolContext
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+import demo_app
+from adk_asgi import AdkApp
+from adk_asgi.testing import ScriptedLlm, demo_responder
+
+SLOW_WORD = "slowly"
+SLOW_PACE = 0.05
+"""Seconds before each model response of a turn whose user text contains ``SLOW_WORD``."""
+
+
+def _last_user_text(request: LlmRequest) -> str:
+    for content in reversed(request.contents):
+        if content.role == "user" and any(p.text for p in content.parts or ()):
+            return "".join(p.text or "" for p in content.parts or ())
+    return ""
+
+
+class PacedDemoModel(ScriptedLlm):
+    """demo_app's scripted model, slowed down for user texts that say ``slowly``."""
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        slow = SLOW_WORD in _last_user_text(llm_request).lower()
+        async for response in super().generate_content_async(llm_request, stream):
+            if slow:
+                await asyncio.sleep(SLOW_PACE)
+            yield response
+
+
+class ToolRuns:
+    """How many times each server tool really ran, per chat."""
+
+    def __init__(self) -> None:
+        self.by_chat: dict[str, Counter[str]] = {}
+
+    def count(self, tool_context: ToolContext, tool: str) -> None:
+        self.by_chat.setdefault(tool_context.session.id, Counter())[tool] += 1
+
+    async def route(self, request: Request) -> JSONResponse:
+        return JSONResponse(dict(self.by_chat.get(request.path_params["chat_id"], {})))
+
+
+def build_agent(runs: ToolRuns) -> LlmAgent:
+    def get_weather(city: str, tool_context: ToolContext) -> dict[str, object]:
+        runs.count(tool_context, "get_weather")
+        return demo_app.get_weather(city)
+
+    def process_payment(
+        amount: float, recipient: str, tool_context: ToolContext, currency: str = "USD"
+    ) -> dict[str, object]:
+        runs.count(tool_context, "process_payment")
+        return demo_app.process_payment(amount, recipient, currency)
+
+    get_weather.__doc__ = demo_app.get_weather.__doc__
+    process_payment.__doc__ = demo_app.process_payment.__doc__
+    return LlmAgent(
+        name="demo_agent",
+        model=PacedDemoModel(responder=demo_responder),
+        instruction=demo_app.INSTRUCTION,
+        tools=[
+            get_weather,
+            FunctionTool(process_payment, require_confirmation=True),
+            demo_app.change_bgm,
+            demo_app.get_location,
+        ],
+    )
+
+
+def create_app() -> Starlette:
+    runs = ToolRuns()
+    chat = AdkApp(build_agent(runs))
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        yield
+        await chat.aclose()
+
+    return Starlette(
+        routes=[
+            Mount("/agent", app=chat),
+            Route("/test/tool-runs/{chat_id}", runs.route, methods=["GET"]),
+            *demo_app.page_routes(),  # the page's catch-all mount last
+        ],
+        lifespan=lifespan,
+    )
+
+
+app = create_app()
