@@ -19,6 +19,7 @@ from .chunks import ToolOutputError
 from .convert import tool_result_chunk
 from .messages import (
     Approval,
+    DataPart,
     FilePart,
     ReasoningPart,
     StepStartPart,
@@ -46,6 +47,14 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
     assistant: UIMessage | None = None
     for event in persisted:
         content = event.content
+        spoken = _transcript_parts(event)
+        if spoken:  # live audio: what was said, as the stream showed it
+            message_id = event_tag(event, "messageId") or event.invocation_id
+            if assistant is None or assistant.id != message_id:
+                assistant = UIMessage(id=message_id, role="assistant", parts=[])
+                messages.append(assistant)
+            assistant.parts.extend(spoken)
+            continue
         if content is None or not content.parts:
             continue
         if event.author == "user":
@@ -73,6 +82,18 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
         for part in content.parts:
             assistant.parts.extend(_model_part(part, state, needs_approval))
     return messages
+
+
+def _transcript_parts(event: Event) -> list[UIPart]:
+    """ADK keeps a live session's finished transcriptions as events of their own: the user's
+    words become the ``data-transcript`` part the stream showed, the model's speech its text."""
+    heard, said = event.input_transcription, event.output_transcription
+    if heard is not None and heard.finished and heard.text:
+        data = {"role": "user", "text": heard.text, "final": True}
+        return [DataPart(type="data-transcript", id=event.id, data=data)]
+    if said is not None and said.finished and said.text:
+        return [StepStartPart(), TextPart(text=said.text, state="done")]
+    return []
 
 
 def _is_shown(part: types.Part) -> bool:
