@@ -77,11 +77,16 @@ class AdkApp:
         approval_timeout: float = 300.0,
         client_tool_timeout: float = 300.0,
         sse_write_interval: float = DEFAULT_WRITE_INTERVAL,
+        live_write_interval: float = DEFAULT_WRITE_INTERVAL,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
-        if not sse_write_interval >= 0:
-            raise ValueError(f"sse_write_interval must be >= 0 seconds: {sse_write_interval!r}")
+        for name, interval in [
+            ("sse_write_interval", sse_write_interval),
+            ("live_write_interval", live_write_interval),
+        ]:
+            if not interval >= 0:
+                raise ValueError(f"{name} must be >= 0 seconds: {interval!r}")
         if app is None:
             assert agent is not None
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
@@ -115,6 +120,8 @@ class AdkApp:
         self.busy_timeout = busy_timeout
         self.sse_write_interval = sse_write_interval
         """Seconds between SSE body writes: chunks arriving in between go out together."""
+        self.live_write_interval = live_write_interval
+        """Seconds between live text frames: deltas arriving in between go out as one chunk."""
         self.locks = ChatLocks()
         self.new_message_id = message_id_factory or _new_message_id
         self.base_live_run_config = live_run_config or RunConfig()

@@ -299,6 +299,11 @@ class _Connection:
         owner = self.owner
         try:
             async with owner.locks.hold((self.user_id, chat_id), owner.busy_timeout):
+                session = await owner.session_service.get_session(
+                    app_name=owner.app_name, user_id=self.user_id, session_id=chat_id
+                )
+                if session is not None and _ends_with_user_turn(session.events):
+                    self.bridge.expect_history_reply()
                 self.started.set()
                 events = owner.runner.run_live(
                     user_id=self.user_id,
@@ -338,6 +343,15 @@ class _Connection:
         await self.websocket.close(code=self.close_code)
         assert self.group is not None
         self.group.cancel_scope.cancel()
+
+
+def _ends_with_user_turn(events: list[Event]) -> bool:
+    """Whether the model answers the history as the session opens: Gemini does when it ends
+    with the user's turn (text, or the answers a closing connection gave to waiting calls)."""
+    for event in reversed(events):
+        if event.content is not None and event.content.parts and not event.partial:
+            return event.content.role == "user"
+    return False
 
 
 def _decode_send(text: str) -> ChatRequest:

@@ -15,12 +15,20 @@ results go through ADK's normal tool pipeline, so they are persisted like any ot
 
 Every method here is synchronous except the waits, and all of them run on the connection's
 event loop, so the order of chunks is the order of calls: no lock is needed.
+
+Text deltas are coalesced: each frame costs far more (the hand-off to the writer, one socket
+write, the client's parse) than making the delta does (docs/performance.md, "Live mode"), so a
+delta that follows another within ``live_write_interval`` waits for the rest of the interval and
+goes out merged with the deltas of the same block that arrive meanwhile. The first delta after a
+quiet interval goes out at once, and any other frame first sends what is held, so order is kept.
+A ``resume`` replays the deltas one by one, as they were made.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -33,7 +41,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from .chunks import Finish, ToolApprovalRequest, UIMessageChunk
+from .chunks import Finish, ReasoningDelta, TextDelta, ToolApprovalRequest, UIMessageChunk
 from .convert import EventConverter, approval_descriptor
 from .encoding import ChunkEncoder
 from .messages import ChatRequest
@@ -82,6 +90,8 @@ class _Response:
     chunks: list[UIMessageChunk] = field(default_factory=list)
     sent: int = 0
     earlier: list[UIMessageChunk] = field(default_factory=list)
+    answered: bool = False
+    """The model has said something into it (an ``interrupted`` can only cut that short)."""
 
     @property
     def message_id(self) -> str:
@@ -100,7 +110,11 @@ class LiveBridge:
     ) -> None:
         self.owner = owner
         self.queue = queue
-        self._send = send
+        self._sink = send
+        self.interval = owner.live_write_interval
+        self._held: tuple[_Response, TextDelta | ReasoningDelta] | None = None
+        self._quiet_at = 0.0  # monotonic time from which a delta goes out at once
+        self._flush_timer: asyncio.TimerHandle | None = None
         self.encoder = ChunkEncoder(v7=v7)
         self.audio = audio
         self.response: _Response | None = None
@@ -129,8 +143,62 @@ class LiveBridge:
 
     # --- frames ------------------------------------------------------------------------------
 
+    def _send(self, frame: Frame) -> None:
+        self._flush()  # a held delta goes first: frames keep their order
+        self._sink(frame)
+
     def frame(self, **fields: Any) -> None:
         self._send(_FRAME.encode(fields).decode())
+
+    def _deliver(self, response: _Response, chunk: UIMessageChunk) -> None:
+        """Send a chunk of the response being streamed, merging text deltas (module doc)."""
+        if not self.interval or not isinstance(chunk, TextDelta | ReasoningDelta):
+            self._flush()
+            self._send_chunk(response, chunk)
+            return
+        held = self._held
+        if (
+            held is not None
+            and held[0] is response
+            and (type(held[1]), held[1].id)
+            == (
+                type(chunk),
+                chunk.id,
+            )
+        ):
+            merged = msgspec.structs.replace(held[1], delta=held[1].delta + chunk.delta)
+            self._held = (response, merged)
+            return
+        self._flush()
+        now = time.monotonic()
+        if now >= self._quiet_at:
+            self._send_chunk(response, chunk)
+            self._quiet_at = now + self.interval
+            return
+        self._held = (response, chunk)
+        loop = asyncio.get_running_loop()
+        self._flush_timer = loop.call_later(self._quiet_at - now, self._flush_on_time)
+
+    def _flush(self) -> None:
+        held, self._held = self._held, None
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
+        if held is not None:
+            self._send_chunk(*held)
+
+    def _flush_on_time(self) -> None:
+        self._flush_timer = None
+        self._flush()
+        self._quiet_at = time.monotonic() + self.interval
+
+    def _drop_held(self, response: _Response) -> None:
+        """``response`` stops streaming to its request: what it holds is not sent there."""
+        if self._held is not None and self._held[0] is response:
+            self._held = None
+            if self._flush_timer is not None:
+                self._flush_timer.cancel()
+                self._flush_timer = None
 
     def _emit(self, chunks: list[UIMessageChunk]) -> None:
         response = self.response
@@ -142,7 +210,7 @@ class LiveBridge:
                 continue
             response.chunks.append(admitted)
             if response.request_id is not None:
-                self._send_chunk(response, admitted)
+                self._deliver(response, admitted)
 
     def _send_chunk(self, response: _Response, chunk: UIMessageChunk) -> None:
         frame = {
@@ -151,7 +219,7 @@ class LiveBridge:
             "sequence": response.sent,
             "chunk": chunk,
         }
-        self._send(_FRAME.encode(frame).decode())
+        self._sink(_FRAME.encode(frame).decode())
         response.sent += 1
 
     def _end_response(self, chunks: list[UIMessageChunk]) -> None:
@@ -273,6 +341,8 @@ class LiveBridge:
 
     def _attach(self, request_id: str, response: _Response, replay: list[UIMessageChunk]) -> None:
         """Send ``replay`` under ``request_id``; the response goes on there if under way."""
+        self._drop_held(response)  # (its old request is over; the replay has every delta)
+        self._flush()
         response.request_id = request_id
         response.sent = 0
         self.frame(type="start", requestId=request_id)
@@ -314,6 +384,7 @@ class LiveBridge:
         if self.parked_resume is not None and self.parked_resume[0] == request_id:
             self._unpark(answer=False)
         if self.response is not None and self.response.request_id == request_id:
+            self._drop_held(self.response)
             self.response.request_id = None
 
     def _open(self, request_id: str, lead: list[UIMessageChunk]) -> None:
@@ -340,9 +411,12 @@ class LiveBridge:
             self._emit(self.response.converter.start())
         self._audio(event)
         if event.interrupted:
-            converter = self.response.converter
-            self._end_response(converter.interrupt())
+            if self.response.answered:
+                self._end_response(self.response.converter.interrupt())
+            # else the model was cut short before it said anything of this response: the
+            # interruption is of an earlier answer (to the history a new session sends, say)
             return
+        self.response.answered = True
         self._emit(self.response.converter.feed(event))
         if self.abandoned and self.abandoned <= {r.id for r in event.get_function_responses()}:
             self.settled.set()
@@ -369,6 +443,15 @@ class LiveBridge:
                 self.turn_called_tools = False
             elif not self.waits:
                 self._end_response(self.response.converter.finish())
+
+    def expect_history_reply(self) -> None:
+        """The model will answer the session's history before any request (it ends with the
+        user's turn). That answer gets a response of its own now, so a message sent before it
+        starts does not take it for its own: it is drained into this one (``send_user_turn``)
+        and kept for a ``resume`` if nobody sends."""
+        if self.response is None:
+            self.response = self._new_response(self.owner.new_message_id())
+            self._emit(self.response.converter.start())
 
     def fail(self, error_text: str) -> None:
         if self.response is None:
@@ -473,10 +556,8 @@ class LiveBridge:
         decision = await self._wait(call, "approval", self.owner.approval_timeout)
         self.decisions[call.id] = decision is True
         if decision is not True:  # denied, abandoned or timed out: the client sees a denial
-            if self.response is None:  # timed out: the paused message goes on
-                paused = self.calls.get(call.id, call).message_id
-                self.response = self._new_response(paused or self.owner.new_message_id())
-                self._emit(self.response.converter.start())
+            self._go_on_with_message_of(call)
+            assert self.response is not None
             self._emit(self.response.converter.deny(call.id))
         return decision is True
 
@@ -488,10 +569,22 @@ class LiveBridge:
             async with asyncio.timeout(limit):
                 return await future
         except TimeoutError:
-            return False if kind == "approval" else TIMED_OUT
+            if kind == "approval":
+                return False
+            self._go_on_with_message_of(call)
+            return TIMED_OUT
         finally:
             if self.waits.get(call.id) is wait:
                 del self.waits[call.id]
+
+    def _go_on_with_message_of(self, call: ToolCall) -> None:
+        """A wait ended with no request open (it timed out): the paused message goes on, so
+        what follows reaches the client as that message's continuation (``resume``, or the
+        user's late answer)."""
+        if self.response is None:
+            paused = self.calls.get(call.id, call).message_id
+            self.response = self._new_response(paused or self.owner.new_message_id())
+            self._emit(self.response.converter.start())
 
     def _resolve(self, wait: _Wait, value: Any) -> None:
         if not wait.future.done():
@@ -501,6 +594,9 @@ class LiveBridge:
 
     def close(self) -> None:
         """The connection is over: nothing waits any more."""
+        self._held = None
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
         for wait in list(self.waits.values()):
             wait.future.cancel()
         self.waits.clear()

@@ -50,6 +50,7 @@ from bench.live_rows import (
     Run,
     send_frame,
 )
+from bench.serve import UNMERGED
 from bench.servers import ServerProcess
 from bench.throughput import Placement, _loop_factory, _table
 
@@ -57,6 +58,18 @@ OURS: Final = "adk_asgi"
 """``WS /live`` as a browser uses it (permessage-deflate negotiated): the row with the target."""
 IN_PROCESS: Final = "adk_asgi in-process"
 NO_DEFLATE: Final = "adk_asgi, no deflate"
+FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
+"""``live_write_interval=0``: what coalescing the deltas changes (text and speech rows)."""
+
+
+class _TextOnly:
+    """A row of the text and speech measurements only (the microphone is not coalesced)."""
+
+    def __init__(self, client: LiveClient) -> None:
+        self.text = client.text
+        self.speech = client.speech
+
+
 REAL_TIME: Final = 50
 """Frames per second that 20 ms audio frames need, one way, for one conversation."""
 TARGET: Final = 0.90
@@ -190,7 +203,14 @@ async def bench(url: str, plan: Plan, placement: Placement) -> Results:
     async with httpx.AsyncClient(timeout=httpx.Timeout(300.0), trust_env=False) as http:
         ours = LiveClient(http, url, compression="deflate")
         plain = LiveClient(http, url, compression=None)
-        rows: dict[str, Any] = {"floor": floor, IN_PROCESS: inproc, OURS: ours, NO_DEFLATE: plain}
+        unmerged = LiveClient(http, url, compression="deflate", mount=UNMERGED)
+        rows: dict[str, Any] = {
+            "floor": floor,
+            IN_PROCESS: inproc,
+            OURS: ours,
+            NO_DEFLATE: plain,
+            FRAME_PER_DELTA: _TextOnly(unmerged),
+        }
         floor.cpus = inproc.cpus = placement.pin()
         text, speech, listen = {}, {}, {}
         for size in plan.text:
@@ -256,7 +276,7 @@ def _ratios(by_size: dict[int, dict[str, list[Run]]], *, target: bool) -> list[s
             verdict = "ok" if ratio >= TARGET else "MISSED"
             goal = f"  target >= {TARGET:.2f}: {verdict}" if target and name == OURS else ""
             out.append(
-                f"  N={size:>6,}  {name + ' / floor':<30} {ratio:.3f} ({best:.3f})  cpu {cpu:.3f}"
+                f"  N={size:>6,}  {name + ' / floor':<36} {ratio:.3f} ({best:.3f})  cpu {cpu:.3f}"
                 + goal
             )
     return out

@@ -37,7 +37,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from adk_asgi import AdkApp
 from adk_asgi.live import AUDIO_IN_MIME
-from bench.agent import APP_NAME, SPEECH_FRAME_BYTES, USER_ID, make_agent, user_message
+from bench.agent import APP_NAME, DELTA_CHARS, SPEECH_FRAME_BYTES, USER_ID, make_agent, user_message
 
 SHORT_ANSWER: Final = 5
 """Deltas of the untimed warm-up turns."""
@@ -175,9 +175,16 @@ class LiveFloor:
 
 @dataclass(slots=True)
 class _Seen:
-    text: int = 0
+    text_chars: int = 0
+    frames: int = 0
+    """``text-delta`` frames: fewer than the deltas when adk_asgi merges them."""
     audio: int = 0
     audio_bytes: int = 0
+
+    @property
+    def text(self) -> int:
+        """Text deltas made by the model (each ``DELTA_CHARS`` long), however they were framed."""
+        return self.text_chars // DELTA_CHARS
 
     def take(self, message: str | bytes) -> bool:
         """Count one ``WS /live`` message; true at the ``finish`` chunk of the response."""
@@ -186,7 +193,8 @@ class _Seen:
             self.audio_bytes += len(message)
             return False
         if TEXT_DELTA in message:
-            self.text += 1
+            self.text_chars += len(_FRAME.decode(message)["chunk"]["delta"])
+            self.frames += 1
             return False
         frame: dict[str, Any] = _FRAME.decode(message)
         chunk = frame.get("chunk") or {}
@@ -217,7 +225,7 @@ class Events:
                     seen.audio += 1
                     seen.audio_bytes += len(part.inline_data.data)
                 elif part.text and event.partial:
-                    seen.text += 1
+                    seen.text_chars += len(part.text)
         raise RuntimeError("run_live ended")
 
 
@@ -314,10 +322,16 @@ class LiveClient:
     ``None`` offers nothing. Each run opens a new connection (untimed) on a new chat.
     """
 
-    def __init__(self, http: httpx.AsyncClient, base_url: str, compression: str | None) -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        base_url: str,
+        compression: str | None,
+        mount: str = "/agent",
+    ) -> None:
         self.http = http
         self.base_url = base_url
-        self.ws_url = base_url.replace("http://", "ws://", 1) + "/agent/live"
+        self.ws_url = base_url.replace("http://", "ws://", 1) + mount + "/live"
         self.compression = compression
 
     async def cpu(self) -> float:

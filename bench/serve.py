@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Final
 
 import uvicorn
 from google.adk.agents.base_agent import BaseAgent
@@ -44,16 +45,26 @@ class _ObjectLoader(BaseAgentLoader):
         return [APP_NAME]
 
 
+UNMERGED: Final = "/agent-unmerged"
+"""The same app with one write per SSE chunk and one frame per live delta (no coalescing), so
+the bench can show what coalescing changes, side by side on one server."""
+
+
 def adk_asgi_app() -> ASGIApp:
     """``AdkApp`` mounted the way the docs show; a fixed identity, as behind real auth."""
     chat = AdkApp(make_agent(), identify=lambda conn: USER_ID)
+    unmerged = AdkApp(
+        make_agent(), identify=lambda conn: USER_ID, sse_write_interval=0, live_write_interval=0
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await chat.aclose()
+        await unmerged.aclose()
 
-    return Starlette(routes=[Mount("/agent", app=chat)], lifespan=lifespan)
+    routes = [Mount("/agent", app=chat), Mount(UNMERGED, app=unmerged)]
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def adk_run_sse_app() -> ASGIApp:
