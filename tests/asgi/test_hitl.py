@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -25,7 +26,7 @@ LOCATION = {"latitude": 48.85, "longitude": 2.35}
 class Demo:
     """The demo agent with a payment tool that counts its runs, driven like a browser."""
 
-    def __init__(self) -> None:
+    def __init__(self, require_confirmation: bool | Callable[..., bool] = True) -> None:
         self.payments: Counter[str] = Counter()
 
         def process_payment(amount: float, recipient: str, currency: str = "USD") -> dict[str, Any]:
@@ -38,7 +39,7 @@ class Demo:
             model=demo_model(id_factory=counter("call_"), chunk_size=200),
             tools=[
                 get_weather,
-                FunctionTool(process_payment, require_confirmation=True),
+                FunctionTool(process_payment, require_confirmation=require_confirmation),
                 change_bgm,
                 get_location,
             ],
@@ -138,6 +139,65 @@ async def test_payment_approved(demo: Demo) -> None:
         {"type": "finish", "finishReason": "stop"},
     ]
     assert demo.payments == {"alice": 1}
+
+
+def above_100(amount: float, **_: Any) -> bool:
+    """``require_confirmation`` as a function of the call's arguments."""
+    return amount > 100
+
+
+async def test_payment_below_the_confirmation_threshold_runs_without_approval() -> None:
+    demo = Demo(require_confirmation=above_100)
+    async with demo.client:
+        chunks = await demo.send("pay 5 to alice")
+    assert normalize_ids(chunks) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "process_payment",
+            "input": PAY_ALICE,
+        },
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
+        {"type": "finish-step"},
+        *text(CLOSING_ALICE),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert demo.payments == {"alice": 1}
+
+
+async def test_payment_above_the_confirmation_threshold_asks_first() -> None:
+    demo = Demo(require_confirmation=above_100)
+    async with demo.client:
+        first = await demo.send("pay 500 to bob")
+        assert demo.payments == {}
+        second = await demo.resume(tool="process_payment", approved=True)
+    assert normalize_ids(first) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "process_payment",
+            "input": {"amount": 500, "recipient": "bob", "currency": "USD"},
+        },
+        {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    sent = {"status": "sent", "amount": 500, "recipient": "bob"}
+    assert normalize_ids(first + second)[len(first) :] == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": sent},
+        *text(
+            'Here you go: process_payment: {"amount": 500, "recipient": "bob", "status": "sent"}.'
+        ),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert demo.payments == {"bob": 1}
 
 
 async def test_payment_denied(demo: Demo) -> None:
