@@ -340,9 +340,13 @@ class LiveBridge:
         self._attach(request_id, response, response.earlier + response.chunks)
 
     def _attach(self, request_id: str, response: _Response, replay: list[UIMessageChunk]) -> None:
-        """Send ``replay`` under ``request_id``; the response goes on there if under way."""
-        self._drop_held(response)  # (its old request is over; the replay has every delta)
+        """Send ``replay`` under ``request_id``; the response goes on there if under way.
+
+        A request that was reading the response (a ``resume`` sent while a typed answer
+        streams) gets what is held and its ``end``: it hands over, it is not left hanging."""
         self._flush()
+        if response.request_id not in (None, request_id):
+            self.frame(type="end", requestId=response.request_id)
         response.request_id = request_id
         response.sent = 0
         self.frame(type="start", requestId=request_id)
