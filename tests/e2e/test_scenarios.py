@@ -757,3 +757,27 @@ def test_payment_and_location_result_with_its_approval_under_the_or_helper(
         )
     ]
     assert report["serverRuns"] == {"process_payment": 1}
+
+
+@SDKS
+def test_location_output_added_on_approve_under_the_or_helper_goes_through_the_browser(
+    demo_server: str, transport: str, sdk: int
+) -> None:
+    """An "Approve" handler that also adds the result at once, under the OR helper: the
+    approval leaves alone (nothing else in the step waits), the server hands the call to the
+    browser, and ``onToolCall`` runs the tool once; the handler's own result is dropped by the
+    client (docs/hitl.md, section 3)."""
+    report = run(
+        demo_server,
+        (transport, sdk),
+        "where am i",
+        {"approve": {"tool": "get_location", "approved": True}, "background": True},
+        {"addToolOutput": {"tool": "get_location", "output": {"latitude": 0, "longitude": 0}}},
+        clientTools={"get_location": {"output": LOCATION}},
+    )
+    assert (report["status"], report["error"], len(report["requests"])) == ("ready", None, 3)
+    [approval] = report["requests"][1]["messages"][-1]["parts"][1:]
+    assert (approval["state"], approval["approval"]["approved"]) == ("approval-responded", True)
+    assert browser_runs(report, "get_location") == [1]
+    assert shape(report["messages"])[1:] == [("assistant", LOCATION_DONE)]
+    assert report["serverRuns"] == {}
