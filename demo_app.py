@@ -15,8 +15,9 @@ With Gemini, a chat model cannot open a Live API session and a live model does n
 * ``DEMO_LIVE_MODEL`` (default ``gemini-live-2.5-flash-preview``; on Vertex AI, e.g.
   ``gemini-live-2.5-flash``) answers ``WS /agent/live``.
 
-The two ``AdkApp`` instances share the session service, the identity cookie and the per-chat
-locks, so a chat started over SSE goes on in live mode and its history shows both.
+One ``AdkApp`` serves both (``AdkApp(chat_agent, live_agent=live_agent)``): they share the
+sessions, the identity cookie and the per-chat locks, so a chat started over SSE goes on in live
+mode and its history shows both.
 
 Importing this module builds no app (the examples and the tests import its agent and tools);
 ``app`` is built on first access, which is what ``uvicorn demo_app:app`` does.
@@ -38,7 +39,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Receive, Scope, Send
 
 from adk_asgi import AdkApp, client_tool
 from adk_asgi.testing import demo_model
@@ -148,50 +148,26 @@ def page_routes() -> list[BaseRoute]:
     return [Route("/", index)]
 
 
-class AgentRoutes:
-    """``/agent``: WebSockets (``WS /live``, the only WebSocket route) go to the live app,
-    everything else to the chat app. Both are the same ``AdkApp`` unless Gemini needs two."""
-
-    def __init__(self, chat: AdkApp, live: AdkApp) -> None:
-        self.chat = chat
-        self.live = live
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        target = self.live if scope["type"] == "websocket" else self.chat
-        await target(scope, receive, send)
-
-    async def aclose(self) -> None:
-        try:
-            await self.chat.aclose()
-        finally:
-            if self.live is not self.chat:
-                await self.live.aclose()
-
-
-def agent_routes(agent: LlmAgent | None = None, **options: Any) -> AgentRoutes:
-    """The agent's routes: ``agent`` (by default the demo agent) behind both, or, on Gemini
-    without an explicit agent, the chat model behind SSE and the live model behind ``/live``."""
-    chat = AdkApp(agent or build_agent(), **options)
+def agent_app(agent: LlmAgent | None = None, **options: Any) -> AdkApp:
+    """The demo's ``AdkApp``: ``agent`` (by default the demo agent) behind both routes, or, on
+    Gemini without an explicit agent, the chat model behind SSE and a live model behind
+    ``/live`` (``live_agent``: one app, so sessions, identity and locks are shared)."""
     if agent is not None or not use_gemini():
-        return AgentRoutes(chat, chat)
-    live = AdkApp(
-        build_agent(gemini_models()[1]), **{**options, "session_service": chat.session_service}
-    )
-    # One run at a time per chat, whichever route runs it (AdkApp keeps its locks per instance).
-    live.locks = chat.locks
-    return AgentRoutes(chat, live)
+        return AdkApp(agent or build_agent(), **options)
+    chat_model, live_model = gemini_models()
+    return AdkApp(build_agent(chat_model), live_agent=build_agent(live_model), **options)
 
 
 def create_app(agent: LlmAgent | None = None, **options: Any) -> Starlette:
-    routes = agent_routes(agent, **options)
+    chat = agent_app(agent, **options)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         yield
-        await routes.aclose()
+        await chat.aclose()
 
     return Starlette(
-        routes=[Mount("/agent", app=routes), *page_routes()],  # the page's catch-all mount last
+        routes=[Mount("/agent", app=chat), *page_routes()],  # the page's catch-all mount last
         lifespan=lifespan,
     )
 

@@ -18,6 +18,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
+from google.adk.tools.base_toolset import BaseToolset
 from google.genai import types
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
@@ -50,6 +51,14 @@ class AdkApp:
     * ``POST /chat`` — the ``DefaultChatTransport`` endpoint: runs ``Runner.run_async`` and
       streams the UI message stream over SSE.
     * ``GET /chat/{chat_id}/stream`` — the resume endpoint; ``204`` when nothing is streaming.
+    * ``GET /chat/{chat_id}/messages`` — the chat's history as ``UIMessage[]``.
+    * ``WS /live`` — live mode: ``Runner.run_live`` behind the AI SDK v7
+      ``WebSocketChatTransport`` protocol (docs/live.md).
+    * ``GET /transport.js`` — the live transport for AI SDK v6 clients, with audio helpers.
+
+    ``live_agent``: the agent ``WS /live`` runs, when it needs another model than ``agent``
+    (Gemini's Live API has models of its own). It shares the app name, sessions, plugins and
+    locks, so one chat can go on in either mode.
 
     Each chat id is an ADK session of the requesting user (``identify``; by default an opaque
     per-browser cookie), created on first use. One run at a time per chat: a request that finds
@@ -61,6 +70,7 @@ class AdkApp:
         agent: BaseAgent | None = None,
         *,
         app: App | None = None,
+        live_agent: BaseAgent | None = None,
         app_name: str | None = None,
         session_service: BaseSessionService | None = None,
         artifact_service: BaseArtifactService | None = None,
@@ -98,6 +108,8 @@ class AdkApp:
         """The live connections of this app, by their ``LiveRequestQueue`` (for the plugin)."""
         self.adk_app = app
         self.client_tools = _client_tools(app.root_agent)
+        if live_agent is not None:
+            self.client_tools.update(_client_tools(live_agent))
         self.author = getattr(app.root_agent, "name", app.name)
         """The author of the events the bridge records itself (approval markers)."""
         self.session_service = session_service or InMemorySessionService()
@@ -109,6 +121,17 @@ class AdkApp:
             memory_service=memory_service,
             auto_create_session=True,
         )
+        self.live_runner = self.runner
+        """The runner of ``WS /live``: ``runner`` itself unless a ``live_agent`` was given."""
+        if live_agent is not None:
+            self.live_runner = Runner(
+                app=app.model_copy(update={"root_agent": live_agent}),
+                app_name=app_name,
+                session_service=self.session_service,
+                artifact_service=artifact_service,
+                memory_service=memory_service,
+                auto_create_session=True,
+            )
         self.app_name: str = self.runner.app_name
         base = run_config or RunConfig()
         self.run_config = base.model_copy(update={"streaming_mode": StreamingMode.SSE})
@@ -143,6 +166,11 @@ class AdkApp:
     async def aclose(self) -> None:
         """Close the runner (and its plugins). Call it from the host app's lifespan."""
         await self.runner.close()
+        if self.live_runner is not self.runner:
+            # Its plugins and services are the ones just closed; its toolsets are its own.
+            shared = _toolsets(self.runner.agent)
+            for toolset in _toolsets(self.live_runner.agent) - shared:
+                await toolset.close()
 
     # --- routes ------------------------------------------------------------------------------
 
@@ -237,6 +265,17 @@ class AdkApp:
     def approval_needed(self, name: str, args: dict[str, Any]) -> bool:
         tool = self.client_tools.get(name)
         return tool is not None and tool.needs_approval(args)
+
+
+def _toolsets(root: object) -> set[BaseToolset]:
+    """Every toolset of the agent tree (what ``Runner.close`` closes)."""
+    found: set[BaseToolset] = set()
+    agents = [root]
+    while agents:
+        agent = agents.pop()
+        found.update(t for t in getattr(agent, "tools", None) or [] if isinstance(t, BaseToolset))
+        agents.extend(getattr(agent, "sub_agents", None) or [])
+    return found
 
 
 def _client_tools(root: object) -> dict[str, ClientTool]:

@@ -305,7 +305,7 @@ class _Connection:
                 if session is not None and _ends_with_user_turn(session.events):
                     self.bridge.expect_history_reply()
                 self.started.set()
-                events = owner.runner.run_live(
+                events = owner.live_runner.run_live(
                     user_id=self.user_id,
                     session_id=chat_id,
                     live_request_queue=self.queue,

@@ -19,7 +19,8 @@ from adk_asgi import AdkApp
 from demo_app import build_agent
 
 # The demo agent: the offline scripted model, or Gemini when GOOGLE_API_KEY is set (a chat
-# model, so live mode then needs a second AdkApp on a live model: docs/mounting.md). Your own:
+# model, so live mode then needs AdkApp(..., live_agent=<agent on a live model>):
+# docs/mounting.md). Your own:
 #   agent = LlmAgent(name="assistant", model="gemini-2.5-flash", instruction="Be brief.")
 chat = AdkApp(build_agent())
 

@@ -28,6 +28,7 @@ from starlette.routing import Mount
 from websockets.asyncio.client import connect
 
 import demo_app
+from adk_asgi import AdkApp
 from adk_asgi.testing import ScriptedLlm, Text, demo_model
 from tests.support import parse_sse, user_body
 
@@ -41,22 +42,22 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def agent_routes(app: Starlette) -> demo_app.AgentRoutes:
+def agent_app(app: Starlette) -> AdkApp:
     mount = app.routes[0]
     assert isinstance(mount, Mount) and mount.path == "/agent"
-    assert isinstance(mount.app, demo_app.AgentRoutes)
+    assert isinstance(mount.app, AdkApp)
     return mount.app
 
 
 def models(app: Starlette) -> tuple[object, object]:
-    routes = agent_routes(app)
-    return routes.chat.runner.agent.model, routes.live.runner.agent.model  # type: ignore[attr-defined]
+    chat = agent_app(app)
+    return chat.runner.agent.model, chat.live_runner.agent.model  # type: ignore[attr-defined]
 
 
 def test_offline_one_scripted_agent_serves_both_routes() -> None:
-    routes = agent_routes(demo_app.create_app())
-    assert routes.live is routes.chat
-    assert isinstance(routes.chat.runner.agent.model, ScriptedLlm)  # type: ignore[attr-defined]
+    chat = agent_app(demo_app.create_app())
+    assert chat.live_runner is chat.runner
+    assert isinstance(chat.runner.agent.model, ScriptedLlm)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -68,13 +69,12 @@ def test_gemini_serves_sse_with_a_chat_model_and_live_with_a_live_model(
     monkeypatch.setenv(setting, value)
     app = demo_app.create_app()
     assert models(app) == ("gemini-2.5-flash", "gemini-live-2.5-flash-preview")
-    routes = agent_routes(app)
-    chat, live = routes.chat, routes.live
-    assert live is not chat
+    chat = agent_app(app)
+    live = chat.live_runner
+    assert live is not chat.runner
     assert live.session_service is chat.session_service
-    assert live.locks is chat.locks
     assert live.app_name == chat.app_name == "demo_agent"
-    assert sorted(live.client_tools) == sorted(chat.client_tools) == ["change_bgm", "get_location"]
+    assert sorted(chat.client_tools) == ["change_bgm", "get_location"]
 
 
 def test_the_models_can_be_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -92,9 +92,9 @@ def test_an_explicit_agent_serves_both_routes_even_with_gemini(
 ) -> None:
     monkeypatch.setenv("GOOGLE_API_KEY", "not-a-key")
     agent = demo_app.build_agent(demo_model())
-    routes = agent_routes(demo_app.create_app(agent))
-    assert routes.chat is routes.live
-    assert routes.chat.runner.agent is agent
+    chat = agent_app(demo_app.create_app(agent))
+    assert chat.live_runner is chat.runner
+    assert chat.runner.agent is agent
 
 
 @asynccontextmanager
