@@ -18,6 +18,7 @@ import asyncio
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
@@ -32,6 +33,7 @@ from starlette.routing import Mount, Route
 import demo_app
 from adk_asgi import AdkApp
 from adk_asgi.testing import ScriptedLlm, demo_responder
+from adk_asgi.testing.live import ScriptedLiveConnection
 
 SLOW_WORD = "slowly"
 SLOW_PACE = 0.05
@@ -45,8 +47,33 @@ def _last_user_text(request: LlmRequest) -> str:
     return ""
 
 
+class _PacedView:
+    """What a live connection reads of its model, with the pace of its last user text."""
+
+    def __init__(self, llm: ScriptedLlm, connection: ScriptedLiveConnection) -> None:
+        self._llm = llm
+        self._connection = connection
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+    @property
+    def delay(self) -> float:
+        for content in reversed(self._connection.conversation):
+            if content.role == "user" and any(p.text for p in content.parts or ()):
+                text = "".join(p.text or "" for p in content.parts or ())
+                return SLOW_PACE if SLOW_WORD in text.lower() else self._llm.delay
+        return self._llm.delay
+
+
 class PacedDemoModel(ScriptedLlm):
-    """demo_app's scripted model, slowed down for user texts that say ``slowly``."""
+    """demo_app's scripted model, slowed down for user texts that say ``slowly`` (SSE and live)."""
+
+    @asynccontextmanager
+    async def connect(self, llm_request: LlmRequest) -> AsyncIterator[ScriptedLiveConnection]:
+        async with super().connect(llm_request) as connection:
+            connection._llm = _PacedView(self, connection)  # type: ignore[assignment]
+            yield connection
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False

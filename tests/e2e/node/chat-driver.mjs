@@ -58,7 +58,7 @@
 //   "duplicateRequests": [i, ...],   sse only: when request i gets its response headers, the
 //       same request is POSTed again (a double submission overlapping the stream); recorded in
 //       "duplicates" as {request, sentWhileOriginalStreamed, status, contentType, body, json,
-//       answeredAfterOriginalEnded}
+//       waitedMs (from sending it to its response)}
 //   "maxRequests": 10,   more requests are refused (AbortError) and "loop" is reported
 //                        (ws/ws-js: counts transport.sendMessages calls, i.e. send frames)
 //   "idleMs": 300,       idle = status ready/error and no request/status change/callback for idleMs

@@ -337,8 +337,9 @@ export class ChatDriver {
   async #duplicate(index, original) {
     const entry = { request: index, sentWhileOriginalStreamed: !original.ended };
     this.duplicates.push(entry);
+    const sentAt = Date.now();
     Object.assign(entry, await this.#replay(index));
-    entry.answeredAfterOriginalEnded = original.ended;
+    entry.waitedMs = Date.now() - sentAt;
   }
 
   // ---- chat ------------------------------------------------------------------------------
