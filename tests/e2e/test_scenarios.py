@@ -446,10 +446,10 @@ def test_reload_mid_approval_then_approve(demo_server: str, transport: str, sdk:
 
 # Both approved: every client. A denied location next to a payment: live mode only for now —
 # over SSE the location's denial travels with the payment's confirmation in one ADK message,
-# which ADK leaves out of the model's context, so the model never reads it (chat.py/_continue;
-# reproduced in tests/asgi/test_hitl.py terms in the hand-off report). A denied payment next to
-# an approved location stalls on every client: the stock helpers never send a browser result
-# whose step holds a denied part.
+# which ADK leaves out of the model's context, so the model never reads it (adk_asgi/chat.py,
+# _continue). A denied payment next to an approved location stalls on every client: the stock
+# helpers never send a browser result whose step holds a denied part. Both are in docs/hitl.md,
+# "Known limitations".
 PAY_AND_LOCATE = [
     pytest.param(transport, sdk, pay, locate, id=f"{transport}-v{sdk}-{pay}-{locate}")
     for pay, locate, clients in [
