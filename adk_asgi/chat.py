@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from google.adk.events.event import Event
 from google.genai import types
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
@@ -16,7 +17,7 @@ from .errors import ClientError
 from .identity import Identity
 from .locks import ChatBusy
 from .messages import ChatRequest
-from .pending import approved_marker, chat_state, moved_on_answers
+from .pending import CONFIRMATION_TOOL, approved_marker, chat_state, moved_on_answers
 from .sse import SSEResponse, sse_body
 from .translate import Conflict, TranslationError, continuation, user_content
 
@@ -105,21 +106,37 @@ class ChatEndpoint:
         if session is None:
             raise ClientError(409, "this chat has no open tool call to continue")
         payloads: dict[str, Any] = chat.extra.get("confirmationPayloads", {})
+        state = chat_state(session.events)
         try:
-            answers = continuation(
-                message, chat_state(session.events), owner.needs_approval, payloads
-            )
+            answers = continuation(message, state, owner.needs_approval, payloads)
         except Conflict as exc:
             raise ClientError(409, str(exc)) from None
         for call in answers.released:
             await owner.session_service.append_event(session, approved_marker(call, owner.author))
+        responses = answers.responses
+        confirmations = [p for p in responses if _answers_confirmation(p)]
+        if confirmations and len(confirmations) < len(responses):
+            # ADK leaves an event that answers a confirmation out of the model's context, with
+            # all it holds: the browser's answers go in an event of their own, before it.
+            browser = [p for p in responses if not _answers_confirmation(p)]
+            first = browser[0].function_response
+            assert first is not None and first.id is not None
+            event = Event(
+                invocation_id=state.calls[first.id].invocation_id,
+                author="user",
+                content=types.Content(role="user", parts=browser),
+            )
+            await owner.session_service.append_event(session, event)
+            responses = confirmations
         converter = self._converter(message.id, answers.known_calls)
         lead: list[UIMessageChunk] = []
-        for call_id in answers.denied:
-            lead += converter.deny(call_id)
+        shown = answers.shown_denials(browser_runs=bool(answers.released))
+        for call_id in answers.denied + answers.redenied:
+            denial = converter.deny(call_id)  # (also settles the call: ADK's rejection is skipped)
+            lead += denial if call_id in shown else []
         for call in answers.released:
             lead += converter.release(call.id, call.name, call.args)
-        content = types.Content(role="user", parts=answers.responses) if answers.responses else None
+        content = types.Content(role="user", parts=responses) if responses else None
         return _Plan(content, converter, lead, None)
 
     def _converter(self, message_id: str, known_calls: set[str] | None = None) -> EventConverter:
@@ -157,3 +174,8 @@ class ChatEndpoint:
             body, abort=abort, headers=headers, write_interval=owner.sse_write_interval
         )
         await response(scope, receive, send)
+
+
+def _answers_confirmation(part: types.Part) -> bool:
+    response = part.function_response
+    return response is not None and response.name == CONFIRMATION_TOOL

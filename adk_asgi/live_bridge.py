@@ -285,9 +285,15 @@ class LiveBridge:
         self.response = self._new_response(message.id, answers.known_calls | set(self.calls))
         lead: list[UIMessageChunk] = []
         payloads: dict[str, Any] = chat.extra.get(PAYLOADS_KEY, {})
+        tools = self.owner.client_tools
+        in_browser = any(isinstance(tools.get(c.name), ClientTool) for c in answers.released)
+        shown = answers.shown_denials(browser_runs=in_browser)
         for call_id in answers.denied:
-            lead += self.response.converter.deny(call_id)
+            denial = self.response.converter.deny(call_id)
+            lead += denial if call_id in shown else []
             self._resolve(self.waits[call_id], False)
+        for call_id in answers.redenied:
+            lead += self.response.converter.deny(call_id)
         for call in answers.released:
             wait = self.waits[call.id]
             if client_approval_id(call.id) in payloads:
@@ -658,7 +664,10 @@ class LiveBridge:
     def _state(self) -> ChatState:
         """The live session's truth in the shape continuations are checked against: a call is
         open while the bridge waits on it."""
-        state = ChatState(approved_client_calls=set(self.approved_client_calls))
+        state = ChatState(
+            approved_client_calls=set(self.approved_client_calls),
+            live_decisions=dict(self.decisions),
+        )
         for call in self.calls.values():
             waiting = call.id in self.waits
             state.calls[call.id] = ToolCall(

@@ -101,14 +101,25 @@ class Continuation:
     """What a continuation request answers, checked against the session.
 
     ``responses`` go to ADK as one user ``Content`` (function responses only: ADK refuses text
-    mixed with them). ``denied`` calls are shown as denied at once; ``released`` client calls
-    were approved and are handed to the browser now, before any new step.
+    mixed with them). ``denied`` calls are shown as denied at once — unless ``released`` client
+    calls (approved, handed to the browser now, before any new step) run in the same step: then
+    the denials are shown with the browser's result, since the stock
+    ``lastAssistantMessageIsCompleteWithToolCalls`` never sends a step that holds a denied part,
+    while the approvals helper sends one whose denials are still ``approval-responded``.
+    ``redenied`` are those denials, re-sent by that later request: already recorded, shown now
+    (:meth:`shown_denials`).
     """
 
     responses: list[types.Part] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
     released: list[ToolCall] = field(default_factory=list)
+    redenied: list[str] = field(default_factory=list)
     known_calls: set[str] = field(default_factory=set)
+
+    def shown_denials(self, browser_runs: bool) -> list[str]:
+        """The calls to show as denied in this response; ``browser_runs``: a released call
+        runs in the browser now (in live mode an approved server tool is released too)."""
+        return self.redenied + ([] if browser_runs else self.denied)
 
     @property
     def empty(self) -> bool:
@@ -192,6 +203,9 @@ def _answer_approval(
         )
         if not approval.approved:
             result.denied.append(call.id)
+        return
+    if approval.approved is False and state.denied(call.id):
+        result.redenied.append(call.id)  # decided already; shown late (``shown_denials``)
         return
     is_client_approval = approval.id == client_approval_id(call.id) and needs_approval(call)
     if not is_client_approval or approval.id in state.decided_confirmations:

@@ -444,21 +444,17 @@ def test_reload_mid_approval_then_approve(demo_server: str, transport: str, sdk:
     assert report["serverRuns"] == {"process_payment": 1}
 
 
-# Both approved: every client. A denied location next to a payment: live mode only for now —
-# over SSE the location's denial travels with the payment's confirmation in one ADK message,
-# which ADK leaves out of the model's context, so the model never reads it (adk_asgi/chat.py,
-# _continue). A denied payment next to an approved location stalls on every client: the stock
-# helpers never send a browser result whose step holds a denied part. Both are in docs/hitl.md,
-# "Known limitations".
 PAY_AND_LOCATE = [
     pytest.param(transport, sdk, pay, locate, id=f"{transport}-v{sdk}-{pay}-{locate}")
-    for pay, locate, clients in [
-        (True, True, CLIENTS),
-        (True, False, CLIENTS[2:]),
-        (False, False, CLIENTS[2:]),
-    ]
-    for transport, sdk in clients
+    for pay in (True, False)
+    for locate in (True, False)
+    for transport, sdk in CLIENTS
 ]
+"""Every decision pair on every client. Pins two fixes: over SSE the browser's answer used to
+travel with the payment's confirmation in one ADK message, which ADK leaves out of the model's
+context; and a denied payment next to an approved location used to stall (the stock helpers
+never send a browser result whose step holds a denied part, so that denial is now shown with
+the browser's result)."""
 
 
 @pytest.mark.parametrize(("transport", "sdk", "pay", "locate"), PAY_AND_LOCATE)
@@ -733,14 +729,13 @@ def test_location_result_with_its_approval_under_the_or_helper(
     assert report["serverRuns"] == {}
 
 
-@LIVE_ONLY
+@SDKS
 def test_payment_and_location_result_with_its_approval_under_the_or_helper(
     demo_server: str, transport: str, sdk: int
 ) -> None:
     """Pattern A next to a payment: the location approved and its result added while the
-    payment waits, then the payment approved; one request answers both. Live mode only for
-    now: over SSE the location's result travels with the payment's confirmation in one ADK
-    message and never reaches the model (see test_payment_and_location_in_one_step)."""
+    payment waits, then the payment approved; one request answers both (over SSE the
+    location's result goes to ADK in an event of its own, so the model reads it)."""
     report = run(
         demo_server,
         (transport, sdk),
