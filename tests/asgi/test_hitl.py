@@ -384,6 +384,66 @@ async def test_server_and_client_tool_in_one_step_wait_for_the_browser(demo: Dem
     assert 'change_bgm: {"playing": 2}' in second[3]["delta"]
 
 
+async def test_a_browser_result_sent_with_a_payment_approval_reaches_the_model(
+    demo: Demo,
+) -> None:
+    """Pins a fix: the approvals helper sends the payment's approval with change_bgm's result in
+    one request. ADK leaves an event that answers a confirmation out of the model's context, so
+    the browser's result goes to ADK in an event of its own, before the confirmation's."""
+    await demo.send("pay 5 to alice and play track 1")
+    answer(demo.assistant, "change_bgm", output={"playing": 1})  # onToolCall, at once
+    second = await demo.resume(tool="process_payment", approved=True)
+    assert normalize_ids(second) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
+        *text(
+            'Here you go: process_payment: {"amount": 5, "recipient": "alice", "status": "sent"};'
+            ' change_bgm: {"playing": 1}.'
+        ),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert demo.payments == {"alice": 1}
+
+
+async def test_a_denial_next_to_an_approved_browser_tool_is_shown_with_its_result(
+    demo: Demo,
+) -> None:
+    """Pins a fix: "pay 5 to alice and where am i", payment denied, location approved. Shown at
+    once, the denial would leave the step with an ``output-denied`` part, and the stock helpers
+    never send the browser's result then; so the payment's part stays ``approval-responded``
+    until the request that carries the location, which shows both."""
+    first = await demo.send("pay 5 to alice and where am i")
+    payment, location = first[2]["toolCallId"], first[6]["toolCallId"]
+    answer(demo.assistant, "process_payment", approved=False)
+    second = await demo.resume(tool="get_location", approved=True)
+    assert second == [
+        {"type": "start", "messageId": demo.assistant["id"]},
+        {
+            "type": "tool-input-available",
+            "toolCallId": location,
+            "toolName": "get_location",
+            "input": {},
+        },
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    parts = {p.get("toolCallId"): p for p in demo.assistant["parts"]}
+    assert parts[payment]["state"] == "approval-responded"  # what the approvals helper needs
+    third = await demo.resume(tool="get_location", output=LOCATION)
+    assert normalize_ids(third) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "tool-output-denied", "toolCallId": "<call1>"},
+        *text(
+            "Here you go: process_payment was denied;"
+            ' get_location: {"latitude": 48.85, "longitude": 2.35}.'
+        ),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert third[1]["toolCallId"] == payment
+    assert demo.payments == {}
+    # the denial was recorded once: sending it again (with nothing open) is a conflict
+    await refused(demo, demo.body(), "this request answers no open tool call of the chat")
+
+
 # --- server-side truth ---------------------------------------------------------------------
 
 

@@ -156,6 +156,34 @@ def test_denials_answer_with_adks_rejection_and_a_reason_becomes_the_payload() -
     assert result.denied == ["c1", "c2"]
 
 
+def test_a_denial_next_to_a_released_browser_call_is_shown_with_the_browsers_result() -> None:
+    denied = tool("pay", "c1", "approval-responded", approval=Approval(id="a1", approved=False))
+    approved = Approval(id="approval-c2", approved=True)
+    first = continuation(
+        assistant(denied, tool("get_location", "c2", "approval-responded", approval=approved)),
+        chat_state(SESSION),
+        needs_approval,
+    )
+    assert (first.denied, [c.id for c in first.released], first.redenied) == (["c1"], ["c2"], [])
+    assert first.shown_denials(browser_runs=True) == []  # the browser runs c2: not yet
+    assert first.shown_denials(browser_runs=False) == ["c1"]
+    # the next request re-sends the denial, still approval-responded, with the browser's result
+    decided = [
+        *SESSION,
+        response_event("a1", "adk_request_confirmation", {"confirmed": False}, author="user"),
+        response_event("c1", "pay", {"error": "This tool call is rejected."}),
+        approved_marker(chat_state(SESSION).calls["c2"], "agent"),
+    ]
+    result = tool("get_location", "c2", "output-available", output={"lat": 1}, approval=approved)
+    second = continuation(assistant(denied, result), chat_state(decided), needs_approval)
+    assert (second.denied, second.redenied) == ([], ["c1"])
+    assert second.shown_denials(browser_runs=False) == ["c1"]
+    assert [p.function_response.id for p in second.responses] == ["c2"]  # type: ignore[union-attr]
+    # a re-sent denial alone answers nothing
+    with pytest.raises(Conflict, match="answers no open tool call"):
+        continuation(assistant(denied), chat_state(decided), needs_approval)
+
+
 def test_an_explicit_payload_goes_to_the_confirmation() -> None:
     message = assistant(
         tool("pay", "c1", "approval-responded", approval=Approval(id="a1", approved=True))
