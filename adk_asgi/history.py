@@ -44,16 +44,24 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
     persisted = [e for e in events if not e.partial]
     state = chat_state(persisted)
     messages: list[UIMessage] = []
-    assistant: UIMessage | None = None
+    answers: dict[str, UIMessage] = {}
+
+    def answer_of(event: Event) -> UIMessage:
+        """The assistant message of an event. The end of a live turn the user cut short with a
+        new message is stored after that message: it joins its answer where that is, or, if
+        nothing of it was stored before, goes before the message that cut it."""
+        message_id = event_tag(event, "messageId") or event.invocation_id
+        if message_id not in answers:
+            answer = answers[message_id] = UIMessage(id=message_id, role="assistant", parts=[])
+            cut = event_tag(event, "cut") and messages and messages[-1].role == "user"
+            messages.insert(len(messages) - 1 if cut else len(messages), answer)
+        return answers[message_id]
+
     for event in persisted:
         content = event.content
         spoken = _transcript_parts(event)
         if spoken:  # live audio: what was said, as the stream showed it
-            message_id = event_tag(event, "messageId") or event.invocation_id
-            if assistant is None or assistant.id != message_id:
-                assistant = UIMessage(id=message_id, role="assistant", parts=[])
-                messages.append(assistant)
-            assistant.parts.extend(spoken)
+            answer_of(event).parts.extend(spoken)
             continue
         if content is None or not content.parts:
             continue
@@ -62,7 +70,6 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
             if parts:  # function-response-only user events are answers, not messages
                 user_id = event_tag(event, "userMessageId") or event.id
                 messages.append(UIMessage(id=user_id, role="user", parts=parts))
-                assistant = None
             continue
         calls = [
             p
@@ -74,10 +81,7 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
         ]
         if content.role != "model" or not (calls or other):
             continue  # responses and confirmation requests: reflected in the call's part
-        message_id = event_tag(event, "messageId") or event.invocation_id
-        if assistant is None or assistant.id != message_id:
-            assistant = UIMessage(id=message_id, role="assistant", parts=[])
-            messages.append(assistant)
+        assistant = answer_of(event)
         assistant.parts.append(StepStartPart())
         for part in content.parts:
             assistant.parts.extend(_model_part(part, state, needs_approval))

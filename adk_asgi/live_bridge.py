@@ -487,6 +487,8 @@ class LiveBridge:
         if response is None or event.partial:
             return None
         tags: dict[str, Any] = {"messageId": response.message_id}
+        if response is self.draining:
+            tags["cut"] = True  # stored after the message that cut it short (history.py)
         decided = {
             r.id: self.decisions[r.id]
             for r in event.get_function_responses()

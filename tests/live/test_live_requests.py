@@ -27,7 +27,7 @@ from adk_asgi.live import MAX_AUDIO_BACKLOG, _LiveQueue
 from adk_asgi.testing import Text
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async, validate_sse
-from tests.live.test_live_connection import Live, closing, open_live, serve, squash
+from tests.live.test_live_connection import Live, _history, closing, open_live, serve, squash
 from tests.support import answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -214,6 +214,19 @@ async def test_an_aborted_answer_cut_short_by_the_next_message_stays_out_of_its_
             {"type": "finish", "finishReason": "stop"},
         ]
         assert text == "About the second thing: " + "and so on " * 30
+        # history keeps the cut answer in its place, before the next message (ADK stores its
+        # end after that message: the model finished or was interrupted after it arrived)
+        history = await _history(app, live.chat_id)
+    assert [(m["role"], m["id"] == chunks[0]["messageId"]) for m in history] == [
+        ("user", False),
+        ("assistant", False),
+        ("user", False),
+        ("assistant", True),
+    ]
+    cut = "".join(p["text"] for p in history[1]["parts"] if p["type"] == "text")
+    # what the model said before the interruption (how much depends on when it came)
+    assert cut and ("About the first thing: " + "and so on " * 30).startswith(cut)
+    assert [p["text"] for p in history[2]["parts"]] == ["the second thing"]
 
 
 async def speak(live: Live, words: str) -> None:
