@@ -16,19 +16,14 @@ results go through ADK's normal tool pipeline, so they are persisted like any ot
 Every method here is synchronous except the waits, and all of them run on the connection's
 event loop, so the order of chunks is the order of calls: no lock is needed.
 
-Text deltas are coalesced: each frame costs far more (the hand-off to the writer, one socket
-write, the client's parse) than making the delta does (docs/performance.md, "Live mode"), so a
-delta that follows another within ``live_write_interval`` waits for the rest of the interval and
-goes out merged with the deltas of the same block that arrive meanwhile. The first delta after a
-quiet interval goes out at once, and any other frame first sends what is held, so order is kept.
-A ``resume`` replays the deltas one by one, as they were made.
+Text deltas are coalesced into fewer frames (:mod:`.coalesce`); a ``resume`` replays them one by
+one, as they were made.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,7 +36,8 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from .chunks import Finish, ReasoningDelta, TextDelta, ToolApprovalRequest, UIMessageChunk
+from .chunks import Finish, ToolApprovalRequest, UIMessageChunk
+from .coalesce import DeltaCoalescer
 from .convert import EventConverter, approval_descriptor
 from .encoding import ChunkEncoder
 from .messages import ChatRequest
@@ -111,10 +107,7 @@ class LiveBridge:
         self.owner = owner
         self.queue = queue
         self._sink = send
-        self.interval = owner.live_write_interval
-        self._held: tuple[_Response, TextDelta | ReasoningDelta] | None = None
-        self._quiet_at = 0.0  # monotonic time from which a delta goes out at once
-        self._flush_timer: asyncio.TimerHandle | None = None
+        self.deltas = DeltaCoalescer[_Response](owner.live_write_interval, self._send_chunk)
         self.encoder = ChunkEncoder(v7=v7)
         self.audio = audio
         self.response: _Response | None = None
@@ -144,61 +137,11 @@ class LiveBridge:
     # --- frames ------------------------------------------------------------------------------
 
     def _send(self, frame: Frame) -> None:
-        self._flush()  # a held delta goes first: frames keep their order
+        self.deltas.flush()  # a held delta goes first: frames keep their order
         self._sink(frame)
 
     def frame(self, **fields: Any) -> None:
         self._send(_FRAME.encode(fields).decode())
-
-    def _deliver(self, response: _Response, chunk: UIMessageChunk) -> None:
-        """Send a chunk of the response being streamed, merging text deltas (module doc)."""
-        if not self.interval or not isinstance(chunk, TextDelta | ReasoningDelta):
-            self._flush()
-            self._send_chunk(response, chunk)
-            return
-        held = self._held
-        if (
-            held is not None
-            and held[0] is response
-            and (type(held[1]), held[1].id)
-            == (
-                type(chunk),
-                chunk.id,
-            )
-        ):
-            merged = msgspec.structs.replace(held[1], delta=held[1].delta + chunk.delta)
-            self._held = (response, merged)
-            return
-        self._flush()
-        now = time.monotonic()
-        if now >= self._quiet_at:
-            self._send_chunk(response, chunk)
-            self._quiet_at = now + self.interval
-            return
-        self._held = (response, chunk)
-        loop = asyncio.get_running_loop()
-        self._flush_timer = loop.call_later(self._quiet_at - now, self._flush_on_time)
-
-    def _flush(self) -> None:
-        held, self._held = self._held, None
-        if self._flush_timer is not None:
-            self._flush_timer.cancel()
-            self._flush_timer = None
-        if held is not None:
-            self._send_chunk(*held)
-
-    def _flush_on_time(self) -> None:
-        self._flush_timer = None
-        self._flush()
-        self._quiet_at = time.monotonic() + self.interval
-
-    def _drop_held(self, response: _Response) -> None:
-        """``response`` stops streaming to its request: what it holds is not sent there."""
-        if self._held is not None and self._held[0] is response:
-            self._held = None
-            if self._flush_timer is not None:
-                self._flush_timer.cancel()
-                self._flush_timer = None
 
     def _emit(self, chunks: list[UIMessageChunk]) -> None:
         response = self.response
@@ -210,7 +153,7 @@ class LiveBridge:
                 continue
             response.chunks.append(admitted)
             if response.request_id is not None:
-                self._deliver(response, admitted)
+                self.deltas.deliver(response, admitted)
 
     def _send_chunk(self, response: _Response, chunk: UIMessageChunk) -> None:
         frame = {
@@ -350,7 +293,7 @@ class LiveBridge:
 
         A request that was reading the response (a ``resume`` sent while a typed answer
         streams) gets what is held and its ``end``: it hands over, it is not left hanging."""
-        self._flush()
+        self.deltas.flush()
         if response.request_id not in (None, request_id):
             self.frame(type="end", requestId=response.request_id)
         response.request_id = request_id
@@ -394,7 +337,7 @@ class LiveBridge:
         if self.parked_resume is not None and self.parked_resume[0] == request_id:
             self._unpark(answer=False)
         if self.response is not None and self.response.request_id == request_id:
-            self._drop_held(self.response)
+            self.deltas.drop(self.response)
             self.response.request_id = None
 
     def _open(self, request_id: str, lead: list[UIMessageChunk]) -> None:
@@ -606,9 +549,7 @@ class LiveBridge:
 
     def close(self) -> None:
         """The connection is over: nothing waits any more."""
-        self._held = None
-        if self._flush_timer is not None:
-            self._flush_timer.cancel()
+        self.deltas.close()
         for wait in list(self.waits.values()):
             wait.future.cancel()
         self.waits.clear()
