@@ -240,6 +240,12 @@ class EventConverter:
         """
         return f"live-{self._live_step}" if self.live else event.id
 
+    @property
+    def live_step(self) -> int:
+        """The live model step the next model event belongs to (it changes after tool results;
+        Gemini Live sends a step's text and its calls as separate events)."""
+        return self._live_step
+
     def _feed_partial(self, event: Event, out: list[UIMessageChunk]) -> None:
         content = event.content
         if content is None or not content.parts:

@@ -57,11 +57,25 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
             messages.insert(len(messages) - 1 if cut else len(messages), answer)
         return answers[message_id]
 
+    steps: dict[str, object] = {}
+
+    def step_of(event: Event, message: UIMessage) -> list[UIPart]:
+        """A ``step-start`` per model call; in live mode per model step, as the stream shows
+        it (its text and its calls arrive as separate events, tagged with the step)."""
+        step = event_tag(event, "liveStep")
+        if step is not None and steps.get(message.id) == step:
+            return []
+        steps[message.id] = step
+        return [StepStartPart()]
+
     for event in persisted:
         content = event.content
         spoken = _transcript_parts(event)
         if spoken:  # live audio: what was said, as the stream showed it
-            answer_of(event).parts.extend(spoken)
+            message = answer_of(event)
+            if isinstance(spoken[0], TextPart):
+                message.parts.extend(step_of(event, message))
+            message.parts.extend(spoken)
             continue
         if content is None or not content.parts:
             continue
@@ -82,7 +96,7 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
         if content.role != "model" or not (calls or other):
             continue  # responses and confirmation requests: reflected in the call's part
         assistant = answer_of(event)
-        assistant.parts.append(StepStartPart())
+        assistant.parts.extend(step_of(event, assistant))
         for part in content.parts:
             assistant.parts.extend(_model_part(part, state, needs_approval))
     return messages
@@ -96,7 +110,7 @@ def _transcript_parts(event: Event) -> list[UIPart]:
         data = {"role": "user", "text": heard.text, "final": True}
         return [DataPart(type="data-transcript", id=event.id, data=data)]
     if said is not None and said.finished and said.text:
-        return [StepStartPart(), TextPart(text=said.text, state="done")]
+        return [TextPart(text=said.text, state="done")]
     return []
 
 

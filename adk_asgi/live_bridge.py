@@ -86,6 +86,8 @@ class _Response:
     chunks: list[UIMessageChunk] = field(default_factory=list)
     sent: int = 0
     earlier: list[UIMessageChunk] = field(default_factory=list)
+    key: str = field(default_factory=lambda: secrets.token_hex(4))
+    """Tells this response's steps from those of the message's other responses (history)."""
     answered: bool = False
     """The model has said something into it (an ``interrupted`` can only cut that short)."""
 
@@ -430,6 +432,9 @@ class LiveBridge:
         if response is None or event.partial:
             return None
         tags: dict[str, Any] = {"messageId": response.message_id}
+        # History's steps are the stream's: a step of this response (each response, a
+        # continuation too, opens a step with its first model event).
+        tags["liveStep"] = f"{response.key}.{response.converter.live_step}"
         if response is self.draining:
             tags["cut"] = True  # stored after the message that cut it short (history.py)
         decided = {

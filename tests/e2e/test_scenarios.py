@@ -78,7 +78,7 @@ def run(
     for result in results:
         assert result["ok"], result
     report.update(chatId=chat_id, cookie=cookie, serverRuns=server_runs(server, chat_id))
-    if transport == "sse" and same_history:
+    if same_history:  # what a reload shows is what the client shows, in every transport
         assert shape(history(server, report)) == shape(report["messages"])
     return report
 
@@ -223,7 +223,8 @@ def test_payment(demo_server: str, transport: str, sdk: int, approved: bool) -> 
 
 @SDKS
 def test_payment_abandoned(demo_server: str, transport: str, sdk: int) -> None:
-    report = run(demo_server, (transport, sdk), "pay 5 to alice")
+    # live mode denies what a closed connection left waiting (tests/live cover the history)
+    report = run(demo_server, (transport, sdk), "pay 5 to alice", same_history=transport == "sse")
     assert (report["status"], len(report["requests"])) == ("ready", 1)
     assert shape(report["messages"])[1:] == [
         ("assistant", ["step-start", "tool-process_payment:approval-requested"])
@@ -661,7 +662,14 @@ def test_leave_mid_approval_denies_the_payment_in_live_mode(
     """Live mode answers a wait the user left as denied (docs/live.md): a new page finds the
     payment denied, with nothing left to approve, and the payment never ran."""
     chat_id = f"chat-{secrets.token_hex(4)}"
-    report = run(demo_server, (transport, sdk), "pay 5 to alice", {"leave": True}, chatId=chat_id)
+    report = run(
+        demo_server,
+        (transport, sdk),
+        "pay 5 to alice",
+        {"leave": True},
+        chatId=chat_id,
+        same_history=False,  # denied once the connection closed: checked below
+    )
     assert (report["status"], report["error"], len(report["requests"])) == ("ready", None, 1)
     denied = [
         ("user", ["text:pay 5 to alice"]),
