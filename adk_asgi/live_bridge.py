@@ -404,15 +404,18 @@ class LiveBridge:
         user's turn). That answer gets a response of its own now, so a message sent before it
         starts does not take it for its own: it is drained into this one (``send_user_turn``)
         and kept for a ``resume`` if nobody sends."""
+        self._unasked_response()
+
+    def _unasked_response(self, message_id: str | None = None) -> _Response:
+        """The response under way, or a new one that no request reads yet (a ``resume`` or a
+        late answer will), for ``message_id`` (a paused message going on) or a new message."""
         if self.response is None:
-            self.response = self._new_response(self.owner.new_message_id())
+            self.response = self._new_response(message_id or self.owner.new_message_id())
             self._emit(self.response.converter.start())
+        return self.response
 
     def fail(self, error_text: str) -> None:
-        if self.response is None:
-            self.response = self._new_response(self.owner.new_message_id())
-            self._emit(self.response.converter.start())
-        converter = self.response.converter
+        converter = self._unasked_response().converter
         self._end_response(converter.fail(error_text) + converter.finish())
 
     def _audio(self, event: Event) -> None:
@@ -516,9 +519,7 @@ class LiveBridge:
         decision = await self._wait(call, "approval", self.owner.approval_timeout)
         self.decisions[call.id] = decision is True
         if decision is not True:  # denied, abandoned or timed out: the client sees a denial
-            self._go_on_with_message_of(call)
-            assert self.response is not None
-            self._emit(self.response.converter.deny(call.id))
+            self._emit(self._go_on_with_message_of(call).converter.deny(call.id))
         return decision is True
 
     async def _wait(self, call: ToolCall, kind: Literal["approval", "result"], limit: float) -> Any:
@@ -537,14 +538,11 @@ class LiveBridge:
             if self.waits.get(call.id) is wait:
                 del self.waits[call.id]
 
-    def _go_on_with_message_of(self, call: ToolCall) -> None:
+    def _go_on_with_message_of(self, call: ToolCall) -> _Response:
         """A wait ended with no request open (it timed out): the paused message goes on, so
         what follows reaches the client as that message's continuation (``resume``, or the
         user's late answer)."""
-        if self.response is None:
-            paused = self.calls.get(call.id, call).message_id
-            self.response = self._new_response(paused or self.owner.new_message_id())
-            self._emit(self.response.converter.start())
+        return self._unasked_response(self.calls.get(call.id, call).message_id)
 
     def _resolve(self, wait: _Wait, value: Any) -> None:
         if not wait.future.done():
