@@ -30,6 +30,7 @@ from .messages import (
 )
 from .pending import (
     CONFIRMATION_TOOL,
+    LIVE_USER_MESSAGE_KEY,
     ChatState,
     ToolCall,
     chat_state,
@@ -82,7 +83,8 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
         if event.author == "user":
             parts = _user_parts(content.parts)
             if parts:  # function-response-only user events are answers, not messages
-                user_id = event_tag(event, "userMessageId") or event.id
+                live_id = (event.actions.state_delta or {}).get(LIVE_USER_MESSAGE_KEY)
+                user_id = event_tag(event, "userMessageId") or live_id or event.id
                 messages.append(UIMessage(id=user_id, role="user", parts=parts))
             continue
         calls = [

@@ -286,7 +286,7 @@ class _Connection:
                 raise ClientError(409, "a response is still streaming on this connection")
             last = chat.messages[-1]
             if last.role == "user":
-                self.bridge.send_user_turn(request_id, user_content(last))
+                self.bridge.send_user_turn(request_id, user_content(last), last.id)
             else:
                 self.bridge.send_answers(request_id, chat)
         except (ClientError, RequestError, TranslationError, Conflict) as exc:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
-from google.adk.agents.live_request_queue import LiveRequestQueue
+from google.adk.agents.live_request_queue import LiveRequest, LiveRequestQueue
 from google.adk.events.event import Event
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_confirmation import ToolConfirmation
@@ -42,6 +42,7 @@ from .convert import EventConverter, approval_descriptor
 from .encoding import ChunkEncoder
 from .messages import ChatRequest
 from .pending import (
+    LIVE_USER_MESSAGE_KEY,
     METADATA_KEY,
     MOVED_ON,
     PAYLOADS_KEY,
@@ -197,7 +198,7 @@ class LiveBridge:
     def busy(self) -> bool:
         return self.response is not None and self.response.request_id is not None
 
-    def send_user_turn(self, request_id: str, content: types.Content) -> None:
+    def send_user_turn(self, request_id: str, content: types.Content, message_id: str) -> None:
         """A new user message: pending waits are abandoned (denied), the model gets the text.
 
         A response still under way (aborted, or the model speaking unasked) is not this
@@ -214,7 +215,9 @@ class LiveBridge:
         # A new message: the answers just given to old calls belong to their own messages.
         self.response = self._new_response(self.owner.new_message_id(), known_calls=set())
         self._open(request_id, [])
-        self.queue.send_content(content)
+        self.queue.send(
+            LiveRequest(content=content, state_delta={LIVE_USER_MESSAGE_KEY: message_id})
+        )
 
     def send_answers(self, request_id: str, chat: ChatRequest) -> None:
         """A continuation: answers to the waits of the paused turn; raises :class:`Conflict`."""

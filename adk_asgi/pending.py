@@ -23,6 +23,10 @@ CONFIRMATION_TOOL: Final = "adk_request_confirmation"
 METADATA_KEY: Final = "adk_asgi"
 """The ``custom_metadata`` key under which the bridge tags every event of a run with the ids
 the client knows (``messageId``, ``userMessageId``) and records its own facts."""
+LIVE_USER_MESSAGE_KEY: Final = "adk_asgi:userMessageId"
+"""Live mode: ADK stores the user's text itself, with no hook to tag it, but applies a
+``LiveRequest``'s ``state_delta`` on that event: the client's id of the message rides there
+(and stays in ``session.state`` as the id of the last message sent live)."""
 PAYLOADS_KEY: Final = "confirmationPayloads"
 """The request body key carrying ADK confirmation payloads: ``{approval id: payload}``."""
 REJECTED: Final = {"error": "This tool call is rejected."}

@@ -41,7 +41,7 @@ def text_event(text: str, partial: bool) -> Event:
 @pytest.mark.parametrize(("v7", "reason"), [(True, "interrupted"), (False, "other")])
 def test_barge_in_ends_the_response_cleanly(v7: bool, reason: str) -> None:
     live, frames = bridge(v7)
-    live.send_user_turn("r1", types.Content(role="user", parts=[types.Part(text="hi")]))
+    live.send_user_turn("r1", types.Content(role="user", parts=[types.Part(text="hi")]), "u1")
     live.on_event(text_event("Hel", partial=True))
     live.on_event(Event(invocation_id="i", author="agent", interrupted=True))
     live.on_event(text_event("late", partial=True))  # after the barge-in: a new, unclaimed answer
@@ -61,7 +61,7 @@ def test_barge_in_ends_the_response_cleanly(v7: bool, reason: str) -> None:
 
 def test_audio_goes_out_as_binary_frames_not_chunks() -> None:
     live, frames = bridge(True)
-    live.send_user_turn("r1", types.Content(role="user", parts=[types.Part(text="hi")]))
+    live.send_user_turn("r1", types.Content(role="user", parts=[types.Part(text="hi")]), "u1")
     audio = types.Part(inline_data=types.Blob(mime_type="audio/pcm;rate=24000", data=b"\x01\x02"))
     live.on_event(
         Event(invocation_id="i", author="agent", content=types.Content(role="model", parts=[audio]))
@@ -123,7 +123,7 @@ async def test_a_typed_message_releases_a_resume_waiting_for_speech() -> None:
     live, frames = bridge(True)
     live.speech_ended()
     live.resume("r1")
-    live.send_user_turn("r2", types.Content(role="user", parts=[types.Part(text="hi")]))
+    live.send_user_turn("r2", types.Content(role="user", parts=[types.Part(text="hi")]), "u1")
     assert frames_of(frames, "r1") == [{"type": "no-active", "requestId": "r1"}]
     live.close()
 

@@ -56,7 +56,7 @@ def chunks_of(frames: list[Any], request_id: str) -> list[dict[str, Any]]:
 
 
 def say(live: LiveBridge, request_id: str = "r1") -> None:
-    live.send_user_turn(request_id, types.Content(role="user", parts=[types.Part(text="hi")]))
+    live.send_user_turn(request_id, types.Content(role="user", parts=[types.Part(text="hi")]), "u1")
 
 
 OPENING = [
