@@ -171,6 +171,11 @@ class EventConverter:
         self._waiting_on_calls = False
         self._usage: dict[str, int] = {}
         self._live_step = 0
+        self._step_has_call = False
+        self._held_calls: list[tuple[str, list[UIMessageChunk]]] = []
+        """Over SSE, the chunks of a step's second and later calls, until the next event shows
+        whether it asks approvals: the AI SDK's own server requests each approval right after
+        its call, and so does this converter (the confirmation event comes after all calls)."""
         self._transcripts = 0
         self._heard = ""
 
@@ -187,7 +192,7 @@ class EventConverter:
         """Report a failure no event reported (the run raised, the client's input was refused)."""
         if self._errored:
             return []
-        return self._error(error_text)
+        return self._release_held_calls() + self._error(error_text)
 
     def waiting_on_calls(self) -> None:
         """The response ends because tool calls wait for the user or the browser."""
@@ -203,7 +208,7 @@ class EventConverter:
         if self._finished:
             return []
         self._finished = True
-        out = self._close_step()
+        out = self._release_held_calls() + self._close_step()
         reason: FinishReason = self._finish_reason
         if self._errored:
             reason = "error"
@@ -219,6 +224,10 @@ class EventConverter:
         if self._finished:
             return []
         out: list[UIMessageChunk] = []
+        if self._held_calls:
+            if self._approvals_in_call_order(event, out):
+                return out
+            out.extend(self._release_held_calls())
         if event.author == "user":
             if self.live and event.input_transcription is not None:
                 self._heard_transcript(event.input_transcription, out)
@@ -290,7 +299,14 @@ class EventConverter:
                         key, part.text, remaining_text, thought=False, out=out
                     )
             elif part.function_call is not None:
-                self._function_call(part.function_call, event, out)
+                call = part.function_call
+                if not self.live and call.name != CONFIRMATION_TOOL and self._step_has_call:
+                    held: list[UIMessageChunk] = []
+                    self._function_call(call, event, held)
+                    self._held_calls.append((call.id or "", held))
+                else:
+                    self._function_call(call, event, out)
+                    self._step_has_call = call.name != CONFIRMATION_TOOL
             elif part.function_response is not None:
                 self._function_response(part.function_response, confirmations, out)
             elif part.inline_data is not None:
@@ -303,6 +319,7 @@ class EventConverter:
                         media_type=part.file_data.mime_type or "application/octet-stream",
                     )
                 )
+        self._step_has_call = False
         self._close_blocks_of(key, out)
         if self.live and any(p.function_response for p in parts):
             self._live_step += 1  # the model's answer to these results is a new step
@@ -460,6 +477,33 @@ class EventConverter:
             out.append(ToolInputAvailable(tool_call_id=call.id, tool_name=call.name, input=args))
         if call.id in (event.long_running_tool_ids or ()):
             self._waiting_on_calls = True
+
+    def _release_held_calls(self) -> list[UIMessageChunk]:
+        held, self._held_calls = self._held_calls, []
+        return [chunk for _, chunks in held for chunk in chunks]
+
+    def _approvals_in_call_order(self, event: Event, out: list[UIMessageChunk]) -> bool:
+        """If ``event`` asks approvals for the step's calls, emit each request after its call
+        (the held calls' chunks in between) and return True."""
+        asks = [c for c in event.get_function_calls() if c.name == CONFIRMATION_TOOL]
+        if event.partial or not asks:
+            return False
+        requests: dict[str, list[UIMessageChunk]] = {}
+        for ask in asks:
+            chunks: list[UIMessageChunk] = []
+            self._function_call(ask, event, chunks)
+            for chunk in chunks:
+                if isinstance(chunk, ToolApprovalRequest):
+                    requests.setdefault(chunk.tool_call_id, []).append(chunk)
+        held, self._held_calls = self._held_calls, []
+        for call_id in [c for c in requests if c not in {i for i, _ in held}]:
+            out.extend(requests.pop(call_id))  # a call sent before the held ones
+        for call_id, chunks in held:
+            out.extend(chunks + requests.pop(call_id, []))
+        for rest in requests.values():
+            out.extend(rest)
+        self._event_tail(event, out)
+        return True
 
     def _function_response(
         self,

@@ -40,10 +40,9 @@ number of steps, ``finishReason``, the response headers and the SSE framing.
 Where DESIGN.md §8 says we intentionally differ (a client tool that needs approval: we withhold
 ``tool-input-available`` until it is approved, so the browser never runs it unapproved; the
 reference errors on an approval sent without the output) the tests assert both sequences and the
-difference explicitly. One difference that DESIGN.md does not name is pinned the same way, in
-`test_parallel_approvals`: with two approvals in one step the reference sends each call's
-``tool-approval-request`` right after its ``tool-input-available``, ours sends both calls first
-and then both requests. The stock client treats both orders alike.
+difference explicitly. With two approvals in one step, both request each approval right after
+its call (`test_parallel_approvals`; ADK asks after all the step's calls, so the converter holds
+the later calls' chunks until it knows).
 """
 
 from __future__ import annotations
@@ -569,28 +568,21 @@ async def test_parallel_approvals(sdk: int, decisions: tuple[bool, bool]) -> Non
     )
     alice = call("<call1>", "process_payment", PAY_ALICE)
     bob = call("<call2>", "process_payment", PAY_BOB)
-    # A difference DESIGN.md does not name (reported, not intended): the reference requests
-    # each approval right after its call, ours after both calls. Same parts, same states.
-    assert reference.turns[0] == [
-        start(),
-        {"type": "start-step"},
-        *alice,
-        approval_request(1),
-        *bob,
-        approval_request(2),
-        {"type": "finish-step"},
-        finish("tool-calls"),
-    ]
-    assert ours.turns[0] == [
-        start(),
-        {"type": "start-step"},
-        *alice,
-        *bob,
-        approval_request(1),
-        approval_request(2),
-        {"type": "finish-step"},
-        finish("tool-calls"),
-    ]
+    # each approval requested right after its call, as the reference does
+    assert (
+        ours.turns[0]
+        == reference.turns[0]
+        == [
+            start(),
+            {"type": "start-step"},
+            *alice,
+            approval_request(1),
+            *bob,
+            approval_request(2),
+            {"type": "finish-step"},
+            finish("tool-calls"),
+        ]
+    )
     # the outcomes: denials first, then the approved calls' outputs, all before the first step
     outcomes = [
         {"type": "tool-output-denied", "toolCallId": f"<call{n}>"}

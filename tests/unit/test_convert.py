@@ -288,6 +288,98 @@ def test_confirmation_becomes_an_approval_request_on_the_original_call() -> None
     ]
 
 
+def _asks(*calls: tuple[str, str, dict[str, Any]]) -> Event:
+    """ADK's confirmation event: one ``adk_request_confirmation`` call per (id, call id, args)."""
+    parts = [
+        call(
+            ask_id,
+            "adk_request_confirmation",
+            originalFunctionCall={"id": call_id, "name": "process_payment", "args": args},
+            toolConfirmation={"hint": ADK_HINT, "confirmed": False},
+        )
+        for ask_id, call_id, args in calls
+    ]
+    return Event(
+        id="asks",
+        invocation_id="inv",
+        author="agent",
+        content=types.Content(role="model", parts=parts),
+        long_running_tool_ids={ask_id for ask_id, _, _ in calls},
+    )
+
+
+def _payment(call_id: str, amount: int) -> list[dict[str, Any]]:
+    return [
+        {"type": "tool-input-start", "toolCallId": call_id, "toolName": "process_payment"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": call_id,
+            "toolName": "process_payment",
+            "input": {"amount": amount},
+        },
+    ]
+
+
+def test_parallel_approvals_are_requested_each_right_after_its_call() -> None:
+    """As the AI SDK's own server does; ADK asks for both after both calls."""
+    events = [
+        model_event(
+            "e1",
+            call("c1", "process_payment", amount=5),
+            call("c2", "process_payment", amount=7),
+            finish_reason=STOP,
+        ),
+        _asks(("req1", "c1", {"amount": 5}), ("req2", "c2", {"amount": 7})),
+    ]
+    assert run(events) == [
+        {"type": "start", "messageId": MID},
+        {"type": "start-step"},
+        *_payment("c1", 5),
+        {"type": "tool-approval-request", "approvalId": "req1", "toolCallId": "c1"},
+        *_payment("c2", 7),
+        {"type": "tool-approval-request", "approvalId": "req2", "toolCallId": "c2"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+
+
+def test_parallel_calls_that_ask_nothing_keep_their_order() -> None:
+    events = [
+        model_event(
+            "e1",
+            call("c1", "process_payment", amount=5),
+            call("c2", "process_payment", amount=7),
+            finish_reason=STOP,
+        ),
+        response_event(
+            "e2", ("c1", "process_payment", {"ok": 5}), ("c2", "process_payment", {"ok": 7})
+        ),
+    ]
+    assert run(events)[2:8] == [
+        *_payment("c1", 5),
+        *_payment("c2", 7),
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"ok": 5}},
+        {"type": "tool-output-available", "toolCallId": "c2", "output": {"ok": 7}},
+    ]
+
+
+def test_a_step_whose_second_call_is_held_still_shows_it_when_the_run_ends() -> None:
+    events = [
+        model_event(
+            "e1",
+            call("c1", "process_payment", amount=5),
+            call("c2", "process_payment", amount=7),
+            finish_reason=STOP,
+        )
+    ]
+    assert run(events)[2:] == [
+        *_payment("c1", 5),
+        *_payment("c2", 7),
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
 def test_error_event_mid_text_closes_the_text_first() -> None:
     events = [
         model_event("e1", text("Hello "), partial=True),
