@@ -110,6 +110,7 @@ class AdkApp:
         self.client_tools = _client_tools(app.root_agent)
         if live_agent is not None:
             self.client_tools.update(_client_tools(live_agent))
+        self.asking_tools = _asking_tools(app.root_agent) | set(self.client_tools)
         self.author = getattr(app.root_agent, "name", app.name)
         """The author of the events the bridge records itself (approval markers)."""
         self.session_service = session_service or InMemorySessionService()
@@ -262,6 +263,12 @@ class AdkApp:
         tool = self.client_tools.get(call.name)
         return tool is not None and tool.needs_approval(call.args)
 
+    def may_ask(self, name: str) -> bool:
+        """Whether a tool may ask the user before it runs (``require_confirmation`` set, or a
+        client tool that needs approval). Tools that call ``request_confirmation`` themselves
+        cannot be told apart: their approvals come after all of the step's calls."""
+        return name in self.asking_tools
+
     def approval_needed(self, name: str, args: dict[str, Any]) -> bool:
         tool = self.client_tools.get(name)
         return tool is not None and tool.needs_approval(args)
@@ -274,6 +281,20 @@ def _toolsets(root: object) -> set[BaseToolset]:
     while agents:
         agent = agents.pop()
         found.update(t for t in getattr(agent, "tools", None) or [] if isinstance(t, BaseToolset))
+        agents.extend(getattr(agent, "sub_agents", None) or [])
+    return found
+
+
+def _asking_tools(root: object) -> set[str]:
+    """The names of the agent tree's tools with ``require_confirmation`` set (ADK keeps it in
+    ``FunctionTool._require_confirmation``; there is no public accessor)."""
+    found: set[str] = set()
+    agents = [root]
+    while agents:
+        agent = agents.pop()
+        for tool in getattr(agent, "tools", None) or []:
+            if getattr(tool, "_require_confirmation", False):
+                found.add(tool.name)
         agents.extend(getattr(agent, "sub_agents", None) or [])
     return found
 

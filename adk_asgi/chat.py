@@ -145,6 +145,7 @@ class ChatEndpoint:
             known_calls=known_calls or (),
             send_usage=self.owner.send_usage,
             approval_needed=self.owner.approval_needed,
+            may_ask=self.owner.may_ask,
         )
 
     async def _stream(

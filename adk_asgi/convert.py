@@ -151,12 +151,16 @@ class EventConverter:
         known_calls: Iterable[str] = (),
         send_usage: bool = False,
         approval_needed: ApprovalNeeded | None = None,
+        may_ask: Callable[[str], bool] | None = None,
         live: bool = False,
     ) -> None:
         self.message_id = message_id
         self.live = live
         self.send_usage = send_usage
         self.approval_needed = approval_needed
+        self.may_ask = may_ask
+        """Whether a tool (by name) may ask for approval; a step's later calls are held only
+        then (holding them delays their cards until the step's tools ran). ``None``: any."""
         self._known_calls: set[str] = set(known_calls)
         self._settled: set[str] = set()
         self._step_event_id: str | None = None
@@ -288,6 +292,8 @@ class EventConverter:
             self._open_step_for(key, out)
         remaining_text = self._streamed_text.pop(key, "")
         remaining_thought = self._streamed_thought.pop(key, "")
+        calls = [p.function_call.name or "" for p in parts if p.function_call is not None]
+        hold = not self.live and any(self.may_ask is None or self.may_ask(n) for n in calls)
         for part in parts:
             if part.text is not None and part.function_call is None:
                 if part.thought:
@@ -300,7 +306,7 @@ class EventConverter:
                     )
             elif part.function_call is not None:
                 call = part.function_call
-                if not self.live and call.name != CONFIRMATION_TOOL and self._step_has_call:
+                if hold and call.name != CONFIRMATION_TOOL and self._step_has_call:
                     held: list[UIMessageChunk] = []
                     self._function_call(call, event, held)
                     self._held_calls.append((call.id or "", held))

@@ -363,6 +363,30 @@ def test_parallel_calls_that_ask_nothing_keep_their_order() -> None:
     ]
 
 
+def test_calls_of_tools_that_never_ask_are_not_held() -> None:
+    """Holding a later call delays its card until the step's tools ran: only when it may ask."""
+    converter = EventConverter(message_id=MID, may_ask=lambda name: name == "process_payment")
+    step = model_event(
+        "e1", call("c1", "get_weather", city="Paris"), call("c2", "get_weather", city="Oslo")
+    )
+    assert wire(converter.feed(step))[1:] == [
+        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "get_weather"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "c1",
+            "toolName": "get_weather",
+            "input": {"city": "Paris"},
+        },
+        {"type": "tool-input-start", "toolCallId": "c2", "toolName": "get_weather"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "c2",
+            "toolName": "get_weather",
+            "input": {"city": "Oslo"},
+        },
+    ]
+
+
 def test_a_step_whose_second_call_is_held_still_shows_it_when_the_run_ends() -> None:
     events = [
         model_event(
