@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from typing import Any, Final, Literal
 
@@ -274,40 +274,29 @@ class AdkApp:
         return tool is not None and tool.needs_approval(args)
 
 
-def _toolsets(root: object) -> set[BaseToolset]:
-    """Every toolset of the agent tree (what ``Runner.close`` closes)."""
-    found: set[BaseToolset] = set()
+def _tools(root: object) -> Iterator[Any]:
+    """Every tool of the agent tree (functions, tools and toolsets, as the agents list them)."""
     agents = [root]
     while agents:
         agent = agents.pop()
-        found.update(t for t in getattr(agent, "tools", None) or [] if isinstance(t, BaseToolset))
+        yield from getattr(agent, "tools", None) or []
         agents.extend(getattr(agent, "sub_agents", None) or [])
-    return found
+
+
+def _toolsets(root: object) -> set[BaseToolset]:
+    """Every toolset of the agent tree (what ``Runner.close`` closes)."""
+    return {tool for tool in _tools(root) if isinstance(tool, BaseToolset)}
 
 
 def _asking_tools(root: object) -> set[str]:
     """The names of the agent tree's tools with ``require_confirmation`` set (ADK keeps it in
     ``FunctionTool._require_confirmation``; there is no public accessor)."""
-    found: set[str] = set()
-    agents = [root]
-    while agents:
-        agent = agents.pop()
-        for tool in getattr(agent, "tools", None) or []:
-            if getattr(tool, "_require_confirmation", False):
-                found.add(tool.name)
-        agents.extend(getattr(agent, "sub_agents", None) or [])
-    return found
+    return {tool.name for tool in _tools(root) if getattr(tool, "_require_confirmation", False)}
 
 
 def _client_tools(root: object) -> dict[str, ClientTool]:
     """Every client tool declared on the agent tree, by name."""
-    found: dict[str, ClientTool] = {}
-    agents = [root]
-    while agents:
-        agent = agents.pop()
-        found.update(find_client_tools(list(getattr(agent, "tools", None) or [])))
-        agents.extend(getattr(agent, "sub_agents", None) or [])
-    return found
+    return find_client_tools(list(_tools(root)))
 
 
 _TRANSPORT_JS: Final = (resources.files("adk_asgi") / "static" / "transport.js").read_bytes()
