@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from google.adk.events.event import Event
 from google.genai import types
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
@@ -17,7 +16,12 @@ from .errors import ClientError
 from .identity import Identity
 from .locks import ChatBusy
 from .messages import ChatRequest
-from .pending import CONFIRMATION_TOOL, approved_marker, chat_state, moved_on_answers
+from .pending import (
+    approved_marker,
+    chat_state,
+    moved_on_answers,
+    split_confirmation_answers,
+)
 from .sse import SSEResponse, sse_body
 from .translate import Conflict, TranslationError, continuation, user_content
 
@@ -113,21 +117,9 @@ class ChatEndpoint:
             raise ClientError(409, str(exc)) from None
         for call in answers.released:
             await owner.session_service.append_event(session, approved_marker(call, owner.author))
-        responses = answers.responses
-        confirmations = [p for p in responses if _answers_confirmation(p)]
-        if confirmations and len(confirmations) < len(responses):
-            # ADK leaves an event that answers a confirmation out of the model's context, with
-            # all it holds: the browser's answers go in an event of their own, before it.
-            browser = [p for p in responses if not _answers_confirmation(p)]
-            first = browser[0].function_response
-            assert first is not None and first.id is not None
-            event = Event(
-                invocation_id=state.calls[first.id].invocation_id,
-                author="user",
-                content=types.Content(role="user", parts=browser),
-            )
-            await owner.session_service.append_event(session, event)
-            responses = confirmations
+        stored_first, responses = split_confirmation_answers(state, answers.responses)
+        if stored_first is not None:
+            await owner.session_service.append_event(session, stored_first)
         converter = self._converter(message.id, answers.known_calls)
         lead: list[UIMessageChunk] = []
         shown = answers.shown_denials(browser_runs=bool(answers.released))
@@ -175,8 +167,3 @@ class ChatEndpoint:
             body, abort=abort, headers=headers, write_interval=owner.sse_write_interval
         )
         await response(scope, receive, send)
-
-
-def _answers_confirmation(part: types.Part) -> bool:
-    response = part.function_response
-    return response is not None and response.name == CONFIRMATION_TOOL

@@ -502,7 +502,8 @@ class EventConverter:
                 if isinstance(chunk, ToolApprovalRequest):
                     requests.setdefault(chunk.tool_call_id, []).append(chunk)
         held, self._held_calls = self._held_calls, []
-        for call_id in [c for c in requests if c not in {i for i, _ in held}]:
+        held_ids = {call_id for call_id, _ in held}
+        for call_id in [c for c in requests if c not in held_ids]:
             out.extend(requests.pop(call_id))  # a call sent before the held ones
         for call_id, chunks in held:
             out.extend(chunks + requests.pop(call_id, []))

@@ -190,11 +190,39 @@ def moved_on_answers(
         return None
     for approval_id in closed:
         invocation_id = invocation_id or _call_invocation(state, approval_id)
+    return _answers_event(invocation_id, parts, {"closedApprovals": closed} if closed else None)
+
+
+def split_confirmation_answers(
+    state: ChatState, responses: list[types.Part]
+) -> tuple[Event | None, list[types.Part]]:
+    """The function responses of a continuation as ADK must get them: ADK leaves an event that
+    answers a confirmation out of the model's context with all it holds, so when answers to
+    other calls (the browser's) come with confirmations, they are stored first as an event of
+    their own, and only the confirmations go to the run."""
+    confirmations = [p for p in responses if _answers_confirmation(p)]
+    others = [p for p in responses if not _answers_confirmation(p)]
+    if not confirmations or not others:
+        return None, responses
+    first = others[0].function_response
+    assert first is not None and first.id is not None
+    return _answers_event(state.calls[first.id].invocation_id, others, None), confirmations
+
+
+def _answers_confirmation(part: types.Part) -> bool:
+    response = part.function_response
+    return response is not None and response.name == CONFIRMATION_TOOL
+
+
+def _answers_event(
+    invocation_id: str, parts: list[types.Part], tags: dict[str, Any] | None
+) -> Event:
+    """The user's answers, stored by the bridge itself (not through a run)."""
     return Event(
         invocation_id=invocation_id,
         author="user",
         content=types.Content(role="user", parts=parts) if parts else None,
-        custom_metadata={METADATA_KEY: {"closedApprovals": closed}} if closed else None,
+        custom_metadata={METADATA_KEY: tags} if tags else None,
     )
 
 
