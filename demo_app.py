@@ -4,7 +4,8 @@ Run it with ``make demo`` (or ``python demo_app.py``, or ``uvicorn demo_app:app`
 endpoint is ``POST /agent/chat`` and the live one ``WS /agent/live`` on http://127.0.0.1:8000.
 
 Without ``GOOGLE_API_KEY`` (or Vertex AI settings: ``GOOGLE_GENAI_USE_VERTEXAI=1``) one agent on
-the package's scripted model serves both routes; it follows the demo grammar (DESIGN.md §6):
+the package's scripted model serves both routes; it follows the demo grammar
+(docs/testing.md#the-demo-grammar):
 "weather in Paris", "pay 5 to alice", "play track 3", "where am i", clauses joined by "and"
 (parallel) or "then" (one after the other), and "explode".
 

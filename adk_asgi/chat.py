@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from google.genai import types
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from .checks import decode_and_check
 from .chunks import UIMessageChunk
+from .continuation import Conflict, continuation
 from .convert import EventConverter
 from .encoding import ChunkEncoder
 from .errors import ClientError
@@ -17,16 +19,15 @@ from .identity import Identity
 from .locks import ChatBusy
 from .messages import ChatRequest
 from .pending import (
+    PAYLOADS_KEY,
     approved_marker,
     chat_state,
     moved_on_answers,
     split_confirmation_answers,
 )
+from .services import Services
 from .sse import SSEResponse, sse_body
-from .translate import Conflict, TranslationError, continuation, user_content
-
-if TYPE_CHECKING:
-    from .app import AdkApp
+from .translate import TranslationError, user_content
 
 
 class _Plan:
@@ -50,23 +51,24 @@ class ChatEndpoint:
 
     An ASGI endpoint rather than a request → response function, so the chat lock covers the
     checks *and* the whole stream: everything that can be refused is refused with a 4xx before
-    the first byte of the 200 (DESIGN.md §7.6), and no other request of the chat can slip in
-    between the check and the run.
+    the first byte of the 200, and no other request of the chat can slip in between the check
+    and the run (docs/architecture.md#invariants).
     """
 
-    def __init__(self, owner: AdkApp) -> None:
-        self.owner = owner
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        owner = self.owner
+        services = self.services
         request = Request(scope, receive)
         headers: dict[str, str] = {}
         try:
-            identity = await owner.identity_of(request)
+            identity = await services.identity_of(request)
             if identity.set_cookie:
                 headers["set-cookie"] = identity.set_cookie
-            chat = owner.decode(await owner.read_body(request))
-            async with owner.locks.hold((identity.user_id, chat.id), owner.busy_timeout):
+            chat = decode_and_check(await _read_body(request, services.limits.max_body_size))
+            wait = services.limits.busy_timeout
+            async with services.locks.hold((identity.user_id, chat.id), wait):
                 plan = await self._plan(identity, chat)
                 await self._stream(identity, chat, plan, headers, scope, receive, send)
         except ChatBusy as exc:
@@ -82,52 +84,42 @@ class ChatEndpoint:
             except TranslationError as exc:
                 raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
             await self._answer_open_calls(identity, chat.id)
-            converter = self._converter(self.owner.new_message_id())
+            converter = self._converter(self.services.new_message_id())
             return _Plan(content, converter, [], last.id)
         return await self._continue(identity, chat)
 
     async def _answer_open_calls(self, identity: Identity, chat_id: str) -> None:
         """The user moved on: close the browser tool calls they left open (see
         :func:`moved_on_answers`) before the new message, as live mode does."""
-        owner = self.owner
-        session = await owner.session_service.get_session(
-            app_name=owner.app_name, user_id=identity.user_id, session_id=chat_id
-        )
+        services = self.services
+        session = await services.session(identity.user_id, chat_id)
         if session is None:
             return
-        state = chat_state(session.events)
-        answers = moved_on_answers(state, owner.client_tools.keys(), owner.needs_approval)
+        answers = moved_on_answers(chat_state(session.events, services.tools), services.tools)
         if answers is not None:
-            await owner.session_service.append_event(session, answers)
+            await services.session_service.append_event(session, answers)
 
     async def _continue(self, identity: Identity, chat: ChatRequest) -> _Plan:
         """A continuation of the assistant message: answers to its open tool calls."""
-        owner = self.owner
+        services = self.services
         message = chat.messages[-1]
-        session = await owner.session_service.get_session(
-            app_name=owner.app_name, user_id=identity.user_id, session_id=chat.id
-        )
+        session = await services.session(identity.user_id, chat.id)
         if session is None:
             raise ClientError(409, "this chat has no open tool call to continue")
-        payloads: dict[str, Any] = chat.extra.get("confirmationPayloads", {})
-        state = chat_state(session.events)
+        payloads: dict[str, Any] = chat.extra.get(PAYLOADS_KEY, {})
+        state = chat_state(session.events, services.tools)
         try:
-            answers = continuation(message, state, owner.needs_approval, payloads)
+            answers = continuation(message, state, payloads)
         except Conflict as exc:
             raise ClientError(409, str(exc)) from None
+        sessions = services.session_service
         for call in answers.released:
-            await owner.session_service.append_event(session, approved_marker(call, owner.author))
+            await sessions.append_event(session, approved_marker(call, services.author))
         stored_first, responses = split_confirmation_answers(state, answers.responses)
         if stored_first is not None:
-            await owner.session_service.append_event(session, stored_first)
+            await sessions.append_event(session, stored_first)
         converter = self._converter(message.id, answers.known_calls)
-        lead: list[UIMessageChunk] = []
-        shown = answers.shown_denials(browser_runs=bool(answers.released))
-        for call_id in answers.denied + answers.redenied:
-            denial = converter.deny(call_id)  # (also settles the call: ADK's rejection is skipped)
-            lead += denial if call_id in shown else []
-        for call in answers.released:
-            lead += converter.release(call.id, call.name, call.args)
+        lead = answers.lead(converter, services.tools)
         content = types.Content(role="user", parts=responses) if responses else None
         return _Plan(content, converter, lead, None)
 
@@ -135,9 +127,8 @@ class ChatEndpoint:
         return EventConverter(
             message_id=message_id,
             known_calls=known_calls or (),
-            send_usage=self.owner.send_usage,
-            approval_needed=self.owner.approval_needed,
-            may_ask=self.owner.may_ask,
+            send_usage=self.services.send_usage,
+            policy=self.services.tools,
         )
 
     async def _stream(
@@ -150,20 +141,35 @@ class ChatEndpoint:
         receive: Receive,
         send: Send,
     ) -> None:
-        owner = self.owner
+        services = self.services
         abort = asyncio.Event()
         events = None
         if plan.new_message is not None:
-            events = owner.runner.run_async(
+            events = services.runner.run_async(
                 user_id=identity.user_id,
                 session_id=chat.id,
                 new_message=plan.new_message,
-                run_config=owner.run_config_for(plan.converter.message_id, plan.user_message_id),
+                run_config=services.sse_run_config(plan.converter.message_id, plan.user_message_id),
                 abort_signal=abort,
             )
-        encoder = ChunkEncoder(v7=owner.ai_sdk_version == 7)
+        encoder = ChunkEncoder(v7=services.ai_sdk_version == 7)
         body = sse_body(events, plan.converter, encoder, lead=plan.lead)
-        response = SSEResponse(
-            body, abort=abort, headers=headers, write_interval=owner.sse_write_interval
-        )
+        interval = services.limits.sse_write_interval
+        response = SSEResponse(body, abort=abort, headers=headers, write_interval=interval)
         await response(scope, receive, send)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it is known to exceed ``limit`` bytes."""
+    too_large = ClientError(413, f"the request body is larger than {limit} bytes")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -8,8 +8,8 @@ tagged on ``type``. The rules come from the client's zod schema (``uiMessageChun
   ``null`` in optional fields (``omit_defaults=True`` with ``None`` defaults does this);
 * ``input``, ``output`` and ``data`` are typed ``unknown`` on the client: the key must be present
   even when the value is ``null``, so they are required fields here;
-* v7-only chunk types (``V7_ONLY``) and ``finishReason: "interrupted"`` fail validation in a v6
-  client, so the encoder refuses them unless it is told the client is v7.
+* v7-only chunk types (their ``v7_only`` class flag) and ``finishReason: "interrupted"`` fail
+  validation in a v6 client, so the encoder refuses them unless it is told the client is v7.
 
 ``data-*`` chunks carry their name in ``type`` itself, which a fixed msgspec tag cannot express,
 so :class:`DataChunk` is an untagged struct whose ``type`` is an ordinary field.
@@ -275,10 +275,6 @@ UIMessageChunk = (
     | SteeringMessage
     | ResetStep
     | DataChunk
-)
-
-V7_ONLY: frozenset[type[Any]] = frozenset(
-    {ToolApprovalResponse, Custom, ReasoningFile, SteeringMessage, ResetStep}
 )
 
 

@@ -1,17 +1,17 @@
-"""Merging a live response's text deltas into fewer frames (sans-I/O but for a timer).
+"""Merging a live response's text deltas into fewer frames (sans-I/O).
 
 Each WebSocket frame costs far more (the hand-off to the writer, one socket write, the
 client's parse) than making a delta does (docs/performance.md, "Live mode"), so a delta that
 follows another within ``interval`` seconds waits for the rest of the interval and goes out
 merged with the deltas of the same block that arrive meanwhile. The first delta after a quiet
 interval goes out at once; the owner flushes before sending any other frame, so order is kept.
+
+No timer lives here: the caller passes the time in, reads :attr:`deadline`, and calls
+:meth:`tick` when it is reached, so tests drive it with a fake clock.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable
 from typing import Generic, TypeVar
 
 import msgspec
@@ -19,64 +19,56 @@ import msgspec
 from .chunks import ReasoningDelta, TextDelta, UIMessageChunk
 
 Stream = TypeVar("Stream")
-"""Whatever the owner sends a chunk on (the live bridge: a response)."""
+"""Whatever the owner sends a chunk on (the live protocol: a response)."""
+
+Due = list[tuple[Stream, UIMessageChunk]]
+"""Chunks to send now, in order, each with its stream."""
 
 
 class DeltaCoalescer(Generic[Stream]):
-    def __init__(self, interval: float, send: Callable[[Stream, UIMessageChunk], None]) -> None:
+    def __init__(self, interval: float) -> None:
         self.interval = interval
-        self._send = send
         self._held: tuple[Stream, TextDelta | ReasoningDelta] | None = None
-        self._quiet_at = 0.0  # monotonic time from which a delta goes out at once
-        self._timer: asyncio.TimerHandle | None = None
+        self._quiet_at = 0.0  # clock time from which a delta goes out at once
+        self.deadline: float | None = None
+        """When the held delta is due (:meth:`tick`), or ``None`` when nothing is held."""
 
-    def deliver(self, stream: Stream, chunk: UIMessageChunk) -> None:
-        """Send ``chunk`` on ``stream`` now, or hold it to merge (a text or reasoning delta)."""
+    def deliver(self, stream: Stream, chunk: UIMessageChunk, now: float) -> Due[Stream]:
+        """What to send now for ``chunk`` on ``stream``: it, or nothing while it is held to be
+        merged (a text or reasoning delta), with anything held before it."""
         if not self.interval or not isinstance(chunk, TextDelta | ReasoningDelta):
-            self.flush()
-            self._send(stream, chunk)
-            return
+            return [*self.flush(), (stream, chunk)]
         held = self._held
         if held is not None and _same_block(held, stream, chunk):
             merged = msgspec.structs.replace(held[1], delta=held[1].delta + chunk.delta)
             self._held = (stream, merged)
-            return
-        self.flush()
-        now = time.monotonic()
+            return []
+        due = self.flush()
         if now >= self._quiet_at:
-            self._send(stream, chunk)
             self._quiet_at = now + self.interval
-            return
+            return [*due, (stream, chunk)]
         self._held = (stream, chunk)
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(self._quiet_at - now, self._on_time)
+        self.deadline = self._quiet_at
+        return due
 
-    def flush(self) -> None:
-        """Send what is held (before any other frame goes out)."""
+    def flush(self) -> Due[Stream]:
+        """What is held, to send before any other frame goes out."""
         held, self._held = self._held, None
-        self._cancel_timer()
-        if held is not None:
-            self._send(*held)
+        self.deadline = None
+        return [] if held is None else [held]
+
+    def tick(self, now: float) -> Due[Stream]:
+        """What is due by ``now``."""
+        if self.deadline is None or now < self.deadline:
+            return []
+        self._quiet_at = now + self.interval
+        return self.flush()
 
     def drop(self, stream: Stream) -> None:
         """``stream`` stops (its request went away): what it holds is not sent."""
         if self._held is not None and self._held[0] is stream:
             self._held = None
-            self._cancel_timer()
-
-    def close(self) -> None:
-        self._held = None
-        self._cancel_timer()
-
-    def _on_time(self) -> None:
-        self._timer = None
-        self.flush()
-        self._quiet_at = time.monotonic() + self.interval
-
-    def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+            self.deadline = None
 
 
 def _same_block(

@@ -4,7 +4,7 @@ The converter does no I/O and holds no asyncio objects: a transport feeds it eve
 out the chunks it returns, so SSE and live mode mean the same thing to a client, and every rule
 below is unit-tested on plain ``Event`` objects.
 
-The rules it keeps (DESIGN.md §3-§4, §7):
+The rules it keeps (docs/architecture.md#adk-facts, #the-ui-message-stream):
 
 * In ``run_async`` SSE mode one model call yields ``partial`` events carrying *deltas*, then one
   final event with the same ``event.id`` repeating *all* the text. Text is streamed from the
@@ -24,7 +24,7 @@ The rules it keeps (DESIGN.md §3-§4, §7):
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Final
 
 import msgspec
@@ -57,6 +57,7 @@ from .chunks import (
     UIMessageChunk,
 )
 from .pending import CONFIRMATION_TOOL, client_approval_id
+from .policy import ToolPolicy
 
 _CONTENT_FILTER: Final = frozenset(
     {
@@ -76,9 +77,6 @@ _MODEL_ERRORS: Final = frozenset(
     {types.FinishReason.MALFORMED_FUNCTION_CALL, types.FinishReason.UNEXPECTED_TOOL_CALL}
 )
 
-
-ApprovalNeeded = Callable[[str, dict[str, Any]], bool]
-"""``(tool name, args) -> bool``: whether a client tool call waits for the user's approval."""
 
 _JSON = msgspec.json.Encoder()
 
@@ -150,17 +148,16 @@ class EventConverter:
         message_id: str,
         known_calls: Iterable[str] = (),
         send_usage: bool = False,
-        approval_needed: ApprovalNeeded | None = None,
-        may_ask: Callable[[str], bool] | None = None,
+        policy: ToolPolicy | None = None,
         live: bool = False,
     ) -> None:
         self.message_id = message_id
         self.live = live
         self.send_usage = send_usage
-        self.approval_needed = approval_needed
-        self.may_ask = may_ask
-        """Whether a tool (by name) may ask for approval; a step's later calls are held only
-        then (holding them delays their cards until the step's tools ran). ``None``: any."""
+        self.policy = policy
+        """Which client calls wait for approval, and which tools may ask (a step's later calls
+        are held only then: holding delays their cards until the step's tools ran). ``None``:
+        no call waits for the bridge's approval, and any tool may ask."""
         self._known_calls: set[str] = set(known_calls)
         self._settled: set[str] = set()
         self._step_event_id: str | None = None
@@ -293,7 +290,7 @@ class EventConverter:
         remaining_text = self._streamed_text.pop(key, "")
         remaining_thought = self._streamed_thought.pop(key, "")
         calls = [p.function_call.name or "" for p in parts if p.function_call is not None]
-        hold = not self.live and any(self.may_ask is None or self.may_ask(n) for n in calls)
+        hold = not self.live and any(self.policy is None or self.policy.may_ask(n) for n in calls)
         for part in parts:
             if part.text is not None and part.function_call is None:
                 if part.thought:
@@ -471,10 +468,11 @@ class EventConverter:
             return
         self._known_calls.add(call.id)
         out.append(ToolInputStart(tool_call_id=call.id, tool_name=call.name))
-        if self.approval_needed is not None and self.approval_needed(call.name, args):
+        if self.policy is not None and self.policy.needs_approval(call.name, args):
             # A client tool that needs approval: show the input and ask, but do not say
             # "input available" yet — that makes the client run the tool (``onToolCall``).
-            # :meth:`release` says it once the user approved (DESIGN.md §8).
+            # :meth:`release` says it once the user approved
+            # (docs/architecture.md#browser-tools-that-need-approval).
             out.append(ToolInputDelta(tool_call_id=call.id, input_text_delta=_json(args)))
             out.append(
                 ToolApprovalRequest(approval_id=client_approval_id(call.id), tool_call_id=call.id)

@@ -1,11 +1,20 @@
-"""The one way a request is refused before anything runs: a 4xx with a JSON reason."""
+"""The package's exceptions: one base class, and the one way a request is refused.
+
+Every exception ``adk_asgi`` raises on purpose derives from :class:`AdkAsgiError`, so a host
+application can tell the bridge's refusals from its own bugs with one ``except``. A request is
+refused before anything runs with :class:`ClientError`: a 4xx with a JSON reason.
+"""
 
 from __future__ import annotations
 
 from starlette.responses import JSONResponse, Response
 
 
-class ClientError(Exception):
+class AdkAsgiError(Exception):
+    """The base class of the package's exceptions."""
+
+
+class ClientError(AdkAsgiError):
     """A request the bridge refuses; ``reason`` names the problem for the client."""
 
     def __init__(self, status: int, reason: str) -> None:

@@ -10,7 +10,7 @@ and the stock helpers carry on from there.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -37,13 +37,12 @@ from .pending import (
     client_approval_id,
     event_tag,
 )
+from .policy import ToolPolicy
 
-NeedsApproval = Callable[[ToolCall], bool]
 
-
-def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> list[UIMessage]:
+def rebuild_messages(events: Iterable[Event], policy: ToolPolicy) -> list[UIMessage]:
     persisted = [e for e in events if not e.partial]
-    state = chat_state(persisted)
+    state = chat_state(persisted, policy)
     messages: list[UIMessage] = []
     answers: dict[str, UIMessage] = {}
 
@@ -100,7 +99,7 @@ def rebuild_messages(events: Iterable[Event], needs_approval: NeedsApproval) -> 
         assistant = answer_of(event)
         assistant.parts.extend(step_of(event, assistant))
         for part in content.parts:
-            assistant.parts.extend(_model_part(part, state, needs_approval))
+            assistant.parts.extend(_model_part(part, state))
     return messages
 
 
@@ -114,12 +113,6 @@ def _transcript_parts(event: Event) -> list[UIPart]:
     if said is not None and said.finished and said.text:
         return [TextPart(text=said.text, state="done")]
     return []
-
-
-def _is_shown(part: types.Part) -> bool:
-    if part.function_call is not None:
-        return part.function_call.name != CONFIRMATION_TOOL
-    return part.function_response is None
 
 
 def _user_parts(parts: list[types.Part]) -> list[UIPart]:
@@ -150,7 +143,7 @@ def _file(part: types.Part) -> FilePart | None:
     return None
 
 
-def _model_part(part: types.Part, state: ChatState, needs_approval: NeedsApproval) -> list[UIPart]:
+def _model_part(part: types.Part, state: ChatState) -> list[UIPart]:
     if part.text is not None and part.function_call is None:
         if not part.text:
             return []
@@ -159,17 +152,17 @@ def _model_part(part: types.Part, state: ChatState, needs_approval: NeedsApprova
         return [TextPart(text=part.text, state="done")]
     if part.function_call is not None:
         call = state.calls.get(part.function_call.id or "")
-        return [] if call is None else [_tool_part(call, state, needs_approval)]
+        return [] if call is None else [_tool_part(call, state)]
     file = _file(part)
     return [file] if file is not None else []
 
 
-def _tool_part(call: ToolCall, state: ChatState, needs_approval: NeedsApproval) -> ToolPart:
+def _tool_part(call: ToolCall, state: ChatState) -> ToolPart:
     part = ToolPart(
         type=f"tool-{call.name}", tool_call_id=call.id, input=call.args, state="input-available"
     )
     approval_id = state.confirmation_of_call.get(call.id)
-    client_approval = call.long_running and needs_approval(call)
+    client_approval = call.id in state.gated
     if client_approval or call.id in state.live_decisions:
         approval_id = client_approval_id(call.id)
     if state.denied(call.id):

@@ -17,6 +17,8 @@ from typing import Final
 
 from starlette.requests import HTTPConnection
 
+from .errors import AdkAsgiError
+
 Identify = Callable[[HTTPConnection], "str | Awaitable[str | None] | None"]
 """``identify(request_or_websocket) -> user id``; ``None`` (or raising :class:`Unauthorized`)
 refuses the request with 401."""
@@ -24,7 +26,7 @@ refuses the request with 401."""
 _COOKIE_VALUE: Final = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
 
 
-class Unauthorized(Exception):
+class Unauthorized(AdkAsgiError):
     """Raised by an identity hook to refuse a request; the message is sent to the client."""
 
 

@@ -17,10 +17,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from .errors import AdkAsgiError
+
 ChatKey = tuple[str, str]  # (user id, chat id); the app name is fixed per AdkApp
 
 
-class ChatBusy(Exception):
+class ChatBusy(AdkAsgiError):
     """The chat stayed busy for longer than the caller was willing to wait."""
 
 

@@ -14,6 +14,8 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from .errors import AdkAsgiError
+
 ProviderMetadata = dict[str, dict[str, Any]]
 
 ToolState = Literal[
@@ -190,7 +192,7 @@ CHAT_ID: Final = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 CHAT_ID_RULE: Final = "a chat id is 1-128 letters, digits or _.:@-"
 
 
-class RequestError(ValueError):
+class RequestError(AdkAsgiError, ValueError):
     """A request body that does not follow the protocol; the message names the problem."""
 
 

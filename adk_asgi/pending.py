@@ -12,12 +12,14 @@ was told to run it — is recorded as a content-less event tagged ``custom_metad
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from google.adk.events.event import Event
 from google.genai import types
+
+from .policy import ToolPolicy
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
 METADATA_KEY: Final = "adk_asgi"
@@ -71,6 +73,9 @@ class ChatState:
     """Answered confirmations: approval id → confirmed."""
     confirmation_of_call: dict[str, str] = field(default_factory=dict)
     """Call id → the approval id of its latest confirmation request."""
+    gated: set[str] = field(default_factory=set)
+    """Calls the bridge asks the user about before they run (approval id ``approval-<id>``):
+    client tools that need approval and, in live mode, calls waiting for the user's decision."""
     approved_client_calls: set[str] = field(default_factory=set)
     live_decisions: dict[str, bool] = field(default_factory=dict)
     """Call id → approved, for calls gated by the live bridge (ADK records no confirmation)."""
@@ -107,7 +112,9 @@ def approved_marker(call: ToolCall, author: str) -> Event:
     )
 
 
-def chat_state(events: Iterable[Event]) -> ChatState:
+def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> ChatState:
+    """The chat's tool calls as its stored events say; ``policy`` tells which calls are the
+    bridge's to approve (without it, none)."""
     state = ChatState()
     for event in events:
         if event.partial:
@@ -148,6 +155,8 @@ def chat_state(events: Iterable[Event]) -> ChatState:
                 message_id=event_tag(event, "messageId"),
                 long_running=call.id in long_running,
             )
+            if call.id in long_running and policy and policy.needs_approval(call.name, args):
+                state.gated.add(call.id)
         for response in event.get_function_responses():
             if not response.id:
                 continue
@@ -162,9 +171,7 @@ def chat_state(events: Iterable[Event]) -> ChatState:
     return state
 
 
-def moved_on_answers(
-    state: ChatState, client_tools: Collection[str], needs_approval: Callable[[ToolCall], bool]
-) -> Event | None:
+def moved_on_answers(state: ChatState, policy: ToolPolicy) -> Event | None:
     """What closes the calls the user left open by sending a new message, or ``None``.
 
     A browser call left without a response would stay in the model's history forever (ADK keeps
@@ -178,9 +185,9 @@ def moved_on_answers(
     parts: list[types.Part] = []
     invocation_id = ""
     for call in state.calls.values():
-        if call.name not in client_tools or state.open_client_call(call.id) is None:
+        if not policy.is_client_tool(call.name) or state.open_client_call(call.id) is None:
             continue
-        unapproved = needs_approval(call) and call.id not in state.approved_client_calls
+        unapproved = call.id in state.gated and call.id not in state.approved_client_calls
         result = REJECTED if unapproved else MOVED_ON
         response = types.FunctionResponse(id=call.id, name=call.name, response=dict(result))
         parts.append(types.Part(function_response=response))

@@ -1,4 +1,4 @@
-"""The offline demo model's grammar (DESIGN.md §6 — that table is a contract).
+"""The offline demo model's grammar (docs/testing.md#the-demo-grammar — a contract).
 
 End-to-end tests and the benchmark drive the demo through fixed phrases (``weather in Paris``,
 ``pay 5 to alice then pay 7 to bob`` …), so the scripted model must answer them the same way on
@@ -179,7 +179,7 @@ def _progress_since(contents: Sequence[types.Content]) -> _Progress:
 
 
 def demo_responder(contents: list[types.Content]) -> Turn:
-    """Answer the conversation per DESIGN.md §6 (see the module docstring)."""
+    """Answer the conversation per docs/testing.md#the-demo-grammar (see the module docstring)."""
     last = max((i for i, c in enumerate(contents) if _has_user_text(c)), default=-1)
     text = ""
     if last >= 0:
@@ -201,7 +201,7 @@ def demo_responder(contents: list[types.Content]) -> Turn:
         missing = [progress.calls[i].name for i in made if progress.result_of(i) is None]
         if missing:
             # Called again before every result is in (e.g. a server and a client tool in one
-            # step, DESIGN.md §7 pitfall 1): say so instead of guessing.
+            # step, docs/architecture.md#long-running-tools): say so instead of guessing.
             return [Text("Waiting for " + " and ".join(f"{n}" for n in missing) + ".")]
         offset += len(stage)
 

@@ -36,7 +36,8 @@ const DEADLINE_MS = 60_000;
 const SCREENSHOT_MS = 5_000;
 const BROWSER_NEVER_STARTED = 3;
 
-// The scripted demo model's sentences (DESIGN.md §6) and the demo tools' results.
+// The scripted demo model's sentences (docs/testing.md#the-demo-grammar) and the demo tools'
+// results.
 const PARIS = '{"city": "Paris", "forecast": "windy", "temperature_c": 19}';
 const paid = (amount, recipient) =>
   `{"amount": ${amount}, "currency": "USD", "recipient": "${recipient}", "status": "sent"}`;

@@ -28,7 +28,8 @@ Normalisation (`Normalizer`), applied to both sides alike; nothing else is touch
   streams 8-character pieces, the mock one piece).
 * ``tool-input-delta`` chunks are dropped. The mock model streams a call's arguments like a
   provider does; ADK hands over finished function calls, so ours announces them whole with
-  ``tool-input-available`` (the one exception, get_location's first turn, is DESIGN.md §8).
+  ``tool-input-available`` (the one exception, get_location's first turn, is
+  docs/architecture.md#browser-tools-that-need-approval).
 * ``providerMetadata`` / ``callProviderMetadata`` keys are dropped (none occur today; a real
   provider's metadata has no counterpart between Gemini and a mock).
 * in the client-built messages (compared too): the same ids, and every text part's text.
@@ -37,9 +38,10 @@ Everything else is compared exactly: chunk types and order, which call each chun
 inputs, outputs, where outputs and denials land relative to ``start``/``start-step``, the
 number of steps, ``finishReason``, the response headers and the SSE framing.
 
-Where DESIGN.md §8 says we intentionally differ (a client tool that needs approval: we withhold
+Where we intentionally differ (a client tool that needs approval: we withhold
 ``tool-input-available`` until it is approved, so the browser never runs it unapproved; the
-reference errors on an approval sent without the output) the tests assert both sequences and the
+reference errors on an approval sent without the output;
+docs/architecture.md#browser-tools-that-need-approval) the tests assert both sequences and the
 difference explicitly. With two approvals in one step, both request each approval right after
 its call (`test_parallel_approvals`; ADK asks after all the step's calls, so the converter holds
 the later calls' chunks until it knows).
@@ -411,7 +413,8 @@ async def test_client_tool(sdk: int) -> None:
     )
 
 
-# --- where DESIGN.md §8 makes us differ: a client tool that needs approval ----------------------
+# --- where we differ on purpose: a client tool that needs approval -------------------------------
+# (docs/architecture.md#browser-tools-that-need-approval)
 
 LOCATION_ANNOUNCED = {
     "type": "tool-input-start",

@@ -1,5 +1,5 @@
-"""Every scenario of DESIGN.md §5, driven by the real AI SDK clients with the stock
-``sendAutomaticallyWhen`` helpers against the demo app under a real uvicorn — over SSE
+"""Every scenario of docs/architecture.md#scenarios, driven by the real AI SDK clients with the
+stock ``sendAutomaticallyWhen`` helpers against the demo app under a real uvicorn — over SSE
 (``DefaultChatTransport``, ai@6 and ai@7) and over the live WebSocket (the stock ai@7
 ``WebSocketChatTransport``, and the served ``transport.js`` under ai@6 and ai@7).
 

@@ -23,7 +23,8 @@ from google.genai import types
 from websockets.asyncio.client import connect
 
 from adk_asgi import AdkApp
-from adk_asgi.live import MAX_AUDIO_BACKLOG, _LiveQueue
+from adk_asgi.live import MAX_AUDIO_BACKLOG
+from adk_asgi.live_tools import LiveQueue
 from adk_asgi.testing import Text
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async, validate_sse
@@ -117,9 +118,10 @@ async def test_a_timed_out_approval_is_resumed_as_the_whole_message(
 async def test_an_abandoned_approval_reaches_the_real_client_as_a_denial(
     server: tuple[AdkApp, str], transport: str, sdk: int
 ) -> None:
-    """DESIGN.md §5 "payment abandoned" in live mode: the user never answers, the approval
-    times out, and the stock client's ``resumeStream()`` shows the denial and the model's answer
-    in the same message, ending ``ready``."""
+    """The "payment abandoned" scenario (docs/architecture.md#timeouts-and-leaving) in live
+    mode: the user never answers, the approval times out, and the stock client's
+    ``resumeStream()`` shows the denial and the model's answer in the same message, ending
+    ``ready``."""
     _, url = server
     spec = {
         "transport": transport,
@@ -277,7 +279,7 @@ async def test_a_busy_chat_refuses_the_request_with_an_error_frame(
 
 
 async def test_the_audio_backlog_waits_for_the_model() -> None:
-    queue = _LiveQueue()
+    queue = LiveQueue()
     second = b"\x00" * 32_000
     for _ in range(12):
         queue.send_realtime(types.Blob(mime_type="audio/pcm;rate=16000", data=second))

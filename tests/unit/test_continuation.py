@@ -10,11 +10,13 @@ from google.adk.events.event_actions import EventActions
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
+from adk_asgi.continuation import Conflict, continuation
 from adk_asgi.convert import EventConverter
 from adk_asgi.history import rebuild_messages
 from adk_asgi.messages import Approval, TextPart, ToolPart, UIMessage
-from adk_asgi.pending import REJECTED, ToolCall, approved_marker, chat_state
-from adk_asgi.translate import Conflict, continuation
+from adk_asgi.pending import REJECTED, approved_marker, chat_state
+from adk_asgi.policy import ToolPolicy
+from adk_asgi.tools import client_tool
 from tests.unit.test_convert import wire
 
 TAG = {"adk_asgi": {"messageId": "m1"}}
@@ -87,8 +89,13 @@ SESSION = [
 ]
 
 
-def needs_approval(call: ToolCall) -> bool:
-    return call.name == "get_location"
+@client_tool(require_approval=True)
+def get_location() -> None:
+    """The browser's location, once the user approved."""
+
+
+POLICY = ToolPolicy([get_location])
+"""``get_location`` needs the user's approval before the browser runs it."""
 
 
 def tool(name: str, call_id: str, state: str, **fields: Any) -> ToolPart:
@@ -120,7 +127,7 @@ def test_approving_both_answers_adk_and_releases_the_client_call() -> None:
             approval=Approval(id="approval-c2", approved=True),
         ),
     )
-    result = continuation(message, chat_state(SESSION), needs_approval)
+    result = continuation(message, chat_state(SESSION, POLICY))
     assert result.responses == [
         types.Part(
             function_response=types.FunctionResponse(
@@ -147,7 +154,7 @@ def test_denials_answer_with_adks_rejection_and_a_reason_becomes_the_payload() -
             approval=Approval(id="approval-c2", approved=False),
         ),
     )
-    result = continuation(message, chat_state(SESSION), needs_approval)
+    result = continuation(message, chat_state(SESSION, POLICY))
     responses = [(p.function_response.id, p.function_response.response) for p in result.responses]  # type: ignore[union-attr]
     assert responses == [
         ("a1", {"confirmed": False, "payload": {"reason": "too much"}}),
@@ -161,8 +168,7 @@ def test_a_denial_next_to_a_released_browser_call_is_shown_with_the_browsers_res
     approved = Approval(id="approval-c2", approved=True)
     first = continuation(
         assistant(denied, tool("get_location", "c2", "approval-responded", approval=approved)),
-        chat_state(SESSION),
-        needs_approval,
+        chat_state(SESSION, POLICY),
     )
     assert (first.denied, [c.id for c in first.released], first.redenied) == (["c1"], ["c2"], [])
     assert first.shown_denials(browser_runs=True) == []  # the browser runs c2: not yet
@@ -175,20 +181,20 @@ def test_a_denial_next_to_a_released_browser_call_is_shown_with_the_browsers_res
         approved_marker(chat_state(SESSION).calls["c2"], "agent"),
     ]
     result = tool("get_location", "c2", "output-available", output={"lat": 1}, approval=approved)
-    second = continuation(assistant(denied, result), chat_state(decided), needs_approval)
+    second = continuation(assistant(denied, result), chat_state(decided, POLICY))
     assert (second.denied, second.redenied) == ([], ["c1"])
     assert second.shown_denials(browser_runs=False) == ["c1"]
     assert [p.function_response.id for p in second.responses] == ["c2"]  # type: ignore[union-attr]
     # a re-sent denial alone answers nothing
     with pytest.raises(Conflict, match="answers no open tool call"):
-        continuation(assistant(denied), chat_state(decided), needs_approval)
+        continuation(assistant(denied), chat_state(decided, POLICY))
 
 
 def test_an_explicit_payload_goes_to_the_confirmation() -> None:
     message = assistant(
         tool("pay", "c1", "approval-responded", approval=Approval(id="a1", approved=True))
     )
-    result = continuation(message, chat_state(SESSION), needs_approval, {"a1": {"seat": "14C"}})
+    result = continuation(message, chat_state(SESSION, POLICY), {"a1": {"seat": "14C"}})
     assert result.responses[0].function_response.response == {  # type: ignore[union-attr]
         "confirmed": True,
         "payload": {"seat": "14C"},
@@ -205,7 +211,7 @@ def test_client_result_in_the_same_request_as_its_approval() -> None:
             approval=Approval(id="approval-c2", approved=True),
         ),
     )
-    result = continuation(message, chat_state(SESSION), needs_approval)
+    result = continuation(message, chat_state(SESSION, POLICY))
     assert result.responses[0].function_response == types.FunctionResponse(
         id="c2", name="get_location", response={"lat": 1}
     )
@@ -217,7 +223,7 @@ def test_client_error_and_non_object_outputs() -> None:
         tool("bgm", "b1", "output-error", error_text="no audio"),
         tool("bgm", "b2", "output-available", output=[1, 2]),
     )
-    result = continuation(message, chat_state(events), needs_approval)
+    result = continuation(message, chat_state(events, POLICY))
     assert [p.function_response.response for p in result.responses] == [  # type: ignore[union-attr]
         {"error": "no audio"},
         {"result": [1, 2]},
@@ -260,7 +266,7 @@ def test_client_error_and_non_object_outputs() -> None:
 )
 def test_conflicts(part: ToolPart, reason: str) -> None:
     with pytest.raises(Conflict) as info:
-        continuation(assistant(part), chat_state(SESSION), needs_approval)
+        continuation(assistant(part), chat_state(SESSION, POLICY))
     assert str(info.value) == reason
 
 
@@ -271,13 +277,13 @@ def test_answered_calls_are_history_and_replays_conflict() -> None:
         response_event("c1", "pay", {"paid": 5}),
         approved_marker(chat_state(SESSION).calls["c2"], "agent"),
     ]
-    state = chat_state(answered)
+    state = chat_state(answered, POLICY)
     assert state.results == {"c1": {"paid": 5}} and state.approved_client_calls == {"c2"}
     replay = assistant(
         tool("pay", "c1", "approval-responded", approval=Approval(id="a1", approved=True))
     )
     with pytest.raises(Conflict, match="approval 'a1' is not open in this chat"):
-        continuation(replay, state, needs_approval)
+        continuation(replay, state)
     again = assistant(
         tool(
             "get_location",
@@ -287,13 +293,13 @@ def test_answered_calls_are_history_and_replays_conflict() -> None:
         )
     )
     with pytest.raises(Conflict, match="approval 'approval-c2' was already answered"):
-        continuation(again, state, needs_approval)
+        continuation(again, state)
     # the settled payment is history; the location result is what this request answers
     later = assistant(
         tool("pay", "c1", "output-available", output={"paid": 5}),
         tool("get_location", "c2", "output-available", output={"lat": 1}),
     )
-    result = continuation(later, state, needs_approval)
+    result = continuation(later, state)
     assert [p.function_response.id for p in result.responses] == ["c2"]  # type: ignore[union-attr]
 
 
@@ -303,13 +309,11 @@ def test_a_call_of_another_message_conflicts() -> None:
         message_id="m2",
     )
     with pytest.raises(Conflict, match="tool call 'c1' does not belong to message 'm2'"):
-        continuation(message, chat_state(SESSION), needs_approval)
+        continuation(message, chat_state(SESSION, POLICY))
 
 
 def test_converter_announces_client_approval_without_input_available() -> None:
-    converter = EventConverter(
-        message_id="m1", approval_needed=lambda name, args: name == "get_location"
-    )
+    converter = EventConverter(message_id="m1", policy=POLICY)
     chunks = converter.start() + converter.feed(SESSION[1]) + converter.finish()
     assert wire(chunks) == [
         {"type": "start", "messageId": "m1"},
@@ -343,7 +347,7 @@ def test_converter_continuation_denies_releases_and_skips_adks_rejection() -> No
 
 
 def test_history_shows_true_states() -> None:
-    messages = rebuild_messages(SESSION, needs_approval)
+    messages = rebuild_messages(SESSION, POLICY)
     assert [m.id for m in messages] == ["u1", "m1"]
     assert messages[0].parts == [TextPart(text="pay and locate")]
     assert [p for p in messages[1].parts if isinstance(p, ToolPart)] == [
@@ -362,9 +366,7 @@ def test_history_shows_true_states() -> None:
         response_event("c1", "pay", REJECTED),
         response_event("c2", "get_location", {"lat": 1}, author="user"),
     ]
-    parts = [
-        p for p in rebuild_messages(denied, needs_approval)[1].parts if isinstance(p, ToolPart)
-    ]
+    parts = [p for p in rebuild_messages(denied, POLICY)[1].parts if isinstance(p, ToolPart)]
     assert parts == [
         tool("pay", "c1", "output-denied", input=PAY, approval=Approval(id="a1", approved=False)),
         tool(

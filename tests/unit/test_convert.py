@@ -7,11 +7,13 @@ from typing import Any
 import msgspec
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
 from adk_asgi.chunks import UIMessageChunk
 from adk_asgi.convert import EventConverter, map_finish_reason
+from adk_asgi.policy import ToolPolicy
 
 MID = "m1"
 T1 = f"{MID}-txt1"
@@ -363,9 +365,15 @@ def test_parallel_calls_that_ask_nothing_keep_their_order() -> None:
     ]
 
 
+def process_payment(amount: float, recipient: str) -> dict[str, Any]:
+    """Pay someone (a tool that asks the user first)."""
+    return {"ok": amount}
+
+
 def test_calls_of_tools_that_never_ask_are_not_held() -> None:
     """Holding a later call delays its card until the step's tools ran: only when it may ask."""
-    converter = EventConverter(message_id=MID, may_ask=lambda name: name == "process_payment")
+    payment = FunctionTool(process_payment, require_confirmation=True)
+    converter = EventConverter(message_id=MID, policy=ToolPolicy([payment]))
     step = model_event(
         "e1", call("c1", "get_weather", city="Paris"), call("c2", "get_weather", city="Oslo")
     )

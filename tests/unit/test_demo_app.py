@@ -1,10 +1,10 @@
 """``demo_app``: which model answers which route, and what importing the module builds.
 
 Offline one scripted agent serves ``POST /agent/chat`` and ``WS /agent/live``. With Gemini
-settings the SSE route gets a chat model and the live route a live model (DESIGN.md §6), two
-``AdkApp`` instances sharing sessions, identity and chat locks. No test here reaches Gemini:
-building an agent on a model name opens no connection, and the routing test resolves its
-model names to scripted models through ADK's model registry.
+settings the SSE route gets a chat model and the live route a live model: one ``AdkApp`` with
+a ``live_agent``, its two runners sharing sessions, identity and chat locks. No test here
+reaches Gemini: building an agent on a model name opens no connection, and the routing test
+resolves its model names to scripted models through ADK's model registry.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_gemini_serves_sse_with_a_chat_model_and_live_with_a_live_model(
     assert live is not chat.runner
     assert live.session_service is chat.session_service
     assert live.app_name == chat.app_name == "demo_agent"
-    assert sorted(chat.client_tools) == ["change_bgm", "get_location"]
+    assert sorted(chat.services.tools.client_tools) == ["change_bgm", "get_location"]
 
 
 def test_the_models_can_be_chosen(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,7 @@
-"""The demo grammar (DESIGN.md §6) is a contract the e2e tests and the benchmark drive, so it is
-pinned here exactly: the parsing table as a pure test, and every flow behind the real ADK Runner
-(tools, approvals, parallel and sequential calls, a client tool answered later, a failure)."""
+"""The demo grammar (docs/testing.md#the-demo-grammar) is a contract the e2e tests and the
+benchmark drive, so it is pinned here exactly: the parsing table as a pure test, and every flow
+behind the real ADK Runner (tools, approvals, parallel and sequential calls, a client tool
+answered later, a failure)."""
 
 from __future__ import annotations
 
@@ -398,8 +399,9 @@ async def test_client_tool_answered_later() -> None:
 
 
 async def test_server_and_client_tool_in_one_step_waits_for_the_client() -> None:
-    """DESIGN.md §7 pitfall 1 without the bridge's plugin: ADK calls the model again before the
-    browser answered; the grammar says it is waiting instead of pretending to be done."""
+    """Without the bridge's plugin, ADK calls the model again before the browser answered
+    (docs/architecture.md#long-running-tools); the grammar says it is waiting instead of
+    pretending to be done."""
     chat = Chat()
     paris = {"city": "Paris", "forecast": "sunny", "temperature_c": 21}
     assert await chat.say("weather in Paris and play track 3") == [

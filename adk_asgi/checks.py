@@ -1,0 +1,35 @@
+"""What both transports refuse in a decoded chat request, with a 4xx reason.
+
+Checked before anything runs, so a refusal is always a clean 4xx (SSE) or an ``error`` frame
+(live), never a stream that starts and then fails.
+"""
+
+from __future__ import annotations
+
+from .errors import ClientError
+from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest, RequestError, decode_chat_request
+from .pending import PAYLOADS_KEY
+
+
+def decode_and_check(body: bytes) -> ChatRequest:
+    """The request body as a checked :class:`ChatRequest`, or a 4xx :class:`ClientError`."""
+    try:
+        chat = decode_chat_request(body)
+    except RequestError as exc:
+        raise ClientError(400, str(exc)) from None
+    check_chat(chat)
+    return chat
+
+
+def check_chat(chat: ChatRequest) -> None:
+    if not CHAT_ID.match(chat.id):
+        raise ClientError(400, f"id: {CHAT_ID_RULE}")
+    if not chat.messages:
+        raise ClientError(400, "messages: the chat has no messages")
+    if chat.trigger == "regenerate-message":
+        raise ClientError(422, "regenerating a message is not supported")
+    if chat.messages[-1].role == "system":
+        raise ClientError(422, "the last message must be a user or assistant message")
+    payloads = chat.extra.get(PAYLOADS_KEY, {})
+    if not isinstance(payloads, dict):
+        raise ClientError(400, f"{PAYLOADS_KEY}: expected an object of approval id → payload")

@@ -1,0 +1,51 @@
+"""What the live protocol machine asks its connection to do (:mod:`.live_protocol`).
+
+The machine does no I/O: each of its methods returns a list of these, in order, and the
+connection (:mod:`.live`) carries them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents.live_request_queue import LiveRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """A frame for the socket: JSON text, or model speech as binary PCM."""
+
+    data: str | bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ToModel:
+    """A request for the model (``LiveRequestQueue.send``)."""
+
+    request: LiveRequest
+
+
+@dataclass(frozen=True, slots=True)
+class OpenSession:
+    """The connection is bound to ``chat_id``: lock the chat and start ``run_live``."""
+
+    chat_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resolve:
+    """A tool call waiting for the user (or the browser) gets its answer."""
+
+    call_id: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Send what is queued, then close the socket with ``code``."""
+
+    code: int
+
+
+Output = Send | ToModel | OpenSession | Resolve | Close

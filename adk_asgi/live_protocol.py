@@ -1,0 +1,426 @@
+"""The live protocol of one WebSocket connection, as a sans-I/O state machine.
+
+Like h11 or wsproto, it does no I/O and owns no asyncio object: the connection (:mod:`.live`)
+feeds it the client's text frames (:meth:`LiveProtocol.receive`), ``run_live``'s events
+(:meth:`~LiveProtocol.event`) and the session's fate, and carries out the
+:mod:`~adk_asgi.live_outputs` each returns — frames to send, requests for the model, answers for
+waiting tool calls, the close. It reads the time from the ``clock`` it is given and tells when
+it wants :meth:`~LiveProtocol.tick` called (:attr:`~LiveProtocol.deadline`).
+
+The connection goes through explicit phases: ``unbound`` (no chat yet), ``opening`` (the chat's
+lock and session are being acquired; ``send`` frames wait), ``open``, ``closed`` (the session
+ended or never started; a ``send`` gets the reason and the socket closes).
+
+A request stream ends at the model's ``turn_complete`` — or earlier, when the turn pauses
+because its tool calls wait for the user (an approval) or the browser (a client tool), so the
+client, which only acts on a finished stream, can answer. The answer arrives as the next
+``send``; it is checked by the same continuation checker as over SSE, against the calls this
+machine has seen (:attr:`~LiveProtocol.state`), and the rest of the turn streams under it
+(docs/architecture.md#live-turn). The waiting itself happens in ADK's tool pipeline
+(:mod:`.live_tools`), which asks this machine what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, Literal
+
+import msgspec
+from google.adk.agents.live_request_queue import LiveRequest
+from google.adk.events.event import Event
+from google.genai import types
+
+from .checks import check_chat
+from .continuation import Conflict, continuation
+from .convert import EventConverter
+from .errors import ClientError
+from .live_calls import LiveCalls, WaitKind
+from .live_outputs import Close, OpenSession, Output, ToModel
+from .live_streams import Response, Streams
+from .messages import ChatRequest, RequestError, decode_chat_request
+from .pending import LIVE_USER_MESSAGE_KEY, METADATA_KEY, PAYLOADS_KEY, ToolCall
+from .policy import ToolPolicy
+from .translate import TranslationError, user_content
+
+Phase = Literal["unbound", "opening", "open", "closed"]
+TIMED_OUT: Final = {"error": "The browser did not answer in time."}
+BUSY: Final = 1013
+"""The close code of a connection whose chat is busy elsewhere: "try again later"."""
+_FRAME = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_STR = msgspec.json.Decoder(str)
+
+
+class LiveProtocol:
+    def __init__(
+        self,
+        *,
+        tools: ToolPolicy,
+        new_message_id: Callable[[], str],
+        clock: Callable[[], float],
+        v7: bool = True,
+        audio: bool = False,
+        send_usage: bool = False,
+        write_interval: float = 0.0,
+    ) -> None:
+        self.tools = tools
+        self.new_message_id = new_message_id
+        self.clock = clock
+        self.audio = audio
+        self.send_usage = send_usage
+        self.out: list[Output] = []
+        self.streams = Streams(self.out, v7=v7, write_interval=write_interval)
+        self.phase: Phase = "unbound"
+        self.chat_id: str | None = None
+        self.failure: str | None = None
+        self.close_code = 1000
+        self._queued: list[tuple[str, ChatRequest]] = []
+        """``send`` frames that arrived while the session was opening."""
+        self.calls = LiveCalls(self.out, tools)
+        self.turn_called_tools = False
+
+    def _take(self) -> list[Output]:
+        out = list(self.out)
+        self.out.clear()
+        return out
+
+    @property
+    def deadline(self) -> float | None:
+        """When :meth:`tick` is due (on the ``clock``'s scale), or ``None``."""
+        return self.streams.deadline
+
+    def tick(self) -> list[Output]:
+        self.streams.tick(self.clock())
+        return self._take()
+
+    # --- client frames -----------------------------------------------------------------------
+
+    def receive(self, text: str) -> list[Output]:
+        """A text frame from the client."""
+        try:
+            frame = _FRAME.decode(text)
+            kind = _STR.decode(frame["type"]) if "type" in frame else ""
+            request_id = _STR.decode(frame["requestId"]) if "requestId" in frame else ""
+        except (msgspec.DecodeError, KeyError):
+            self.streams.frame(type="error", requestId="", errorText="not a JSON frame")
+            return self._take()
+        if kind == "send":
+            self._on_send(request_id, text)
+        elif kind == "resume":
+            self.streams.resume(request_id, self.clock())
+        elif kind == "abort":
+            self.streams.abort(request_id)
+        elif kind in ("activity-start", "activity-end", "audio-end"):
+            self.out.append(ToModel(_SPEECH[kind]()))
+            if kind != "activity-start":
+                self.streams.speech_ended()
+        elif kind == "ping":
+            self.streams.frame(type="pong")
+        else:
+            error = f"unknown frame {kind!r}"
+            self.streams.frame(type="error", requestId=request_id, errorText=error)
+        return self._take()
+
+    def _on_send(self, request_id: str, text: str) -> None:
+        try:
+            chat = _decode_send(text)
+            check_chat(chat)
+            if self.chat_id is None:
+                self._bind(chat.id)
+            elif chat.id != self.chat_id:
+                raise ClientError(409, f"this connection serves chat {self.chat_id!r}")
+            if self.phase == "opening":
+                self._queued.append((request_id, chat))
+            else:
+                self._dispatch(request_id, chat)
+        except (ClientError, RequestError, TranslationError, Conflict) as exc:
+            reason = exc.reason if isinstance(exc, ClientError) else str(exc)
+            self.streams.frame(type="error", requestId=request_id, errorText=reason)
+
+    def bind(self, chat_id: str) -> list[Output]:
+        """The connection serves ``chat_id`` (named in its URL) before any ``send``."""
+        self._bind(chat_id)
+        return self._take()
+
+    def _bind(self, chat_id: str) -> None:
+        self.chat_id = chat_id
+        self.phase = "opening"
+        self.out.append(OpenSession(chat_id))
+
+    def _dispatch(self, request_id: str, chat: ChatRequest) -> None:
+        if self.phase == "closed":
+            assert self.failure is not None
+            self.streams.frame(type="error", requestId=request_id, errorText=self.failure)
+            self.out.append(Close(self.close_code))
+            return
+        if self.streams.busy():
+            raise ClientError(409, "a response is still streaming on this connection")
+        last = chat.messages[-1]
+        if last.role == "user":
+            self._user_turn(request_id, user_content(last), last.id)
+        else:
+            self._answers(request_id, chat)
+
+    def _flush_queued(self) -> None:
+        queued, self._queued = self._queued, []
+        for request_id, chat in queued:
+            try:
+                self._dispatch(request_id, chat)
+            except (ClientError, TranslationError, Conflict) as exc:
+                reason = exc.reason if isinstance(exc, ClientError) else str(exc)
+                self.streams.frame(type="error", requestId=request_id, errorText=reason)
+
+    # --- the session's fate ------------------------------------------------------------------
+
+    def session_started(self, *, answers_history: bool) -> list[Output]:
+        """``run_live`` is about to start. ``answers_history``: the stored history ends with the
+        user's turn, so the model answers it before any request — that answer gets a response
+        of its own now, so a message sent before it starts does not take it for its own (it is
+        drained, see :meth:`_user_turn`) and it is kept for a ``resume`` if nobody sends."""
+        self.phase = "open"
+        if answers_history:
+            self._unasked_response()
+        self._flush_queued()
+        return self._take()
+
+    def session_busy(self) -> list[Output]:
+        """The chat is busy in another request or connection: its ``send`` is refused."""
+        self._closed("this chat is busy in another request or connection", BUSY)
+        return self._take()
+
+    def session_ended(self, error: str | None) -> list[Output]:
+        """``run_live`` returned (``error``: or raised, as ``"<Class>: <message>"``)."""
+        converter = self._unasked_response().converter
+        failure = converter.fail(error or "the live session ended") + converter.finish()
+        self.streams.end(failure, self.clock())
+        after = "" if error is None else " after an error"
+        self._closed(f"the live session ended{after}", 1011)
+        self.out.append(Close(1011))  # the writer sends what is queued, then closes
+        return self._take()
+
+    def _closed(self, failure: str, code: int) -> None:
+        self.phase, self.failure, self.close_code = "closed", failure, code
+        self._flush_queued()
+
+    # --- user turns and answers --------------------------------------------------------------
+
+    def _user_turn(self, request_id: str, content: types.Content, message_id: str) -> None:
+        """A new user message: pending waits are abandoned (denied), the model gets the text.
+
+        A response still under way (aborted, or the model speaking unasked) is not this
+        message's: the rest of its turn, up to the model's ``interrupted`` or
+        ``turn_complete``, is drained into it, so it neither ends nor fills the new response.
+        """
+        self.calls.move_on()
+        self.streams.cut_short()
+        # A new message: the answers just given to old calls belong to their own messages.
+        self.streams.begin(self._converter(self.new_message_id(), known_calls=set()))
+        self.streams.open(request_id, [], self.clock())
+        state_delta = {LIVE_USER_MESSAGE_KEY: message_id}
+        self.out.append(ToModel(LiveRequest(content=content, state_delta=state_delta)))
+
+    def _answers(self, request_id: str, chat: ChatRequest) -> None:
+        """A continuation: answers to the waits of the paused turn; raises :class:`Conflict`."""
+        message = chat.messages[-1]
+        try:
+            answers = continuation(message, self.calls.state)
+        except Conflict:
+            # Answers to calls that are closed already (an approval that timed out): the
+            # response the server gave that message meanwhile is the truth; send it.
+            if not self.streams.claim(request_id, message.id):
+                raise
+            return
+        known = answers.known_calls | set(self.calls.state.calls)
+        converter = self._converter(message.id, known_calls=known)
+        self.streams.begin(converter)
+        lead = answers.lead(converter, self.tools)
+        self.calls.answer(answers, chat.extra.get(PAYLOADS_KEY, {}))
+        self.streams.open(request_id, lead, self.clock())
+        if self.calls.still_paused():  # some calls of the paused step are still unanswered
+            converter.waiting_on_calls()
+            self.streams.end(converter.finish(), self.clock())
+
+    def _converter(self, message_id: str, known_calls: set[str] | None = None) -> EventConverter:
+        return EventConverter(
+            message_id=message_id,
+            known_calls=set(self.calls.state.calls) if known_calls is None else known_calls,
+            send_usage=self.send_usage,
+            policy=self.tools,
+            live=True,
+        )
+
+    def _unasked_response(self, message_id: str | None = None) -> Response:
+        """The response under way, or a new one that no request reads yet (a ``resume`` or a
+        late answer will), for ``message_id`` (a paused message going on) or a new message."""
+        response = self.streams.response
+        if response is None:
+            response = self.streams.begin(self._converter(message_id or self.new_message_id()))
+            self.streams.emit(response.converter.start(), self.clock())
+        return response
+
+    # --- run_live events ---------------------------------------------------------------------
+
+    def event(self, event: Event) -> list[Output]:
+        streams, now = self.streams, self.clock()
+        if streams.draining is not None:  # the end of a turn a new message cut short
+            self._audio(event)
+            if event.interrupted or event.turn_complete:
+                streams.draining = None
+            return self._take()
+        response = streams.response
+        if response is None:  # the model speaks with no request open (voice, buffering)
+            response = streams.begin(self._converter(self.new_message_id()))
+            streams.voice_answer_due = False
+            parked = streams.unpark(answer=False)
+            if parked is not None:  # a resume was waiting for this answer
+                response.request_id = parked
+                streams.frame(type="start", requestId=parked)
+            streams.emit(response.converter.start(), now)
+        self._audio(event)
+        if event.interrupted:
+            if response.answered:
+                streams.end(response.converter.interrupt(), now)
+            # else the model was cut short before it said anything of this response: the
+            # interruption is of an earlier answer (to the history a new session sends, say)
+            return self._take()
+        response.answered = True
+        streams.emit(response.converter.feed(event), now)
+        self.calls.recorded({r.id for r in event.get_function_responses()})
+        calls = event.get_function_calls() if not event.partial else []
+        if calls:
+            self.turn_called_tools = True
+            message_id = response.message_id
+            self.calls.new_step(
+                [
+                    ToolCall(
+                        c.id, c.name, dict(c.args or {}), event.invocation_id, message_id, False
+                    )
+                    for c in calls
+                    if c.id and c.name
+                ]
+            )
+            self._maybe_pause()
+        if event.turn_complete:
+            # A turn that called tools is followed by the model's answer to their results
+            # (ADK sends them back): the response goes on until a turn without calls ends.
+            if self.turn_called_tools:
+                self.turn_called_tools = False
+            elif not self.calls.waits and streams.response is not None:
+                streams.end(streams.response.converter.finish(), now)
+        return self._take()
+
+    def _audio(self, event: Event) -> None:
+        """Model speech goes straight out as binary frames (it is not part of the message)."""
+        if not self.audio:
+            return
+        if event.interrupted:
+            self.streams.frame(type="interrupted")  # the client stops playing what is queued
+        for part in (event.content.parts or []) if event.content is not None else []:
+            blob = part.inline_data
+            if blob is not None and blob.data and (blob.mime_type or "").startswith("audio/"):
+                self.streams.send(blob.data)
+
+    def tag(self, event: Event) -> Event | None:
+        """Tag an event with the ids the client knows and the user's decisions (history)."""
+        response = self.streams.draining or self.streams.response
+        if response is None or event.partial:
+            return None
+        tags: dict[str, Any] = {"messageId": response.message_id}
+        # History's steps are the stream's: a step of this response (each response, a
+        # continuation too, opens a step with its first model event).
+        tags["liveStep"] = f"{response.key}.{response.converter.live_step}"
+        if response is self.streams.draining:
+            tags["cut"] = True  # stored after the message that cut it short (history.py)
+        decisions = self.calls.state.live_decisions
+        decided = {
+            r.id: decisions[r.id] for r in event.get_function_responses() if r.id in decisions
+        }
+        if decided:
+            tags["decisions"] = decided
+        metadata = dict(event.custom_metadata or {})
+        metadata[METADATA_KEY] = {**(metadata.get(METADATA_KEY) or {}), **tags}
+        return event.model_copy(update={"custom_metadata": metadata})
+
+    # --- tool calls waiting for the user (asked by ADK's tool pipeline, live_tools.py) ---------
+
+    def call(self, call_id: str, name: str, args: dict[str, Any], invocation_id: str) -> ToolCall:
+        """The call ADK is about to run (it may run before its event reached :meth:`event`)."""
+        known = self.calls.state.calls.get(call_id)
+        if known is not None:
+            return known
+        return self.calls.remember(ToolCall(call_id, name, dict(args), invocation_id, None, False))
+
+    def wait(self, call: ToolCall, kind: WaitKind) -> list[Output]:
+        """``call`` waits for the user's decision or the browser's result; the answer comes
+        as a :class:`~adk_asgi.live_outputs.Resolve` (or :meth:`timed_out` is called)."""
+        self.calls.open(call, kind)
+        self._maybe_pause()
+        return self._take()
+
+    def timed_out(self, call_id: str) -> tuple[Any, list[Output]]:
+        """The wait of ``call_id`` ran out: its outcome (denied, or :data:`TIMED_OUT`) and what
+        to send. The paused message goes on with no request open: what follows reaches the
+        client as that message's continuation (``resume``, or the user's late answer)."""
+        wait = self.calls.waits.get(call_id)
+        if wait is None or not self.calls.close(wait):
+            return None, self._take()
+        if wait.kind == "result":
+            self._unasked_response(wait.call.message_id)
+            return TIMED_OUT, self._take()
+        return False, self._take()
+
+    def decided(self, call: ToolCall, approved: bool) -> list[Output]:
+        """The user's decision on a gated call is final (denied, abandoned or timed out: the
+        client sees a denial)."""
+        self.calls.state.live_decisions[call.id] = approved
+        if not approved:
+            message_id = self.calls.state.calls.get(call.id, call).message_id
+            response = self._unasked_response(message_id)
+            self.streams.emit(response.converter.deny(call.id), self.clock())
+        return self._take()
+
+    def tool_finished(self, call_id: str | None, result: Any) -> list[Output]:
+        """A tool call's result, from the tool pipeline: shown at once, so a server tool's
+        output reaches the client before the turn pauses for its sibling calls."""
+        if call_id:
+            self.calls.finished.add(call_id)
+            response = self.streams.response
+            if response is not None and result is not None:
+                self.streams.emit(response.converter.tool_result(call_id, result), self.clock())
+            self._maybe_pause()
+        return self._take()
+
+    def abandon(self) -> list[Output]:
+        """The user left: answer every waiting call (:meth:`LiveCalls.abandon`); ``settled``
+        once ADK recorded their responses."""
+        self.calls.abandon()
+        return self._take()
+
+    def _maybe_pause(self) -> None:
+        """End the request stream once every call of the last step waits or is done."""
+        response = self.streams.response
+        if response is None:
+            return
+        chunks = self.calls.pause()
+        if chunks is not None:
+            response.converter.waiting_on_calls()
+            self.streams.end(chunks + response.converter.finish(), self.clock())
+
+
+_SPEECH: Final[dict[str, Callable[[], LiveRequest]]] = {
+    "activity-start": lambda: LiveRequest(activity_start=types.ActivityStart()),
+    "activity-end": lambda: LiveRequest(activity_end=types.ActivityEnd()),
+    "audio-end": lambda: LiveRequest(audio_stream_end=True),
+}
+"""The client's voice activity frames, as the model's requests."""
+
+
+def _decode_send(text: str) -> ChatRequest:
+    """A ``send`` frame carries the same fields as the SSE body (``body`` holds the extras)."""
+    try:
+        chat = decode_chat_request(text.encode())
+    except RequestError as exc:
+        raise ClientError(400, str(exc)) from None
+    body = chat.extra.get("body")
+    if isinstance(body, dict):
+        chat.extra = {**chat.extra, **body}
+    return chat

@@ -1,0 +1,83 @@
+"""What the endpoints need from an ``AdkApp``, as one frozen object.
+
+``AdkApp`` builds a :class:`Services` once and hands it to each endpoint; no endpoint ever sees
+the app. This module imports no endpoint, so nothing here can form an import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from google.adk.agents.run_config import RunConfig
+from google.adk.runners import Runner
+from google.adk.sessions.base_session_service import BaseSessionService
+from google.adk.sessions.session import Session
+from google.genai import types
+from starlette.requests import HTTPConnection
+
+from .errors import ClientError
+from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
+from .locks import ChatLocks
+from .pending import METADATA_KEY
+from .policy import ToolPolicy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """How long and how much the endpoints wait and accept (``AdkApp``'s keyword arguments)."""
+
+    max_body_size: int
+    busy_timeout: float
+    approval_timeout: float
+    client_tool_timeout: float
+    sse_write_interval: float
+    live_write_interval: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Services:
+    runner: Runner
+    live_runner: Runner
+    """The runner of ``WS /live``: ``runner`` itself unless a live agent was given."""
+    session_service: BaseSessionService
+    app_name: str
+    author: str
+    """The author of the events the bridge records itself (approval markers)."""
+    tools: ToolPolicy
+    locks: ChatLocks
+    limits: Limits
+    run_config: RunConfig
+    """The SSE run options (``StreamingMode.SSE``)."""
+    live_run_config: RunConfig
+    identify: Identify | None
+    browser_identity: BrowserCookieIdentity
+    ai_sdk_version: Literal[6, 7]
+    send_usage: bool
+    new_message_id: Callable[[], str]
+
+    async def identity_of(self, conn: HTTPConnection) -> Identity:
+        """Who is asking, or a 401 :class:`ClientError`."""
+        try:
+            return await resolve_identity(conn, self.identify, self.browser_identity)
+        except Unauthorized as exc:
+            raise ClientError(401, str(exc) or "authentication required") from None
+
+    async def session(self, user_id: str, chat_id: str) -> Session | None:
+        return await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=chat_id
+        )
+
+    def sse_run_config(self, message_id: str, user_message_id: str | None) -> RunConfig:
+        """The run options of one request: the app's, tagged with the ids the client knows."""
+        tags: dict[str, Any] = {"messageId": message_id}
+        if user_message_id is not None:
+            tags["userMessageId"] = user_message_id
+        merged = {**(self.run_config.custom_metadata or {}), METADATA_KEY: tags}
+        return self.run_config.model_copy(update={"custom_metadata": merged})
+
+    def live_run_config_for(self, *, audio: bool) -> RunConfig:
+        """The run options of a live connection: text replies, or speech with transcripts."""
+        modality = types.Modality.AUDIO if audio else types.Modality.TEXT
+        return self.live_run_config.model_copy(update={"response_modalities": [modality]})
