@@ -26,7 +26,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, suppress
 from typing import Final
 
-import anyio
 from google.adk.events.event import Event
 from starlette.types import Receive, Scope, Send
 
@@ -103,17 +102,21 @@ class SSEResponse:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers.items()]
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._watch_disconnect, receive)
-            try:
-                await send({"type": "http.response.start", "status": 200, "headers": raw_headers})
-                async with aclosing(self.body) as body:
-                    if self.write_interval > 0:
-                        await self._pump_coalesced(body, send)
-                    else:
-                        await self._pump(body, send)
-            finally:
-                tg.cancel_scope.cancel()
+        # A task of its own, not a task group: the body's own exceptions (a failed write) must
+        # reach the server as they are, not wrapped in an ExceptionGroup.
+        watcher = asyncio.create_task(
+            self._watch_disconnect(receive), name="adk_asgi sse disconnect watcher"
+        )
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": raw_headers})
+            async with aclosing(self.body) as body:
+                if self.write_interval > 0:
+                    await self._pump_coalesced(body, send)
+                else:
+                    await self._pump(body, send)
+        finally:
+            watcher.cancel()
+            await asyncio.wait([watcher])  # no task outlives the response
 
     async def _pump(self, body: AsyncIterator[bytes], send: Send) -> None:
         """One write per chunk, from this task."""
@@ -131,8 +134,7 @@ class SSEResponse:
         """This task iterates the body and writes what is due at once; bytes held for the rest
         of an interval are written by a second task when it ends."""
         writer = self._writer = _Writer(send, self.abort, self.write_interval, self.max_buffer)
-        # A plain task: an anyio one costs ~50 µs more to start, on the way to the first delta.
-        flusher = asyncio.create_task(writer.flush_held())
+        flusher = asyncio.create_task(writer.flush_held(), name="adk_asgi sse flusher")
         try:
             async for data in body:
                 if self.abort.is_set():
