@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from google.adk.events.event import Event
 from google.genai import types
 
+from . import bookkeeping
 from .chunks import ToolOutputError
 from .convert import tool_result_chunk
 from .messages import (
@@ -30,12 +31,10 @@ from .messages import (
 )
 from .pending import (
     CONFIRMATION_TOOL,
-    LIVE_USER_MESSAGE_KEY,
     ChatState,
     ToolCall,
     chat_state,
     client_approval_id,
-    event_tag,
 )
 from .policy import ToolPolicy
 
@@ -50,10 +49,11 @@ def rebuild_messages(events: Iterable[Event], policy: ToolPolicy) -> list[UIMess
         """The assistant message of an event. The end of a live turn the user cut short with a
         new message is stored after that message: it joins its answer where that is, or, if
         nothing of it was stored before, goes before the message that cut it."""
-        message_id = event_tag(event, "messageId") or event.invocation_id
+        tags = bookkeeping.read(event)
+        message_id = tags.message_id or event.invocation_id
         if message_id not in answers:
             answer = answers[message_id] = UIMessage(id=message_id, role="assistant", parts=[])
-            cut = event_tag(event, "cut") and messages and messages[-1].role == "user"
+            cut = tags.cut and messages and messages[-1].role == "user"
             messages.insert(len(messages) - 1 if cut else len(messages), answer)
         return answers[message_id]
 
@@ -62,7 +62,7 @@ def rebuild_messages(events: Iterable[Event], policy: ToolPolicy) -> list[UIMess
     def step_of(event: Event, message: UIMessage) -> list[UIPart]:
         """A ``step-start`` per model call; in live mode per model step, as the stream shows
         it (its text and its calls arrive as separate events, tagged with the step)."""
-        step = event_tag(event, "liveStep")
+        step = bookkeeping.read(event).live_step
         if step is not None and steps.get(message.id) == step:
             return []
         steps[message.id] = step
@@ -82,8 +82,7 @@ def rebuild_messages(events: Iterable[Event], policy: ToolPolicy) -> list[UIMess
         if event.author == "user":
             parts = _user_parts(content.parts)
             if parts:  # function-response-only user events are answers, not messages
-                live_id = (event.actions.state_delta or {}).get(LIVE_USER_MESSAGE_KEY)
-                user_id = event_tag(event, "userMessageId") or live_id or event.id
+                user_id = bookkeeping.read(event).user_message_id or event.id
                 messages.append(UIMessage(id=user_id, role="user", parts=parts))
             continue
         calls = [

@@ -30,6 +30,7 @@ from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events.event import Event
 from google.genai import types
 
+from . import bookkeeping
 from .checks import check_chat
 from .continuation import Conflict, continuation
 from .convert import EventConverter
@@ -38,7 +39,7 @@ from .live_calls import LiveCalls, WaitKind
 from .live_outputs import Close, OpenSession, Output, ToModel
 from .live_streams import Response, Streams
 from .messages import ChatRequest, RequestError, decode_chat_request
-from .pending import LIVE_USER_MESSAGE_KEY, METADATA_KEY, PAYLOADS_KEY, ToolCall
+from .pending import PAYLOADS_KEY, ToolCall
 from .policy import ToolPolicy
 from .translate import TranslationError, user_content
 
@@ -215,7 +216,7 @@ class LiveProtocol:
         # A new message: the answers just given to old calls belong to their own messages.
         self.streams.begin(self._converter(self.new_message_id(), known_calls=set()))
         self.streams.open(request_id, [], self.clock())
-        state_delta = {LIVE_USER_MESSAGE_KEY: message_id}
+        state_delta = bookkeeping.live_user_message(message_id)
         self.out.append(ToModel(LiveRequest(content=content, state_delta=state_delta)))
 
     def _answers(self, request_id: str, chat: ChatRequest) -> None:
@@ -324,21 +325,20 @@ class LiveProtocol:
         response = self.streams.draining or self.streams.response
         if response is None or event.partial:
             return None
-        tags: dict[str, Any] = {"messageId": response.message_id}
-        # History's steps are the stream's: a step of this response (each response, a
-        # continuation too, opens a step with its first model event).
-        tags["liveStep"] = f"{response.key}.{response.converter.live_step}"
-        if response is self.streams.draining:
-            tags["cut"] = True  # stored after the message that cut it short (history.py)
         decisions = self.calls.state.live_decisions
-        decided = {
-            r.id: decisions[r.id] for r in event.get_function_responses() if r.id in decisions
-        }
-        if decided:
-            tags["decisions"] = decided
-        metadata = dict(event.custom_metadata or {})
-        metadata[METADATA_KEY] = {**(metadata.get(METADATA_KEY) or {}), **tags}
-        return event.model_copy(update={"custom_metadata": metadata})
+        return bookkeeping.tagged(
+            event,
+            message_id=response.message_id,
+            # History's steps are the stream's: a step of this response (each response, a
+            # continuation too, opens a step with its first model event).
+            live_step=f"{response.key}.{response.converter.live_step}",
+            cut=response is self.streams.draining,  # stored after the message that cut it
+            decisions={
+                r.id: decisions[r.id]
+                for r in event.get_function_responses()
+                if r.id in decisions and r.id is not None
+            },
+        )
 
     # --- tool calls waiting for the user (asked by ADK's tool pipeline, live_tools.py) ---------
 

@@ -6,7 +6,8 @@ that is still open, in *this* user's session. Pure functions of the persisted ev
 so the same rules hold for in-memory and database sessions and across restarts.
 
 What the bridge itself must remember — that a client tool call was approved and the browser
-was told to run it — is recorded as a content-less event tagged ``custom_metadata["adk_asgi"]``
+was told to run it — is recorded as a content-less event carrying the bridge's tags
+(:mod:`.bookkeeping`)
 (``approved_marker``), so it lives where ADK keeps everything else about the chat.
 """
 
@@ -19,16 +20,10 @@ from typing import Any, Final
 from google.adk.events.event import Event
 from google.genai import types
 
+from . import bookkeeping
 from .policy import ToolPolicy
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
-METADATA_KEY: Final = "adk_asgi"
-"""The ``custom_metadata`` key under which the bridge tags every event of a run with the ids
-the client knows (``messageId``, ``userMessageId``) and records its own facts."""
-LIVE_USER_MESSAGE_KEY: Final = "adk_asgi:userMessageId"
-"""Live mode: ADK stores the user's text itself, with no hook to tag it, but applies a
-``LiveRequest``'s ``state_delta`` on that event: the client's id of the message rides there
-(and stays in ``session.state`` as the id of the last message sent live)."""
 PAYLOADS_KEY: Final = "confirmationPayloads"
 """The request body key carrying ADK confirmation payloads: ``{approval id: payload}``."""
 REJECTED: Final = {"error": "This tool call is rejected."}
@@ -97,18 +92,14 @@ class ChatState:
         return call is not None and call.long_running and self.results.get(call_id) == REJECTED
 
 
-def event_tag(event: Event, key: str) -> Any:
-    metadata = event.custom_metadata or {}
-    tag = metadata.get(METADATA_KEY)
-    return tag.get(key) if isinstance(tag, dict) else None
-
-
 def approved_marker(call: ToolCall, author: str) -> Event:
     """The event that records a client tool call as approved (and sent to the browser)."""
     return Event(
         invocation_id=call.invocation_id,
         author=author,
-        custom_metadata={METADATA_KEY: {"messageId": call.message_id, "approvedCall": call.id}},
+        custom_metadata=bookkeeping.with_tags(
+            None, message_id=call.message_id, approved_call=call.id
+        ),
     )
 
 
@@ -119,13 +110,11 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
     for event in events:
         if event.partial:
             continue
-        approved = event_tag(event, "approvedCall")
-        if isinstance(approved, str):
-            state.approved_client_calls.add(approved)
-        decisions = event_tag(event, "decisions")  # live mode records the user's decisions
-        if isinstance(decisions, dict):
-            state.live_decisions.update(decisions)
-        for approval_id in event_tag(event, "closedApprovals") or ():  # the user moved on
+        tags = bookkeeping.read(event)
+        if tags.approved_call is not None:
+            state.approved_client_calls.add(tags.approved_call)
+        state.live_decisions.update(tags.decisions)  # live mode records the user's decisions
+        for approval_id in tags.closed_approvals:  # the user moved on
             if state.open_confirmations.pop(approval_id, None) is not None:
                 state.decided_confirmations[approval_id] = False
         placeholders = event.actions.requested_tool_confirmations or {}
@@ -152,7 +141,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
                 name=call.name,
                 args=args,
                 invocation_id=event.invocation_id,
-                message_id=event_tag(event, "messageId"),
+                message_id=tags.message_id,
                 long_running=call.id in long_running,
             )
             if call.id in long_running and policy and policy.needs_approval(call.name, args):
@@ -197,7 +186,7 @@ def moved_on_answers(state: ChatState, policy: ToolPolicy) -> Event | None:
         return None
     for approval_id in closed:
         invocation_id = invocation_id or _call_invocation(state, approval_id)
-    return _answers_event(invocation_id, parts, {"closedApprovals": closed} if closed else None)
+    return _answers_event(invocation_id, parts, closed)
 
 
 def split_confirmation_answers(
@@ -213,7 +202,7 @@ def split_confirmation_answers(
         return None, responses
     first = others[0].function_response
     assert first is not None and first.id is not None
-    return _answers_event(state.calls[first.id].invocation_id, others, None), confirmations
+    return _answers_event(state.calls[first.id].invocation_id, others, []), confirmations
 
 
 def _answers_confirmation(part: types.Part) -> bool:
@@ -221,15 +210,13 @@ def _answers_confirmation(part: types.Part) -> bool:
     return response is not None and response.name == CONFIRMATION_TOOL
 
 
-def _answers_event(
-    invocation_id: str, parts: list[types.Part], tags: dict[str, Any] | None
-) -> Event:
+def _answers_event(invocation_id: str, parts: list[types.Part], closed: list[str]) -> Event:
     """The user's answers, stored by the bridge itself (not through a run)."""
     return Event(
         invocation_id=invocation_id,
         author="user",
         content=types.Content(role="user", parts=parts) if parts else None,
-        custom_metadata={METADATA_KEY: tags} if tags else None,
+        custom_metadata=bookkeeping.with_tags(None, closed_approvals=closed) if closed else None,
     )
 
 

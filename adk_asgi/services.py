@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from google.adk.agents.run_config import RunConfig
 from google.adk.runners import Runner
@@ -17,10 +17,10 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.requests import HTTPConnection
 
+from . import bookkeeping
 from .errors import ClientError
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
 from .locks import ChatLocks
-from .pending import METADATA_KEY
 from .policy import ToolPolicy
 
 
@@ -71,11 +71,12 @@ class Services:
 
     def sse_run_config(self, message_id: str, user_message_id: str | None) -> RunConfig:
         """The run options of one request: the app's, tagged with the ids the client knows."""
-        tags: dict[str, Any] = {"messageId": message_id}
-        if user_message_id is not None:
-            tags["userMessageId"] = user_message_id
-        merged = {**(self.run_config.custom_metadata or {}), METADATA_KEY: tags}
-        return self.run_config.model_copy(update={"custom_metadata": merged})
+        tagged = bookkeeping.with_tags(
+            self.run_config.custom_metadata,
+            message_id=message_id,
+            user_message_id=user_message_id,
+        )
+        return self.run_config.model_copy(update={"custom_metadata": tagged})
 
     def live_run_config_for(self, *, audio: bool) -> RunConfig:
         """The run options of a live connection: text replies, or speech with transcripts."""

@@ -149,7 +149,7 @@ async def test_the_run_is_tagged_with_the_ids_the_client_knows() -> None:
     )
     assert session is not None
     tags = [e.custom_metadata for e in session.events if e.author != "user"]
-    assert tags == [{"adk_asgi": {"messageId": MID, "userMessageId": "user-msg-7"}}]
+    assert tags == [{"adk_asgi": {"v": 2, "messageId": MID, "userMessageId": "user-msg-7"}}]
 
 
 # --- identity ------------------------------------------------------------------------------

@@ -458,7 +458,7 @@ def test_the_prefix_is_checked() -> None:
 def test_the_chat_can_be_built_from_adk_app_arguments() -> None:
     agent = scripted_agent([])
     built = AdkMiddleware(host_app, agent=agent, busy_timeout=3.0)
-    assert built.chat.busy_timeout == 3.0
+    assert built.chat.services.limits.busy_timeout == 3.0
     # `app=` is AdkApp's (a google.adk App), not the wrapped ASGI app.
     from_app = AdkMiddleware(host_app, app=App(name="from_app", root_agent=scripted_agent([])))
     assert from_app.app is host_app
