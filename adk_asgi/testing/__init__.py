@@ -12,12 +12,12 @@ from adk_asgi.testing.live import (
     synthesize_utf8,
     transcribe_utf8,
 )
+from adk_asgi.testing.llm import ScriptedLlm
 from adk_asgi.testing.scripted import (
     DEFAULT_MODEL_NAME,
     Call,
     Fail,
     Responder,
-    ScriptedLlm,
     ScriptedModelError,
     ScriptExhaustedError,
     Segment,

@@ -26,7 +26,8 @@ from typing import Any
 
 from google.genai import types
 
-from adk_asgi.testing.scripted import Call, Fail, ScriptedLlm, Segment, Text, Turn
+from adk_asgi.testing.llm import ScriptedLlm
+from adk_asgi.testing.scripted import Call, Fail, Segment, Text, Turn
 
 __all__ = [
     "CONFIRMATION_FUNCTION_NAME",

@@ -33,7 +33,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from google.adk.models.base_llm_connection import BaseLlmConnection, RealtimeInput
 from google.adk.models.llm_response import LlmResponse
@@ -41,6 +41,7 @@ from google.genai import types
 
 from adk_asgi.testing.scripted import (
     ScriptedModelError,
+    Turn,
     new_call_id,
     prompt_tokens,
     turn_to_responses,
@@ -49,7 +50,16 @@ from adk_asgi.testing.scripted import (
 if TYPE_CHECKING:
     from google.adk.models.llm_request import LlmRequest
 
-    from adk_asgi.testing.scripted import ScriptedLlm
+
+class _Model(Protocol):
+    """What a live connection needs of its :class:`~adk_asgi.testing.ScriptedLlm` (a protocol,
+    so this module does not import the model that imports it)."""
+
+    chunk_size: int
+    delay: float
+
+    def next_turn(self, contents: list[types.Content]) -> Turn: ...
+
 
 __all__ = [
     "OUTPUT_AUDIO_MIME_TYPE",
@@ -110,7 +120,7 @@ class ScriptedLiveConnection(BaseLlmConnection):
 
     def __init__(
         self,
-        llm: ScriptedLlm,
+        llm: _Model,
         llm_request: LlmRequest,
         *,
         id_factory: Callable[[], str] = new_call_id,

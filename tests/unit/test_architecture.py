@@ -1,0 +1,97 @@
+"""The package's shape, checked on its source (docs/architecture.md#layers): no import cycle,
+not even through an import inside a function or under ``TYPE_CHECKING``, and a sans-I/O core
+that imports no I/O."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import adk_asgi
+
+PACKAGE = Path(adk_asgi.__file__).parent
+SANS_IO = [
+    "bookkeeping",
+    "chunks",
+    "coalesce",
+    "continuation",
+    "convert",
+    "encoding",
+    "history",
+    "live_calls",
+    "live_outputs",
+    "live_protocol",
+    "live_streams",
+    "messages",
+    "pending",
+    "policy",
+    "translate",
+]
+"""Modules that must not do I/O: they take events, frames and the time, and return chunks."""
+IO = {"anyio", "asyncio", "socket", "starlette", "threading", "time", "uvicorn"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, modules: frozenset[str] | set[str] = frozenset()) -> set[str]:
+    """Every module this one imports, wherever the import statement stands (a name imported
+    ``from`` a package counts as its submodule when it is one)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0]
+                base = f"{anchor}.{base}" if base else anchor
+            submodules = {f"{base}.{alias.name}" for alias in node.names} & modules
+            found |= submodules or {base}
+    return found
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of the graph (its modules, the first repeated at the end), or ``None``."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        for target in sorted(edges.get(node, ())):
+            cycle = visit(target, [*path, node])
+            if cycle is not None:
+                return cycle
+        done.add(node)
+        return None
+
+    for node in sorted(edges):
+        cycle = visit(node, [])
+        if cycle is not None:
+            return cycle
+    return None
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    edges = {name: imports_of(path, modules) & modules - {name} for name, path in paths.items()}
+    assert find_cycle(edges) is None
+
+
+def test_the_cycle_finder_finds_a_cycle_through_any_import() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(edges) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_sans_io_core_imports_no_io() -> None:
+    for name in SANS_IO:
+        top = {module.partition(".")[0] for module in imports_of(PACKAGE / f"{name}.py")}
+        assert top & IO == set(), f"adk_asgi.{name} imports {sorted(top & IO)}"
