@@ -33,3 +33,15 @@ def check_chat(chat: ChatRequest) -> None:
     payloads = chat.extra.get(PAYLOADS_KEY, {})
     if not isinstance(payloads, dict):
         raise ClientError(400, f"{PAYLOADS_KEY}: expected an object of approval id → payload")
+
+
+def decode_send_frame(text: str) -> ChatRequest:
+    """A ``send`` frame carries the same fields as the SSE body (``body`` holds the extras)."""
+    try:
+        chat = decode_chat_request(text.encode())
+    except RequestError as exc:
+        raise ClientError(400, str(exc)) from None
+    body = chat.extra.get("body")
+    if isinstance(body, dict):
+        chat.extra = {**chat.extra, **body}
+    return chat

@@ -23,114 +23,43 @@ The rules it keeps (docs/architecture.md#adk-facts, #the-ui-message-stream):
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any
 
-import msgspec
 from google.adk.events.event import Event
 from google.genai import types
 
+from .adk_values import (
+    add_usage,
+    approval_descriptor,
+    describe_error,
+    file_chunk,
+    is_finish_reason,
+    is_live_audio,
+    is_shown,
+    map_finish_reason,
+    source_chunks,
+    to_json,
+    tool_result_chunk,
+)
 from .chunks import (
     DataChunk,
     Error,
-    File,
     Finish,
     FinishReason,
     FinishStep,
-    ReasoningDelta,
-    ReasoningEnd,
-    ReasoningStart,
-    SourceUrl,
     Start,
     StartStep,
-    TextDelta,
-    TextEnd,
-    TextStart,
     ToolApprovalRequest,
     ToolInputAvailable,
     ToolInputDelta,
     ToolInputStart,
-    ToolOutputAvailable,
     ToolOutputDenied,
-    ToolOutputError,
     UIMessageChunk,
 )
 from .pending import CONFIRMATION_TOOL, client_approval_id
 from .policy import ToolPolicy
-
-_CONTENT_FILTER: Final = frozenset(
-    {
-        types.FinishReason.SAFETY,
-        types.FinishReason.RECITATION,
-        types.FinishReason.BLOCKLIST,
-        types.FinishReason.PROHIBITED_CONTENT,
-        types.FinishReason.SPII,
-        types.FinishReason.IMAGE_SAFETY,
-        types.FinishReason.IMAGE_PROHIBITED_CONTENT,
-        types.FinishReason.IMAGE_RECITATION,
-    }
-)
-
-
-_MODEL_ERRORS: Final = frozenset(
-    {types.FinishReason.MALFORMED_FUNCTION_CALL, types.FinishReason.UNEXPECTED_TOOL_CALL}
-)
-
-
-_JSON = msgspec.json.Encoder()
-
-
-def _json(value: Any) -> str:
-    return _JSON.encode(value).decode()
-
-
-def map_finish_reason(reason: types.FinishReason | None) -> FinishReason:
-    """Gemini's finish reason in the AI SDK's vocabulary (an unknown value is ``other``)."""
-    if reason is None or reason == types.FinishReason.STOP:
-        return "stop"
-    if reason == types.FinishReason.MAX_TOKENS:
-        return "length"
-    if reason in _CONTENT_FILTER:
-        return "content-filter"
-    if reason in (
-        types.FinishReason.MALFORMED_FUNCTION_CALL,
-        types.FinishReason.UNEXPECTED_TOOL_CALL,
-    ):
-        return "error"
-    return "other"
-
-
-def tool_result_chunk(call_id: str, response: Any) -> ToolOutputAvailable | ToolOutputError:
-    """A function response as the client shows it.
-
-    ADK's convention for a failed tool is a response holding only an ``error`` string (its own
-    "no tool with that name", ``on_tool_error_callback`` results, tools that report failure);
-    that becomes ``tool-output-error`` so the UI shows a failure, not a result.
-    """
-    if (
-        isinstance(response, dict)
-        and set(response) == {"error"}
-        and isinstance(response["error"], str)
-    ):
-        return ToolOutputError(tool_call_id=call_id, error_text=response["error"])
-    return ToolOutputAvailable(tool_call_id=call_id, output=response)
-
-
-def describe_error(code: str | None, message: str | None) -> str:
-    if code and message:
-        return f"{code}: {message}"
-    return message or code or "The agent failed."
-
-
-class _Block:
-    """An open text or reasoning block: its chunk id and the event it streams from."""
-
-    __slots__ = ("chunk_id", "event_id")
-
-    def __init__(self, chunk_id: str, event_id: str) -> None:
-        self.chunk_id = chunk_id
-        self.event_id = event_id
+from .text_blocks import TextBlocks
 
 
 class EventConverter:
@@ -161,11 +90,9 @@ class EventConverter:
         self._known_calls: set[str] = set(known_calls)
         self._settled: set[str] = set()
         self._step_event_id: str | None = None
-        self._text: _Block | None = None
-        self._reasoning: _Block | None = None
+        self._blocks = TextBlocks(message_id)
         self._streamed_text: dict[str, str] = {}
         self._streamed_thought: dict[str, str] = {}
-        self._block_count = 0
         self._errored = False
         self._finished = False
         self._finish_reason: FinishReason = "stop"
@@ -270,9 +197,9 @@ class EventConverter:
             streamed = self._streamed_thought if part.thought else self._streamed_text
             streamed[key] = streamed.get(key, "") + part.text
             if part.thought:
-                self._stream_reasoning(key, part.text, out)
+                self._blocks.reasoning(key, part.text, out)
             else:
-                self._stream_text(key, part.text, out)
+                self._blocks.text(key, part.text, out)
 
     def _feed_final(self, event: Event, out: list[UIMessageChunk]) -> None:
         content = event.content
@@ -280,12 +207,12 @@ class EventConverter:
         is_model_call = content is not None and content.role == "model"
         confirmations = event.actions.requested_tool_confirmations
         key = self._key(event)
-        if self.live and parts and all(_is_live_audio(p) for p in parts):
+        if self.live and parts and all(is_live_audio(p) for p in parts):
             # Gemini Live sends each audio chunk as its own complete message, between the
             # transcript's deltas: it must not end the text block the transcript streams into.
             self._event_tail(event, out)
             return
-        if is_model_call and any(_is_shown(p, self.live) for p in parts):
+        if is_model_call and any(is_shown(p, self.live) for p in parts):
             self._open_step_for(key, out)
         remaining_text = self._streamed_text.pop(key, "")
         remaining_thought = self._streamed_thought.pop(key, "")
@@ -294,11 +221,11 @@ class EventConverter:
         for part in parts:
             if part.text is not None and part.function_call is None:
                 if part.thought:
-                    remaining_thought = self._final_text(
+                    remaining_thought = self._blocks.final(
                         key, part.text, remaining_thought, thought=True, out=out
                     )
                 else:
-                    remaining_text = self._final_text(
+                    remaining_text = self._blocks.final(
                         key, part.text, remaining_text, thought=False, out=out
                     )
             elif part.function_call is not None:
@@ -312,30 +239,23 @@ class EventConverter:
                     self._step_has_call = call.name != CONFIRMATION_TOOL
             elif part.function_response is not None:
                 self._function_response(part.function_response, confirmations, out)
-            elif part.inline_data is not None:
-                self._inline_data(part.inline_data, out)
-            elif part.file_data is not None and part.file_data.file_uri:
-                self._close_blocks(out)
-                out.append(
-                    File(
-                        url=part.file_data.file_uri,
-                        media_type=part.file_data.mime_type or "application/octet-stream",
-                    )
-                )
+            elif (file := file_chunk(part, live=self.live)) is not None:
+                self._blocks.close(out)
+                out.append(file)
         self._step_has_call = False
-        self._close_blocks_of(key, out)
+        self._blocks.close_of(key, out)
         if self.live and any(p.function_response for p in parts):
             self._live_step += 1  # the model's answer to these results is a new step
         self._event_tail(event, out)
 
     def _event_tail(self, event: Event, out: list[UIMessageChunk]) -> None:
         """What any complete event may carry besides its parts: sources, usage, how it ended."""
-        self._sources(event, out)
+        out.extend(source_chunks(event))
         if event.usage_metadata is not None:
-            self._add_usage(event.usage_metadata)
+            add_usage(self._usage, event.usage_metadata)
         if event.finish_reason is not None:
             self._finish_reason = map_finish_reason(event.finish_reason)
-        if (event.error_code or event.error_message) and not _is_finish_reason(event):
+        if (event.error_code or event.error_message) and not is_finish_reason(event):
             out.extend(self._error(describe_error(event.error_code, event.error_message)))
 
     # --- live transcriptions -----------------------------------------------------------------
@@ -350,11 +270,11 @@ class EventConverter:
             if text:
                 self._open_step_for(key, out)
                 self._streamed_text[key] = self._streamed_text.get(key, "") + text
-                self._stream_text(key, text, out)
+                self._blocks.text(key, text, out)
             return
         self._open_step_for(key, out)
-        self._final_text(key, text, self._streamed_text.pop(key, ""), thought=False, out=out)
-        self._close_blocks_of(key, out)
+        self._blocks.final(key, text, self._streamed_text.pop(key, ""), thought=False, out=out)
+        self._blocks.close_of(key, out)
 
     def _heard_transcript(self, transcript: types.Transcription, out: list[UIMessageChunk]) -> None:
         """What the user said, as a ``data-transcript`` part the client updates in place."""
@@ -366,64 +286,6 @@ class EventConverter:
         if transcript.finished:
             self._transcripts += 1
             self._heard = ""
-
-    # --- text and reasoning ------------------------------------------------------------------
-
-    def _final_text(
-        self, event_id: str, text: str, streamed: str, *, thought: bool, out: list[UIMessageChunk]
-    ) -> str:
-        """Emit what the final event's text adds to what its partials streamed; return the
-        streamed text not yet matched against the final parts."""
-        if streamed.startswith(text):
-            return streamed[len(text) :]
-        if text.startswith(streamed):
-            suffix = text[len(streamed) :]
-            if suffix:
-                if thought:
-                    self._stream_reasoning(event_id, suffix, out)
-                else:
-                    self._stream_text(event_id, suffix, out)
-            return ""
-        # A callback rewrote the text after it was streamed; the client keeps what it saw.
-        return ""
-
-    def _stream_text(self, event_id: str, delta: str, out: list[UIMessageChunk]) -> None:
-        if self._reasoning is not None:
-            out.append(ReasoningEnd(id=self._reasoning.chunk_id))
-            self._reasoning = None
-        if self._text is None:
-            self._text = _Block(self._next_block_id("txt"), event_id)
-            out.append(TextStart(id=self._text.chunk_id))
-        out.append(TextDelta(id=self._text.chunk_id, delta=delta))
-
-    def _stream_reasoning(self, event_id: str, delta: str, out: list[UIMessageChunk]) -> None:
-        if self._text is not None:
-            out.append(TextEnd(id=self._text.chunk_id))
-            self._text = None
-        if self._reasoning is None:
-            self._reasoning = _Block(self._next_block_id("rsn"), event_id)
-            out.append(ReasoningStart(id=self._reasoning.chunk_id))
-        out.append(ReasoningDelta(id=self._reasoning.chunk_id, delta=delta))
-
-    def _next_block_id(self, kind: str) -> str:
-        self._block_count += 1
-        return f"{self.message_id}-{kind}{self._block_count}"
-
-    def _close_blocks(self, out: list[UIMessageChunk]) -> None:
-        if self._text is not None:
-            out.append(TextEnd(id=self._text.chunk_id))
-            self._text = None
-        if self._reasoning is not None:
-            out.append(ReasoningEnd(id=self._reasoning.chunk_id))
-            self._reasoning = None
-
-    def _close_blocks_of(self, event_id: str, out: list[UIMessageChunk]) -> None:
-        if self._reasoning is not None and self._reasoning.event_id == event_id:
-            out.append(ReasoningEnd(id=self._reasoning.chunk_id))
-            self._reasoning = None
-        if self._text is not None and self._text.event_id == event_id:
-            out.append(TextEnd(id=self._text.chunk_id))
-            self._text = None
 
     # --- steps -------------------------------------------------------------------------------
 
@@ -437,7 +299,7 @@ class EventConverter:
 
     def _close_step(self) -> list[UIMessageChunk]:
         out: list[UIMessageChunk] = []
-        self._close_blocks(out)
+        self._blocks.close(out)
         if self._step_event_id is not None:
             out.append(FinishStep())
             self._step_event_id = None
@@ -450,7 +312,7 @@ class EventConverter:
     ) -> None:
         if not call.id or not call.name:
             return
-        self._close_blocks(out)
+        self._blocks.close(out)
         args = call.args or {}
         if call.name == CONFIRMATION_TOOL:
             original = args.get("originalFunctionCall") or {}
@@ -473,7 +335,7 @@ class EventConverter:
             # "input available" yet — that makes the client run the tool (``onToolCall``).
             # :meth:`release` says it once the user approved
             # (docs/architecture.md#browser-tools-that-need-approval).
-            out.append(ToolInputDelta(tool_call_id=call.id, input_text_delta=_json(args)))
+            out.append(ToolInputDelta(tool_call_id=call.id, input_text_delta=to_json(args)))
             out.append(
                 ToolApprovalRequest(approval_id=client_approval_id(call.id), tool_call_id=call.id)
             )
@@ -521,7 +383,7 @@ class EventConverter:
             return
         if call_id in self._settled:
             return
-        self._close_blocks(out)
+        self._blocks.close(out)
         out.append(tool_result_chunk(call_id, response.response))
 
     def deny(self, call_id: str) -> list[UIMessageChunk]:
@@ -539,7 +401,7 @@ class EventConverter:
             return []
         self._settled.add(call_id)
         out: list[UIMessageChunk] = []
-        self._close_blocks(out)
+        self._blocks.close(out)
         out.append(tool_result_chunk(call_id, response))
         return out
 
@@ -551,78 +413,11 @@ class EventConverter:
         self._waiting_on_calls = True
         return [ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args)]
 
-    # --- media, sources, usage, errors -------------------------------------------------------
-
-    def _inline_data(self, blob: types.Blob, out: list[UIMessageChunk]) -> None:
-        if not blob.data or (self.live and (blob.mime_type or "").startswith("audio/")):
-            return  # live audio travels as binary frames, not as chunks
-        self._close_blocks(out)
-        mime = blob.mime_type or "application/octet-stream"
-        encoded = base64.b64encode(blob.data).decode("ascii")
-        out.append(File(url=f"data:{mime};base64,{encoded}", media_type=mime))
-
-    def _sources(self, event: Event, out: list[UIMessageChunk]) -> None:
-        grounding = event.grounding_metadata
-        if grounding is None or not grounding.grounding_chunks:
-            return
-        for index, chunk in enumerate(grounding.grounding_chunks):
-            web = chunk.web
-            if web is None or not web.uri:
-                continue
-            out.append(SourceUrl(source_id=f"{event.id}-src{index}", url=web.uri, title=web.title))
-
-    def _add_usage(self, usage: types.GenerateContentResponseUsageMetadata) -> None:
-        for key, value in (
-            ("inputTokens", usage.prompt_token_count),
-            ("outputTokens", usage.candidates_token_count),
-            ("reasoningTokens", usage.thoughts_token_count),
-            ("totalTokens", usage.total_token_count),
-        ):
-            if value:
-                self._usage[key] = self._usage.get(key, 0) + value
+    # --- errors ------------------------------------------------------------------------------
 
     def _error(self, error_text: str) -> list[UIMessageChunk]:
         self._errored = True
         out: list[UIMessageChunk] = []
-        self._close_blocks(out)
+        self._blocks.close(out)
         out.append(Error(error_text=error_text))
         return out
-
-
-_DEFAULT_HINT: Final = "Please approve or reject the tool call"
-
-
-def approval_descriptor(confirmation: dict[str, Any]) -> dict[str, Any] | None:
-    """What the tool asked the user (``request_confirmation(hint=, payload=)``), for the UI:
-    the client keeps it as ``approval.descriptor``. ADK's generic hint is left out."""
-    descriptor: dict[str, Any] = {}
-    hint = confirmation.get("hint")
-    if isinstance(hint, str) and hint and not hint.startswith(_DEFAULT_HINT):
-        descriptor["hint"] = hint
-    if confirmation.get("payload") is not None:
-        descriptor["payload"] = confirmation["payload"]
-    return descriptor or None
-
-
-def _is_finish_reason(event: Event) -> bool:
-    """ADK records a non-STOP finish reason (``MAX_TOKENS``, ``SAFETY``…) as an error code too;
-    that is how the answer ended, not a failure: the finish reason says it to the client."""
-    reason = event.finish_reason
-    return reason is not None and event.error_code == reason.value
-
-
-def _is_confirmation(part: types.Part) -> bool:
-    return part.function_call is not None and part.function_call.name == CONFIRMATION_TOOL
-
-
-def _is_shown(part: types.Part, live: bool) -> bool:
-    """Whether a model part opens a step (live audio and confirmation requests do not)."""
-    if _is_confirmation(part):
-        return False
-    return not (live and _is_live_audio(part))
-
-
-def _is_live_audio(part: types.Part) -> bool:
-    """Spoken audio (sent as binary frames in live mode, its transcript shown as text)."""
-    blob = part.inline_data
-    return blob is not None and (blob.mime_type or "").startswith("audio/")

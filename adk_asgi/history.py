@@ -16,8 +16,8 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping
+from .adk_values import tool_result_chunk
 from .chunks import ToolOutputError
-from .convert import tool_result_chunk
 from .messages import (
     Approval,
     DataPart,

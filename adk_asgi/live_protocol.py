@@ -31,14 +31,14 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping
-from .checks import check_chat
+from .checks import check_chat, decode_send_frame
 from .continuation import Conflict, continuation
 from .convert import EventConverter
 from .errors import ClientError
 from .live_calls import LiveCalls, WaitKind
 from .live_outputs import Close, OpenSession, Output, ToModel
 from .live_streams import Response, Streams
-from .messages import ChatRequest, RequestError, decode_chat_request
+from .messages import ChatRequest, RequestError
 from .pending import PAYLOADS_KEY, ToolCall
 from .policy import ToolPolicy
 from .translate import TranslationError, user_content
@@ -123,7 +123,7 @@ class LiveProtocol:
 
     def _on_send(self, request_id: str, text: str) -> None:
         try:
-            chat = _decode_send(text)
+            chat = decode_send_frame(text)
             check_chat(chat)
             if self.chat_id is None:
                 self._bind(chat.id)
@@ -412,15 +412,3 @@ _SPEECH: Final[dict[str, Callable[[], LiveRequest]]] = {
     "audio-end": lambda: LiveRequest(audio_stream_end=True),
 }
 """The client's voice activity frames, as the model's requests."""
-
-
-def _decode_send(text: str) -> ChatRequest:
-    """A ``send`` frame carries the same fields as the SSE body (``body`` holds the extras)."""
-    try:
-        chat = decode_chat_request(text.encode())
-    except RequestError as exc:
-        raise ClientError(400, str(exc)) from None
-    body = chat.extra.get("body")
-    if isinstance(body, dict):
-        chat.extra = {**chat.extra, **body}
-    return chat

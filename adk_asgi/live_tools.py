@@ -28,7 +28,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from .convert import approval_descriptor
+from .adk_values import approval_descriptor
 from .live_calls import WaitKind
 from .live_outputs import Output
 from .live_protocol import LiveProtocol

@@ -11,8 +11,9 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
+from adk_asgi.adk_values import map_finish_reason
 from adk_asgi.chunks import UIMessageChunk
-from adk_asgi.convert import EventConverter, map_finish_reason
+from adk_asgi.convert import EventConverter
 from adk_asgi.policy import ToolPolicy
 
 MID = "m1"
