@@ -1,15 +1,24 @@
-"""Helpers shared by the test suites: SSE parsing, id normalisation, tiny agents."""
+"""Helpers shared by the test suites: SSE parsing, id normalisation, tiny agents, a virtual
+clock."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import itertools
 import json
-from collections.abc import Callable, Iterable
-from typing import Any
+import selectors
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from concurrent.futures import Executor
+from typing import Any, ParamSpec, TypeVar, TypeVarTuple
 
 from google.adk.agents import LlmAgent
 
 from adk_asgi.testing import ScriptedLlm, Turn
+
+P = ParamSpec("P")
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 SSE_HEADERS = {
     "content-type": "text/event-stream",
@@ -46,7 +55,9 @@ def scripted_agent(
     chunk_size: int = 5,
     delay: float = 0.0,
     name: str = "test_agent",
+    **options: Any,
 ) -> LlmAgent:
+    """An agent on a ScriptedLlm; ``options`` go to ``LlmAgent`` (e.g. callbacks)."""
     model = (
         ScriptedLlm(
             responder=responder, chunk_size=chunk_size, delay=delay, id_factory=counter("call_")
@@ -56,7 +67,7 @@ def scripted_agent(
             turns=list(turns or []), chunk_size=chunk_size, delay=delay, id_factory=counter("call_")
         )
     )
-    return LlmAgent(name=name, model=model, tools=tools or [])
+    return LlmAgent(name=name, model=model, tools=tools or [], **options)
 
 
 def user_body(text: str, chat_id: str = "chat-1", message_id: str = "u1") -> dict[str, Any]:
@@ -146,3 +157,82 @@ def answer(message: dict[str, Any], tool: str, **change: Any) -> dict[str, Any]:
             part.update(state="output-available", output=change["output"])
             return message
     raise AssertionError(f"no part of {tool} to answer with {change}")
+
+
+# --- virtual time ------------------------------------------------------------------------------
+
+
+class VirtualClockLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock stands still while anything can run, then jumps to the next
+    timer (trio's "autojump" clock).
+
+    ``await asyncio.sleep(t)`` on it returns once every task that can go on without a timer has
+    done so and every timer due before ``t`` has fired, in order, however slow the machine: a
+    test can wait for "everything that should happen within ``t``" without guessing how long
+    that takes, and a wait that should never end (an hour's write interval) costs nothing but
+    never ends before a shorter one. ``loop.time()`` is the virtual clock; real I/O still wakes
+    the loop, but nothing may wait for a thread (the clock would jump while it works).
+    """
+
+    def __init__(self) -> None:
+        self._virtual_now = 0.0
+        super().__init__(selector=_JumpingSelector(self._advance))
+
+    def time(self) -> float:
+        return self._virtual_now
+
+    def _advance(self, seconds: float) -> None:
+        self._virtual_now += seconds
+
+    def run_in_executor(
+        self, executor: Executor | None, func: Callable[[*Ts], T], *args: *Ts
+    ) -> asyncio.Future[T]:
+        raise RuntimeError(f"{func!r} would run in a thread, which a virtual clock cannot wait for")
+
+
+class _JumpingSelector(selectors.BaseSelector):
+    """The default selector, polled; where the loop would block until its next timer (nothing
+    ready, no I/O), the clock jumps to that timer instead."""
+
+    def __init__(self, advance: Callable[[float], None]) -> None:
+        self._selector = selectors.DefaultSelector()
+        self._advance = advance
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        events = self._selector.select(0)
+        if events or timeout == 0:
+            return events
+        if timeout is None:  # no timer at all: only I/O can wake the loop
+            return self._selector.select(None)
+        self._advance(timeout)
+        return []
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._selector.register(fileobj, events, data)
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._selector.unregister(fileobj)
+
+    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._selector.modify(fileobj, events, data)
+
+    def get_key(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._selector.get_key(fileobj)
+
+    def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
+        return self._selector.get_map()
+
+    def close(self) -> None:
+        self._selector.close()
+
+
+def on_virtual_clock(test: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
+    """Run an async test on a :class:`VirtualClockLoop` (a plain test for pytest-asyncio,
+    with the same name, parameters and fixtures)."""
+
+    @functools.wraps(test)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
+            runner.run(test(*args, **kwargs))
+
+    return run

@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from starlette.requests import HTTPConnection
 
@@ -196,7 +198,7 @@ async def test_identity_hook_decides_the_user_and_can_refuse() -> None:
 
 async def test_async_identity_hook() -> None:
     async def identify(conn: HTTPConnection) -> str:
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # suspends, as a hook looking the user up would
         return "async-user"
 
     app = make_app(scripted_agent([[Text("ok")]]), identify=identify)
@@ -231,16 +233,24 @@ async def test_concurrent_requests_on_one_chat_are_serialized() -> None:
 
 
 async def test_a_chat_busy_for_too_long_is_a_409() -> None:
-    agent = scripted_agent([[Text("slow answer")], [Text("x")]], delay=0.05, chunk_size=1)
+    answering, answer = asyncio.Event(), asyncio.Event()
+
+    async def hold(callback_context: CallbackContext, llm_request: LlmRequest) -> None:
+        if not answering.is_set():  # the first run keeps the chat until the test lets it answer
+            answering.set()
+            await answer.wait()
+
+    agent = scripted_agent([[Text("slow answer")], [Text("x")]], before_model_callback=hold)
     app = make_app(agent, identify=lambda conn: "u", busy_timeout=0.05)
     async with client_for(app) as client:
         slow = asyncio.create_task(client.post("/chat", json=user_body("one")))
-        await asyncio.sleep(0.02)
+        await asyncio.wait_for(answering.wait(), 10)
         refused = await client.post("/chat", json=user_body("two", message_id="u2"))
         assert refused.status_code == 409
         assert refused.json() == {
             "error": "the chat is still busy with another request after 0.05 s"
         }
+        answer.set()
         assert (await slow).status_code == 200
 
 

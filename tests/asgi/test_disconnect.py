@@ -1,4 +1,8 @@
-"""A client that goes away mid-stream: the run is aborted, nothing leaks, the chat is free."""
+"""A client that goes away mid-stream: the run is aborted, nothing leaks, the chat is free.
+
+On a virtual clock (``VirtualClockLoop`` in ``tests/support.py``): the model's pace is virtual
+time, which passes only when no task can run, so the disconnect is always handled long before
+the answer could end, however busy the machine."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import Text
-from tests.support import counter, scripted_agent, user_body
+from tests.support import counter, on_virtual_clock, scripted_agent, user_body
 
 
 def http_scope() -> dict[str, Any]:
@@ -28,6 +32,7 @@ def http_scope() -> dict[str, Any]:
     }
 
 
+@on_virtual_clock
 async def test_disconnect_mid_stream_aborts_the_run_and_leaves_no_task() -> None:
     long_answer = "word " * 400
     agent = scripted_agent([[Text(long_answer)]], chunk_size=5, delay=0.005)
@@ -52,7 +57,6 @@ async def test_disconnect_mid_stream_aborts_the_run_and_leaves_no_task() -> None
 
     before = asyncio.all_tasks()
     await asyncio.wait_for(app(http_scope(), receive, send), timeout=10)
-    await asyncio.sleep(0)
     assert asyncio.all_tasks() <= before
     assert len(app.locks) == 0
     assert sent[0]["status"] == 200

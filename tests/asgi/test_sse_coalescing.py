@@ -4,6 +4,12 @@ disconnect / failure semantics of one write per chunk.
 The pump is driven with bodies the test controls (a queue) and intervals far apart from the
 test's own waits (an hour, so "held back" cannot be mistaken for "slow"); the real agent runs
 check whole streams byte for byte against the uncoalesced output.
+
+The pump's tests and the disconnect tests run on a virtual clock (``VirtualClockLoop`` in
+``tests/support.py``): time passes only when no task can run, so "nothing was written within
+50 ms" means that every task had its chance and every timer due within 50 ms fired, on a loaded
+machine as on an idle one. The byte-for-byte tests keep the real clock: there the run's own
+work takes time, which is what lets a wrong interval show.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ from google.adk.events.event import Event
 from adk_asgi import AdkApp
 from adk_asgi.sse import DEFAULT_WRITE_INTERVAL, SSEResponse
 from adk_asgi.testing import Call, Fail, Text
-from tests.support import counter, parse_sse, scripted_agent, user_body
+from tests.support import counter, on_virtual_clock, parse_sse, scripted_agent, user_body
 
 HOUR = 3600.0
 """An interval no test waits out: a chunk held for it is visibly held."""
 
 PATIENCE = 5.0
-"""How long a test waits for something that should happen at once (it fails, not hangs)."""
+"""How long (virtual time) a test waits for something that should happen at once: it fails,
+not hangs."""
 
 
 @pytest.fixture(autouse=True)
@@ -115,6 +122,8 @@ class Feed:
         self.pulled = 0
         self.closed = False
         self.tasks: set[asyncio.Task[Any] | None] = set()
+        self._asking = False  # the body waits for the test's next chunk
+        self._changed = asyncio.Event()
 
     def put(self, *items: bytes | None) -> None:
         for item in items:
@@ -123,7 +132,7 @@ class Feed:
     async def body(self) -> AsyncGenerator[bytes, None]:
         try:
             self.tasks.add(asyncio.current_task())
-            while (item := await self.queue.get()) is not None:
+            while (item := await self._next()) is not None:
                 self.tasks.add(asyncio.current_task())
                 self.pulled += 1
                 yield item
@@ -131,6 +140,25 @@ class Feed:
         finally:
             self.tasks.add(asyncio.current_task())
             self.closed = True
+
+    async def _next(self) -> bytes | None:
+        self._asking = True
+        self._changed.set()
+        try:
+            return await self.queue.get()
+        finally:
+            self._asking = False
+
+    async def until_drained(self) -> None:
+        """Until the pump has taken every chunk put so far and asks for the next one: each
+        chunk it took has been through the writer (written, or held)."""
+
+        async def wait() -> None:
+            while not (self._asking and self.queue.empty()):
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(wait(), PATIENCE)
 
 
 def respond(
@@ -141,13 +169,20 @@ def respond(
 
 
 async def spin(seconds: float = 0.05) -> None:
-    """Give a wrong implementation every chance to write what it should hold."""
+    """Give a wrong implementation every chance to write what it should hold.
+
+    A negative check has no event to wait for: what it waits out is a write that should not
+    happen. On the virtual clock this sleep is not a guess: it returns once no task can go on
+    and every timer due within ``seconds`` has fired, so a wrong implementation that writes at
+    once, or after a shorter interval than the one it was given, has written by then. (Waiting
+    for the body to be drained and then one loop turn would catch only the first kind.)"""
     await asyncio.sleep(seconds)
 
 
 # --- the pump, driven step by step -----------------------------------------------------------
 
 
+@on_virtual_clock
 async def test_the_first_delta_goes_out_at_once_then_deltas_wait_out_the_interval() -> None:
     feed, wire = Feed(), Wire()
     task = respond(feed, wire, write_interval=HOUR)
@@ -169,6 +204,7 @@ async def test_the_first_delta_goes_out_at_once_then_deltas_wait_out_the_interva
     assert feed.closed
 
 
+@on_virtual_clock
 async def test_a_due_write_happens_before_the_run_goes_on() -> None:
     """``start`` and the first delta are written by the task that produced them before it
     resumes the run: not even a task switch (the run can go on for a whole ADK step before it
@@ -191,6 +227,7 @@ async def test_a_due_write_happens_before_the_run_goes_on() -> None:
     assert wire.ended
 
 
+@on_virtual_clock
 async def test_held_chunks_go_out_when_the_interval_is_over_without_more_input() -> None:
     interval = 0.05
     feed, wire = Feed(), Wire()
@@ -211,11 +248,12 @@ async def test_held_chunks_go_out_when_the_interval_is_over_without_more_input()
 
 
 @pytest.mark.parametrize("end", ["normal", "disconnect"])
+@on_virtual_clock
 async def test_the_body_runs_in_the_response_task(end: str) -> None:
     """The body (``run_async`` inside) is started, iterated and closed by the task that runs
     the response, never by the writer."""
-    feed, wire = Feed(), Wire()
-    task = respond(feed, wire, write_interval=HOUR)
+    feed, wire, abort = Feed(), Wire(), asyncio.Event()
+    task = respond(feed, wire, abort, write_interval=HOUR)
     feed.put(b"start;")
     await wire.until_writes(1)
     feed.put(b"d1;")
@@ -223,13 +261,14 @@ async def test_the_body_runs_in_the_response_task(end: str) -> None:
     feed.put(b"d2;")
     if end == "disconnect":
         wire.gone.set()
-        await spin()
+        await asyncio.wait_for(abort.wait(), PATIENCE)  # the response saw the disconnect
     feed.put(b"d3;", None)
     await asyncio.wait_for(task, PATIENCE)
     assert feed.closed
     assert feed.tasks == {task}
 
 
+@on_virtual_clock
 async def test_once_abort_is_set_nothing_more_is_sent() -> None:
     """Whoever sets ``abort``: what the writer holds is dropped, the body is drained."""
     feed, wire, abort = Feed(), Wire(), asyncio.Event()
@@ -239,7 +278,7 @@ async def test_once_abort_is_set_nothing_more_is_sent() -> None:
     feed.put(b"d1;")
     await wire.until_writes(2)
     feed.put(b"d2;")
-    await spin(0)
+    await feed.until_drained()
     abort.set()  # d2 is held for the rest of the interval
     await spin(0.2)
     feed.put(b"d3;", None)
@@ -249,6 +288,7 @@ async def test_once_abort_is_set_nothing_more_is_sent() -> None:
     assert feed.pulled == 4 and feed.closed
 
 
+@on_virtual_clock
 async def test_an_interval_of_zero_writes_every_chunk() -> None:
     feed, wire = Feed(), Wire()
     task = respond(feed, wire, write_interval=0)
@@ -258,6 +298,7 @@ async def test_an_interval_of_zero_writes_every_chunk() -> None:
     assert wire.ended
 
 
+@on_virtual_clock
 async def test_a_disconnect_while_the_writer_waits_drains_the_body_and_sends_nothing() -> None:
     feed, wire, abort = Feed(), Wire(), asyncio.Event()
     before = asyncio.all_tasks()
@@ -280,6 +321,7 @@ async def test_a_disconnect_while_the_writer_waits_drains_the_body_and_sends_not
     assert asyncio.all_tasks() <= before
 
 
+@on_virtual_clock
 async def test_the_run_waits_while_too_much_is_unsent() -> None:
     """Backpressure: a write that does not return holds the run once ``max_buffer`` bytes
     wait, as it did when the run awaited each write."""
@@ -309,6 +351,7 @@ async def test_the_run_waits_while_too_much_is_unsent() -> None:
     assert wire.ended
 
 
+@on_virtual_clock
 async def test_the_body_ends_while_held_bytes_are_being_written() -> None:
     feed, wire = Feed(), Wire()
     release = asyncio.Event()
@@ -332,6 +375,7 @@ async def test_the_body_ends_while_held_bytes_are_being_written() -> None:
 
 
 @pytest.mark.parametrize("stuck", ["sleeping out the interval", "in a write"])
+@on_virtual_clock
 async def test_a_cancelled_response_does_not_wait_for_the_flusher(stuck: str) -> None:
     feed, wire = Feed(), Wire()
     never = asyncio.Event()
@@ -352,11 +396,11 @@ async def test_a_cancelled_response_does_not_wait_for_the_flusher(stuck: str) ->
     task.cancel()
     await asyncio.wait([task], timeout=PATIENCE)
     assert task.cancelled()
-    await asyncio.sleep(0)
     assert asyncio.all_tasks() <= before
     assert feed.closed
 
 
+@on_virtual_clock
 async def test_a_disconnect_frees_a_run_waiting_for_room() -> None:
     feed, wire, abort = Feed(), Wire(), asyncio.Event()
     task = respond(feed, wire, abort, write_interval=HOUR, max_buffer=1)
@@ -375,6 +419,7 @@ async def test_a_disconnect_frees_a_run_waiting_for_room() -> None:
 
 
 @pytest.mark.parametrize("interval", [0, DEFAULT_WRITE_INTERVAL, HOUR])
+@on_virtual_clock
 async def test_an_oserror_from_send_stops_sending_and_drains(interval: float) -> None:
     feed, wire, abort = Feed(), Wire(), asyncio.Event()
     plain_send = wire.send
@@ -396,6 +441,7 @@ async def test_an_oserror_from_send_stops_sending_and_drains(interval: float) ->
     assert feed.pulled == 3 and feed.closed
 
 
+@on_virtual_clock
 async def test_another_send_failure_is_raised_after_the_drain() -> None:
     feed, wire, abort = Feed(), Wire(), asyncio.Event()
     plain_send = wire.send
@@ -545,6 +591,7 @@ async def aenumerate(items: AsyncIterator[Event]) -> AsyncGenerator[tuple[int, E
         *[(HOUR, after) for after in (1, 2, 3, None)],
     ],
 )
+@on_virtual_clock
 async def test_a_disconnect_mid_stream_aborts_the_run_and_leaves_no_task(
     interval: float, after: int | None
 ) -> None:
@@ -568,11 +615,10 @@ async def test_a_disconnect_mid_stream_aborts_the_run_and_leaves_no_task(
     request = asyncio.create_task(app(http_scope(), wire.receive, send))
     if after is None:
         await wire.until_writes(2)  # start, the first delta; then nothing for an hour
-        await asyncio.sleep(0.1)
+        await spin(0.1)  # the model streams 20 more deltas meanwhile (one per 5 ms)
         assert len(wire.writes) == 2
         wire.gone.set()
     await asyncio.wait_for(request, 10)
-    await asyncio.sleep(0)
     assert asyncio.all_tasks() <= before
     assert len(app.locks) == 0
     assert wire.messages[0]["status"] == 200
@@ -586,6 +632,7 @@ async def test_a_disconnect_mid_stream_aborts_the_run_and_leaves_no_task(
 
 
 @pytest.mark.parametrize("interval", [0, DEFAULT_WRITE_INTERVAL])
+@on_virtual_clock
 async def test_an_oserror_mid_stream_aborts_the_run(interval: float) -> None:
     app = AdkApp(
         scripted_agent([[Text("word " * 400)]], chunk_size=5, delay=0.005),
@@ -607,7 +654,6 @@ async def test_an_oserror_mid_stream_aborts_the_run(interval: float) -> None:
 
     before = asyncio.all_tasks()
     await asyncio.wait_for(app(http_scope(), wire.receive, send), 10)
-    await asyncio.sleep(0)
     assert asyncio.all_tasks() <= before
     assert len(app.locks) == 0
     assert len(wire.messages) == 3

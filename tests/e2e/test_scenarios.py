@@ -675,8 +675,11 @@ def test_leave_mid_approval_denies_the_payment_in_live_mode(
         ("user", ["text:pay 5 to alice"]),
         ("assistant", ["step-start", "tool-process_payment:output-denied"]),
     ]
+    # The server records the denial once it notices the closed socket, in its own process:
+    # nothing here can await that, so poll the history until it shows, up to a deadline.
     deadline = time.monotonic() + 10
-    while shape(history(demo_server, report)) != denied and time.monotonic() < deadline:
+    while (stored := shape(history(demo_server, report))) != denied:
+        assert time.monotonic() < deadline, f"no denial stored after 10 s: {stored}"
         time.sleep(0.05)
     again = run(
         demo_server,

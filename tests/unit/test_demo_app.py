@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -99,17 +100,21 @@ def test_an_explicit_agent_serves_both_routes_even_with_gemini(
 
 @asynccontextmanager
 async def serve(app: Starlette) -> AsyncIterator[str]:
-    """``app`` under uvicorn in this event loop, lifespan included (it closes the AdkApps)."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 (uvicorn offers no event to wait on)
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
+    """``app`` under uvicorn in this event loop, lifespan included (it closes the AdkApps).
+
+    The listening socket is bound here and handed to uvicorn, so there is nothing to wait for:
+    a connection made before uvicorn serves waits in the socket's backlog, and uvicorn runs
+    the lifespan startup before it takes any."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        finally:
+            server.should_exit = True
+            await task
 
 
 class NamedLlm(ScriptedLlm):

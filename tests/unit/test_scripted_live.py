@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +34,7 @@ from adk_asgi.testing import (
     transcribe_utf8,
 )
 from adk_asgi.testing.demo_grammar import closing_sentence, intermediate_sentence
+from tests.support import on_virtual_clock
 
 USER = "user-1"
 Input = str | Callable[[LiveRequestQueue], None]
@@ -187,7 +187,6 @@ class LiveChat:
 
 
 async def no_task_left() -> None:
-    await asyncio.sleep(0)
     assert asyncio.all_tasks() == {asyncio.current_task()}
 
 
@@ -410,7 +409,11 @@ async def test_audio_out_is_transcribed_audio_chunks_that_decode_to_the_answer()
 # --- closing and barge-in -------------------------------------------------------------------
 
 
+@on_virtual_clock
 async def test_closing_the_queue_ends_an_idle_run_live_promptly() -> None:
+    """On a virtual clock: "an idle connection waits" means that nothing is left to run and
+    100 ms pass; "promptly" means without waiting out a timer, however busy the machine."""
+    loop = asyncio.get_running_loop()
     chat = LiveChat(ScriptedLlm(turns=[]))
     await chat.start()
     queue = LiveRequestQueue()
@@ -424,26 +427,30 @@ async def test_closing_the_queue_ends_an_idle_run_live_promptly() -> None:
             events.append(event)
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(0.1)  # virtual: every task has run as far as it can
     assert not task.done()  # an idle connection waits instead of ending the session
-    started = time.monotonic()
+    started = loop.time()
     queue.close()
     await asyncio.wait_for(task, 1.0)
-    assert time.monotonic() - started < 0.5
+    assert loop.time() - started < 0.5
     assert events == []
     await no_task_left()
 
 
+@on_virtual_clock
 async def test_closing_mid_turn_stops_the_stream() -> None:
+    """On a virtual clock: the queue closes 50 ms into a turn paced at 10 ms a delta, exactly,
+    however busy the machine."""
+    loop = asyncio.get_running_loop()
     chat = LiveChat(ScriptedLlm(turns=[[Text("x" * 100)]], chunk_size=1, delay=0.01))
 
     def close_soon(queue: LiveRequestQueue) -> None:
         user_text("go")(queue)
         asyncio.get_running_loop().call_later(0.05, queue.close)
 
-    started = time.monotonic()
+    started = loop.time()
     shapes = await chat.converse(close_soon)
-    assert time.monotonic() - started < 0.5
+    assert loop.time() - started < 0.5
     assert 0 < len(shapes) < 100
     assert all(s[0] == "partial" for s in shapes)
     await no_task_left()
