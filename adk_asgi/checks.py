@@ -6,6 +6,8 @@ Checked before anything runs, so a refusal is always a clean 4xx (SSE) or an ``e
 
 from __future__ import annotations
 
+import msgspec
+
 from .errors import ClientError
 from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest, RequestError, decode_chat_request
 from .pending import PAYLOADS_KEY
@@ -45,3 +47,19 @@ def decode_send_frame(text: str) -> ChatRequest:
     if isinstance(body, dict):
         chat.extra = {**chat.extra, **body}
     return chat
+
+
+_FRAME = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_STR = msgspec.json.Decoder(str)
+
+
+def frame_head(text: str) -> tuple[str, str] | None:
+    """A live client frame's ``type`` and ``requestId`` (``""`` when absent), or ``None`` when
+    it is not a JSON object with string values there."""
+    try:
+        frame = _FRAME.decode(text)
+        kind = _STR.decode(frame["type"]) if "type" in frame else ""
+        request_id = _STR.decode(frame["requestId"]) if "requestId" in frame else ""
+    except msgspec.DecodeError:
+        return None
+    return kind, request_id

@@ -43,7 +43,6 @@ from .adk_values import (
     tool_result_chunk,
 )
 from .chunks import (
-    DataChunk,
     Error,
     Finish,
     FinishReason,
@@ -59,7 +58,7 @@ from .chunks import (
 )
 from .pending import CONFIRMATION_TOOL, client_approval_id
 from .policy import ToolPolicy
-from .text_blocks import TextBlocks
+from .text_blocks import HeardSpeech, TextBlocks
 
 
 class EventConverter:
@@ -104,8 +103,7 @@ class EventConverter:
         """Over SSE, the chunks of a step's second and later calls, until the next event shows
         whether it asks approvals: the AI SDK's own server requests each approval right after
         its call, and so does this converter (the confirmation event comes after all calls)."""
-        self._transcripts = 0
-        self._heard = ""
+        self._heard = HeardSpeech(message_id)
 
     @property
     def errored(self) -> bool:
@@ -158,7 +156,7 @@ class EventConverter:
             out.extend(self._release_held_calls())
         if event.author == "user":
             if self.live and event.input_transcription is not None:
-                self._heard_transcript(event.input_transcription, out)
+                out.append(self._heard.chunk(event.input_transcription))
             return out
         if self.live and event.output_transcription is not None:
             self._spoken_transcript(event, event.output_transcription, out)
@@ -275,17 +273,6 @@ class EventConverter:
         self._open_step_for(key, out)
         self._blocks.final(key, text, self._streamed_text.pop(key, ""), thought=False, out=out)
         self._blocks.close_of(key, out)
-
-    def _heard_transcript(self, transcript: types.Transcription, out: list[UIMessageChunk]) -> None:
-        """What the user said, as a ``data-transcript`` part the client updates in place."""
-        text = transcript.text or ""
-        self._heard = text if transcript.finished else self._heard + text
-        transcript_id = f"{self.message_id}-heard{self._transcripts}"
-        data = {"role": "user", "text": self._heard, "final": bool(transcript.finished)}
-        out.append(DataChunk(type="data-transcript", id=transcript_id, data=data))
-        if transcript.finished:
-            self._transcripts += 1
-            self._heard = ""
 
     # --- steps -------------------------------------------------------------------------------
 

@@ -6,10 +6,12 @@ connection (:mod:`.live`) carries them out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from google.adk.agents.live_request_queue import LiveRequest
+from google.genai import types
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +51,10 @@ class Close:
 
 
 Output = Send | ToModel | OpenSession | Resolve | Close
+
+SPEECH: Final[dict[str, Callable[[], LiveRequest]]] = {
+    "activity-start": lambda: LiveRequest(activity_start=types.ActivityStart()),
+    "activity-end": lambda: LiveRequest(activity_end=types.ActivityEnd()),
+    "audio-end": lambda: LiveRequest(audio_stream_end=True),
+}
+"""The client's voice activity frames, as the model's requests."""

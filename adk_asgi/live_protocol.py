@@ -25,18 +25,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
-import msgspec
 from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping
-from .checks import check_chat, decode_send_frame
+from .checks import check_chat, decode_send_frame, frame_head
 from .continuation import Conflict, continuation
 from .convert import EventConverter
 from .errors import ClientError
 from .live_calls import LiveCalls, WaitKind
-from .live_outputs import Close, OpenSession, Output, ToModel
+from .live_outputs import SPEECH, Close, OpenSession, Output, ToModel
 from .live_streams import Response, Streams
 from .messages import ChatRequest, RequestError
 from .pending import PAYLOADS_KEY, ToolCall
@@ -47,8 +46,6 @@ Phase = Literal["unbound", "opening", "open", "closed"]
 TIMED_OUT: Final = {"error": "The browser did not answer in time."}
 BUSY: Final = 1013
 """The close code of a connection whose chat is busy elsewhere: "try again later"."""
-_FRAME = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_STR = msgspec.json.Decoder(str)
 
 
 class LiveProtocol:
@@ -97,13 +94,11 @@ class LiveProtocol:
 
     def receive(self, text: str) -> list[Output]:
         """A text frame from the client."""
-        try:
-            frame = _FRAME.decode(text)
-            kind = _STR.decode(frame["type"]) if "type" in frame else ""
-            request_id = _STR.decode(frame["requestId"]) if "requestId" in frame else ""
-        except (msgspec.DecodeError, KeyError):
+        head = frame_head(text)
+        if head is None:
             self.streams.frame(type="error", requestId="", errorText="not a JSON frame")
             return self._take()
+        kind, request_id = head
         if kind == "send":
             self._on_send(request_id, text)
         elif kind == "resume":
@@ -111,7 +106,7 @@ class LiveProtocol:
         elif kind == "abort":
             self.streams.abort(request_id)
         elif kind in ("activity-start", "activity-end", "audio-end"):
-            self.out.append(ToModel(_SPEECH[kind]()))
+            self.out.append(ToModel(SPEECH[kind]()))
             if kind != "activity-start":
                 self.streams.speech_ended()
         elif kind == "ping":
@@ -404,11 +399,3 @@ class LiveProtocol:
         if chunks is not None:
             response.converter.waiting_on_calls()
             self.streams.end(chunks + response.converter.finish(), self.clock())
-
-
-_SPEECH: Final[dict[str, Callable[[], LiveRequest]]] = {
-    "activity-start": lambda: LiveRequest(activity_start=types.ActivityStart()),
-    "activity-end": lambda: LiveRequest(activity_end=types.ActivityEnd()),
-    "audio-end": lambda: LiveRequest(audio_stream_end=True),
-}
-"""The client's voice activity frames, as the model's requests."""

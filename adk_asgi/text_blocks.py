@@ -1,4 +1,4 @@
-"""The text and reasoning blocks of one assistant message (sans-I/O).
+"""The text and reasoning blocks of one assistant message, and the user's live speech (sans-I/O).
 
 At most one block is open at a time: a text delta closes an open reasoning block and the other
 way round. Each block's chunk id is the message id with a counter (``<message>-txt1``), so ids
@@ -8,7 +8,10 @@ so the final event of a model call closes its own block and no other.
 
 from __future__ import annotations
 
+from google.genai import types
+
 from .chunks import (
+    DataChunk,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -91,3 +94,25 @@ class TextBlocks:
         if self._text is not None and self._text.event_id == event_id:
             out.append(TextEnd(id=self._text.chunk_id))
             self._text = None
+
+
+class HeardSpeech:
+    """What the user says in a live turn, as a ``data-transcript`` part of the answer that the
+    client updates in place (one part per finished utterance)."""
+
+    def __init__(self, message_id: str) -> None:
+        self._message_id = message_id
+        self._text = ""
+        self._count = 0
+
+    def chunk(self, transcript: types.Transcription) -> DataChunk:
+        text = transcript.text or ""
+        self._text = text if transcript.finished else self._text + text
+        data = {"role": "user", "text": self._text, "final": bool(transcript.finished)}
+        chunk = DataChunk(
+            type="data-transcript", id=f"{self._message_id}-heard{self._count}", data=data
+        )
+        if transcript.finished:
+            self._count += 1
+            self._text = ""
+        return chunk
