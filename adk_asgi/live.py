@@ -137,7 +137,8 @@ class _Connection:
         self.dropped_audio = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._group: asyncio.TaskGroup | None = None
-        self._wake = asyncio.Event()  # the protocol's deadline may have changed
+        self._wake = asyncio.Event()  # the protocol's deadline changed
+        self._armed: float | None = None  # the deadline the timer waits for
         self._settled = asyncio.Event()  # ADK recorded the answers to abandoned calls
 
     async def run(self) -> None:
@@ -182,7 +183,8 @@ class _Connection:
             elif isinstance(output, Close) and not self.outbox.closed:
                 self.close_code = output.code
                 self.outbox.close()  # the writer sends what is queued, then closes the socket
-        self._wake.set()
+        if self.protocol.deadline != self._armed:
+            self._wake.set()  # (not on every event: a wake-up is a task switch)
 
     # --- socket → agent ----------------------------------------------------------------------
 
@@ -266,7 +268,7 @@ class _Connection:
         """Calls the protocol back at its deadline (held deltas, a resume waiting for speech)."""
         loop = asyncio.get_running_loop()
         while True:
-            deadline = self.protocol.deadline
+            deadline = self._armed = self.protocol.deadline
             delay = None if deadline is None else max(0.0, deadline - loop.time())
             try:
                 async with asyncio.timeout(delay):
