@@ -73,6 +73,8 @@ class LiveProtocol:
         self.close_code = 1000
         self._queued: list[tuple[str, ChatRequest]] = []
         """``send`` frames that arrived while the session was opening."""
+        self._aborted: set[str] = set()
+        """Queued ``send`` requests the client aborted before they were dispatched."""
         self.calls = LiveCalls(self.out, tools)
         self.turn_called_tools = False
 
@@ -104,7 +106,7 @@ class LiveProtocol:
         elif kind == "resume":
             self.streams.resume(request_id, self.clock())
         elif kind == "abort":
-            self.streams.abort(request_id)
+            self._abort(request_id)
         elif kind in ("activity-start", "activity-end", "audio-end"):
             self.out.append(ToModel(SPEECH[kind]()))
             if kind != "activity-start":
@@ -156,6 +158,14 @@ class LiveProtocol:
         else:
             self._answers(request_id, chat)
 
+    def _abort(self, request_id: str) -> None:
+        """The client stops reading ``request_id``. A ``send`` still waiting for the session
+        goes to the model all the same (the stock clients' ``stop`` only stops reading), but
+        its response streams to nobody."""
+        if any(queued == request_id for queued, _ in self._queued):
+            self._aborted.add(request_id)
+        self.streams.abort(request_id)
+
     def _flush_queued(self) -> None:
         queued, self._queued = self._queued, []
         for request_id, chat in queued:
@@ -164,6 +174,9 @@ class LiveProtocol:
             except (ClientError, TranslationError, Conflict) as exc:
                 reason = exc.reason if isinstance(exc, ClientError) else str(exc)
                 self.streams.frame(type="error", requestId=request_id, errorText=reason)
+            if request_id in self._aborted:
+                self._aborted.discard(request_id)
+                self.streams.abort(request_id)
 
     # --- the session's fate ------------------------------------------------------------------
 

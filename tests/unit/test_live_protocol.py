@@ -56,6 +56,22 @@ def test_a_send_before_the_session_opens_waits_for_it() -> None:
     ]
 
 
+def test_an_abort_while_the_send_waits_for_the_session_still_stops_its_stream() -> None:
+    live = Machine()
+    live.say("r1")
+    assert live.receive(type="abort", requestId="r1") == []
+    started = live.take(live.protocol.session_started(answers_history=False))
+    assert decoded(started) == [
+        {"type": "start", "requestId": "r1"},
+        chunk("r1", 0, type="start", messageId="m1"),
+        HI,  # the message still goes to the model: stop only stops reading
+    ]
+    live.event(text_event("Hello", partial=True))
+    live.event(text_event("Hello", partial=False))
+    assert live.event(TURN_COMPLETE) == []  # nothing more for the aborted request
+    assert live.chunks_of("r1") == [{"type": "start", "messageId": "m1"}]
+
+
 def test_a_chat_named_in_the_url_opens_before_any_send() -> None:
     live = Machine()
     assert live.take(live.protocol.bind("chat-1")) == [OpenSession("chat-1")]
