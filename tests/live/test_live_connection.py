@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from itertools import accumulate
 from typing import Any
 
 import httpx
@@ -16,6 +17,7 @@ import msgspec
 import pytest
 import pytest_asyncio
 import uvicorn
+from google.adk.events.event import Event
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from websockets.asyncio.client import ClientConnection, connect
@@ -163,6 +165,64 @@ async def wait_until_closed(app: AdkApp) -> None:
     assert len(app.locks) == 0, "the connection's lock outlived it"
 
 
+async def leftover_tasks(baseline: set[asyncio.Task[Any]]) -> list[asyncio.Task[Any]]:
+    """The tasks started since ``baseline`` that do not end (within 10 s): waits for them, and
+    for any they start meanwhile, instead of for some time."""
+    deadline = asyncio.get_running_loop().time() + 10
+    while pending := {t for t in asyncio.all_tasks() - baseline if not t.done()}:
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0:
+            return sorted(pending, key=lambda t: t.get_name())
+        await asyncio.wait(pending, timeout=remaining)
+    return []
+
+
+async def until(condition: Callable[[], Awaitable[bool]], what: str) -> None:
+    """Poll ``condition`` (state with no event to wait on) until it holds; fail after 10 s."""
+    try:
+        async with asyncio.timeout(10):
+            while not await condition():  # noqa: ASYNC110 (a bounded poll on a condition)
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"not within 10 s: {what}") from None
+
+
+def answers(events: list[Event]) -> int:
+    """How many of the model's turns in ``events`` ended (``turn_complete``) with an answer: text
+    or the transcript of speech, not tool calls waiting for their results."""
+    count = 0
+    last: str | None = None  # what the turn under way said last: "answer", "tool" or "user"
+    for event in events:
+        parts = (event.content.parts or []) if event.content is not None else []
+        if any(p.function_call or p.function_response for p in parts):
+            last = "tool"
+        elif any(p.text for p in parts) or event.input_transcription:
+            last = "user" if event.author == "user" or event.input_transcription else "answer"
+        elif event.output_transcription and event.output_transcription.finished:
+            last = "answer"
+        if event.turn_complete:
+            count += last == "answer"
+            last = None
+    return count
+
+
+async def answered(app: AdkApp, chat_id: str, turns: int = 1) -> None:
+    """Wait until the session of ``chat_id`` records ``turns`` answers of the model, each turn
+    complete: the observable end of a turn nobody's request reads (ADK stores every finished
+    live event, ``turn_complete`` ones too)."""
+
+    async def done() -> bool:
+        for user_id in _users(app, chat_id):
+            session = await app.session_service.get_session(
+                app_name=app.app_name, user_id=user_id, session_id=chat_id
+            )
+            if session is not None and answers(session.events) >= turns:
+                return True
+        return False
+
+    await until(done, f"{turns} answered turn(s) stored in chat {chat_id}")
+
+
 async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
     server: tuple[AdkApp, str],
 ) -> None:
@@ -173,8 +233,7 @@ async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
         first = await live.turn("pay 5 to alice")
         call_id = first[2]["toolCallId"]
     await wait_until_closed(app)
-    await asyncio.sleep(0.1)
-    leaked = [t for t in asyncio.all_tasks() - baseline if not t.done()]
+    leaked = await leftover_tasks(baseline)
     assert leaked == []
     # the abandoned call was answered (denied), so the chat resumes cleanly
     # (the same browser: its cookie; another one would open a chat of its own)
@@ -215,12 +274,12 @@ def _users(app: AdkApp, chat_id: str) -> list[str]:
 async def test_abort_stops_a_response_and_the_connection_goes_on(
     server: tuple[AdkApp, str],
 ) -> None:
-    _, url = server
+    app, url = server
     live, socket = await open_live(url)
     async with socket:
         aborted = await live.send("weather in Paris")
         await socket.send(json.dumps({"type": "abort", "requestId": aborted}))
-        await asyncio.sleep(0.3)
+        await answered(app, live.chat_id)  # the aborted turn went on in the model, and ended
         next_id = await live.send("hello")
         chunks, text = squash(await live.response(next_id))
         assert text.startswith('You said: "hello"')
@@ -267,7 +326,7 @@ async def test_a_hundred_concurrent_connections_lose_and_reorder_nothing(
 
 
 async def test_audio_round_trip(server: tuple[AdkApp, str]) -> None:
-    _, url = server
+    app, url = server
     chat_id = f"voice-{secrets.token_hex(4)}"
     live, socket = await open_live(url, chat_id, chatId=chat_id, audio="1")
     async with socket:
@@ -280,8 +339,9 @@ async def test_audio_round_trip(server: tuple[AdkApp, str]) -> None:
             if isinstance(message, bytes):
                 audio += message
         assert audio.decode() == f"Here you go: get_weather: {PARIS}."
-        # the voice turn had no request: its transcript and chunks are there for a resume
-        await asyncio.sleep(0.2)
+        # the voice turn had no request: once it is over, its transcript and chunks are there
+        # for a resume
+        await answered(app, chat_id)
         await socket.send(
             json.dumps(
                 {"type": "resume", "requestId": "v1", "id": live.chat_id, "headers": {}, "body": {}}
@@ -540,6 +600,18 @@ def deltas(block: str, text: str, size: int = 8) -> list[dict[str, Any]]:
     ]
 
 
+def joined(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``chunks`` with each run of text deltas of one block joined into one delta."""
+    result: list[dict[str, Any]] = []
+    for chunk in chunks:
+        last = result[-1] if result else {}
+        if chunk["type"] == last.get("type") == "text-delta" and chunk["id"] == last["id"]:
+            result[-1] = {**last, "delta": last["delta"] + chunk["delta"]}
+        else:
+            result.append(chunk)
+    return result
+
+
 def text_block(block: str, text: str) -> list[dict[str, Any]]:
     """One step of model text, exactly as it streams."""
     return [
@@ -643,15 +715,16 @@ async def test_disconnect_mid_stream_leaves_no_task_and_frees_the_chat() -> None
             *deltas("<block1>", HELLO)[:2],
         ]
         await wait_until_closed(app)
-        await asyncio.sleep(0.1)
-        assert [t for t in asyncio.all_tasks() - baseline if not t.done()] == []
+        assert await leftover_tasks(baseline) == []
         # the same browser on the same chat at once: the chat's lock was released, and the
         # model answers the message it was cut off on again, from the start (nobody asked)
         again, socket = await open_live(url, chat_id, cookie=cookie, chatId=chat_id)
         async with socket:
-            async with asyncio.timeout(10):  # its text is recorded: the answer is under way
-                while len(await http_history(url, cookie, chat_id)) < 2:  # noqa: ASYNC110
-                    await asyncio.sleep(0.02)
+
+            async def under_way() -> bool:  # its text is recorded: the answer is under way
+                return len(await http_history(url, cookie, chat_id)) >= 2
+
+            await until(under_way, "the model answers the history again")
             await send_resume(socket, chat_id, "resume-1")  # as a page coming back does
             resumed = unframe(await text_frames_until_end(socket, "resume-1"), "resume-1")
             turn = await again.turn("weather in Paris")
@@ -691,7 +764,9 @@ async def test_a_browser_tool_that_never_answers_times_out_and_the_turn_goes_on(
         async with socket:
             first = await live.turn("play track 2")
             assert normalize_ids(first) == PLAY_TRACK_2
-            await asyncio.sleep(0.7)  # past client_tool_timeout; the browser never answered
+            # the browser never answered: past client_tool_timeout, the model was told, and
+            # its answer to that is over (stored in the session; no request reads it)
+            await answered(app, live.chat_id)
             # nothing reached the client meanwhile: the next frame answers its resume
             await send_resume(socket, live.chat_id, "resume-1")
             replay = unframe(await text_frames_until_end(socket, "resume-1"), "resume-1")
@@ -952,27 +1027,35 @@ async def test_a_hundred_concurrent_browser_tool_round_trips_lose_and_reorder_no
             answer(live.assistant, "change_bgm", output={"track": track, "playing": True})
             done = await live.turn()
         said = f'Here you go: change_bgm: {{"playing": true, "track": {track}}}.'
-        assert normalize_ids(paused + done) == [
-            {"type": "start", "messageId": "<msg1>"},
-            {"type": "start-step"},
-            {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "change_bgm"},
-            {
-                "type": "tool-input-available",
-                "toolCallId": "<call1>",
-                "toolName": "change_bgm",
-                "input": {"track": track},
-            },
-            {"type": "finish-step"},
-            {"type": "finish", "finishReason": "tool-calls"},
-            {"type": "start", "messageId": "<msg1>"},
-            {
-                "type": "tool-output-available",
-                "toolCallId": "<call1>",
-                "output": {"track": track, "playing": True},
-            },
-            *text_block("<block1>", said),
-            {"type": "finish", "finishReason": "stop"},
-        ]
+        chunks = normalize_ids(paused + done)
+        # Deltas that come within live_write_interval of each other go out as one frame, so
+        # how the text is cut depends on timing (and load): compared joined, and each frame
+        # must carry whole deltas of the model (8 characters each), none split or lost.
+        cuts = list(accumulate(len(c["delta"]) for c in chunks if c["type"] == "text-delta"))
+        assert all(cut % 8 == 0 or cut == len(said) for cut in cuts), cuts
+        assert joined(chunks) == joined(
+            [
+                {"type": "start", "messageId": "<msg1>"},
+                {"type": "start-step"},
+                {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "change_bgm"},
+                {
+                    "type": "tool-input-available",
+                    "toolCallId": "<call1>",
+                    "toolName": "change_bgm",
+                    "input": {"track": track},
+                },
+                {"type": "finish-step"},
+                {"type": "finish", "finishReason": "tool-calls"},
+                {"type": "start", "messageId": "<msg1>"},
+                {
+                    "type": "tool-output-available",
+                    "toolCallId": "<call1>",
+                    "output": {"track": track, "playing": True},
+                },
+                *text_block("<block1>", said),
+                {"type": "finish", "finishReason": "stop"},
+            ]
+        )
 
     await asyncio.gather(*(one(track) for track in range(1, 101)))
     await wait_until_closed(app)

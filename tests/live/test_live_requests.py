@@ -28,7 +28,15 @@ from adk_asgi.live_tools import LiveQueue
 from adk_asgi.testing import Text
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async, validate_sse
-from tests.live.test_live_connection import Live, _history, closing, open_live, serve, squash
+from tests.live.test_live_connection import (
+    Live,
+    _history,
+    answered,
+    closing,
+    open_live,
+    serve,
+    squash,
+)
 from tests.support import answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -93,12 +101,14 @@ async def next_frame(live: Live) -> dict[str, Any]:
 async def test_a_timed_out_approval_is_resumed_as_the_whole_message(
     server: tuple[AdkApp, str],
 ) -> None:
-    _, url = server
+    app, url = server
     live, socket = await open_live(url)
     async with socket:
         first = await live.turn("pay 5 to alice")
         assert normalize_ids(first) == PAUSED
-        await asyncio.sleep(TIMEOUT + 0.5)  # the model is told the call was rejected meanwhile
+        # the approval times out: the model is told the call was rejected, and answers that
+        # with no request open (its answer, stored in the session, is the observable end)
+        await answered(app, live.chat_id)
         await resume(live, "resume-1")
         replay = await live.response("resume-1")
         folded, text = squash(replay)
@@ -146,11 +156,11 @@ async def test_an_abandoned_approval_reaches_the_real_client_as_a_denial(
 async def test_a_late_answer_to_a_timed_out_approval_gets_the_denial(
     server: tuple[AdkApp, str],
 ) -> None:
-    _, url = server
+    app, url = server
     live, socket = await open_live(url)
     async with socket:
         first = await live.turn("pay 5 to alice")
-        await asyncio.sleep(TIMEOUT + 0.5)
+        await answered(app, live.chat_id)  # the approval timed out; the model answered that
         answer(live.assistant, "process_payment", approved=True)  # the user clicks, too late
         continued = json.loads(json.dumps(live.assistant))
         late = await live.turn()
@@ -240,14 +250,14 @@ async def speak(live: Live, words: str) -> None:
 async def test_two_answers_nobody_asked_for_are_both_kept_for_resume(
     server: tuple[AdkApp, str],
 ) -> None:
-    _, url = server
+    app, url = server
     chat_id = f"chat-{secrets.token_hex(4)}"
     live, socket = await open_live(url, chat_id, chatId=chat_id, audio="1")
     async with socket:
         await speak(live, "hello")
-        await asyncio.sleep(0.5)  # answered, with no request open
+        await answered(app, chat_id, turns=1)  # answered, with no request open
         await speak(live, "weather in Paris")
-        await asyncio.sleep(0.5)
+        await answered(app, chat_id, turns=2)
         replays = []
         for request_id in ("resume-1", "resume-2"):
             await resume(live, request_id)
