@@ -133,13 +133,21 @@ async def test_an_abandoned_approval_reaches_the_real_client_as_a_denial(
     ``resumeStream()`` shows the denial and the model's answer in the same message, ending
     ``ready``."""
     _, url = server
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    base = url.replace("ws", "http", 1).removesuffix("/live")
     spec = {
         "transport": transport,
         "wsUrl": url,
         "transportJsUrl": url.replace("ws", "http", 1).removesuffix("/live") + "/transport.js",
-        "chatId": f"chat-{secrets.token_hex(4)}",
+        "chatId": chat_id,
         "headers": {"cookie": f"adk_asgi_uid={secrets.token_urlsafe(24)}"},
-        "steps": [{"send": "pay 5 to alice"}, {"sleep": 1000 * (TIMEOUT + 0.5)}, {"resume": True}],
+        "steps": [
+            {"send": "pay 5 to alice"},
+            # the approval timed out and the model answered the denial (stored: the history
+            # shows it), with no request open
+            {"until": {"url": f"{base}/chat/{chat_id}/messages", "contains": "was denied"}},
+            {"resume": True},
+        ],
     }
     report = await drive_chat_async(spec, sdk)
     assert (report["status"], report["error"], len(report["requests"])) == ("ready", None, 1)

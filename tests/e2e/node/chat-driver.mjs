@@ -36,6 +36,7 @@
 //     {"send": "text"} | {"send": null} (continue) | {"send": {"text"|"parts"|"files",
 //         "metadata"?, "messageId"?, "body"?, "headers"?}},
 //     {"wait": "idle"}, {"sleep": ms},
+//     {"until": {"url", "contains", "timeoutMs"?}}   GET url until its body contains the text
 //     {"addToolOutput": {"tool", "toolCallId"? (default/"$last": last part of that tool),
 //         "output" | "errorText"}},
 //     {"approve": {"tool" | "approvalId", "approved", "reason"?}},

@@ -28,6 +28,7 @@ const STEP_KINDS = [
   'send',
   'wait',
   'sleep',
+  'until',
   'addToolOutput',
   'approve',
   'regenerate',
@@ -571,6 +572,23 @@ export class ChatDriver {
     return undefined;
   }
 
+  // Poll a URL (with spec.headers) until its body contains `contains`: the observable end of
+  // something the server does on its own (a timeout), instead of a guess at how long it takes.
+  async #until({ url, contains, timeoutMs = 10000 }) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const response = await globalThis.fetch(url, { headers: this.spec.headers ?? {} });
+      if ((await response.text()).includes(contains)) {
+        return;
+      }
+      if (Date.now() > deadline) {
+        const wanted = JSON.stringify(contains);
+        throw new Error(`until: ${url} did not contain ${wanted} in ${timeoutMs} ms`);
+      }
+      await new Promise(resolve => setTimeout(resolve, 20));
+    }
+  }
+
   async #reload(arg) {
     const { url, resume = false } = typeof arg === 'string' ? { url: arg } : arg;
     const record = { url, status: null, messageCount: null };
@@ -663,6 +681,8 @@ export class ChatDriver {
         return undefined;
       case 'sleep':
         return new Promise(resolve => setTimeout(resolve, Number(arg)));
+      case 'until':
+        return this.#until(arg);
       case 'addToolOutput': {
         const { tool, toolCallId, output, errorText: error } = arg;
         let id = toolCallId;
