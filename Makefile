@@ -6,8 +6,17 @@ BIN := $(VENV)/bin
 NODE_DIR := tests/e2e/node
 WEB_DIR := web
 CHROMIUM := /usr/bin/chromium
+REDIS_SERVER := /usr/bin/redis-server
 
-.PHONY: demo web chromium test lint unit bench clean
+.PHONY: demo web chromium services test lint unit bench clean
+
+# apt-get install the Debian packages $(1): as root, else through sudo; without sudo, print the
+# command to run (after the reason $(2)) and fail. Only called once the packages are found missing,
+# so a provisioned machine never touches the network.
+apt_install = if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(1); \
+	elif command -v sudo >/dev/null 2>&1; then \
+		sudo apt-get update && sudo apt-get install -y $(1); \
+	else echo "$(2):" "sudo apt-get update && sudo apt-get install -y $(1)" >&2; exit 1; fi
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,11 +42,19 @@ web: $(WEB_DIR)/dist/.built
 # Debian's Chromium, for the browser tests (tests/browser): apt-get as root, else through sudo.
 chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
-		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
-		elif command -v sudo >/dev/null 2>&1; then \
-			sudo apt-get update && sudo apt-get install -y chromium; \
-		else echo "The browser tests need Debian's Chromium at $(CHROMIUM):" \
-			"sudo apt-get update && sudo apt-get install -y chromium" >&2; exit 1; fi; \
+		$(call apt_install,chromium,The browser tests need Debian's Chromium at $(CHROMIUM)); \
+	fi
+
+# Debian's PostgreSQL and Redis, for the tests against real backing services (the session starts
+# throw-away servers on loopback from these binaries, tests/backing_services.py): installed like
+# chromium when missing.
+services:
+	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	[ -x $(REDIS_SERVER) ] || missing="$$missing redis-server"; \
+	missing="$${missing# }"; \
+	if [ -n "$$missing" ]; then \
+		$(call apt_install,$$missing,The backing-service tests need Debian's $$missing); \
 	fi
 
 demo: $(BIN)/.installed web
@@ -48,7 +65,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict adk_asgi
 
-test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web chromium lint
+test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web chromium services lint
 	$(BIN)/pytest -q
 
 unit: $(BIN)/.installed

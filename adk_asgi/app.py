@@ -7,6 +7,10 @@ object, and routes to endpoints that receive that object, never the app
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import multiprocessing
+import os
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -28,12 +32,21 @@ from .chat import ChatEndpoint
 from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
-from .locks import ChatLocks
+from .locks import ChatLocks, InMemoryChatLocks
 from .pause import PauseForClientTools
 from .policy import ToolPolicy, toolsets
 from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
 from .services import Limits, Services
 from .sse import DEFAULT_WRITE_INTERVAL
+
+logger = logging.getLogger("adk_asgi")
+
+
+def _several_workers() -> bool:
+    """Whether this process is one of several workers (uvicorn's are multiprocessing children;
+    ``WEB_CONCURRENCY`` is the worker count uvicorn and gunicorn read)."""
+    concurrency = os.environ.get("WEB_CONCURRENCY", "1")
+    return multiprocessing.parent_process() is not None or concurrency not in ("", "1")
 
 
 def _new_message_id() -> str:
@@ -61,6 +74,10 @@ class AdkApp:
     Each chat id is an ADK session of the requesting user (``identify``; by default an opaque
     per-browser cookie), created on first use. One run at a time per chat: a request that finds
     its chat busy waits up to ``busy_timeout`` seconds, then gets ``409``.
+
+    ``locks``: where that one-run-per-chat rule is kept. The default holds in this process
+    only; with several workers pass ``RedisChatLocks`` (:mod:`adk_asgi.locks_redis`) or
+    ``PostgresChatLocks`` (:mod:`adk_asgi.locks_postgres`).
     """
 
     def __init__(
@@ -86,6 +103,7 @@ class AdkApp:
         client_tool_timeout: float = 300.0,
         sse_write_interval: float = DEFAULT_WRITE_INTERVAL,
         live_write_interval: float = DEFAULT_WRITE_INTERVAL,
+        locks: ChatLocks | None = None,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -121,7 +139,8 @@ class AdkApp:
             self.live_runner = runner(app.model_copy(update={"root_agent": live_agent}))
         """The runner of ``WS /live``: ``runner`` itself unless a ``live_agent`` was given."""
         self.app_name: str = self.runner.app_name
-        self.locks = ChatLocks()
+        self.locks = locks if locks is not None else InMemoryChatLocks()
+        """Per-chat serialization: in this process, unless a shared backend was given."""
         agents = [app.root_agent] + ([live_agent] if live_agent is not None else [])
         self.services = Services(
             runner=self.runner,
@@ -169,9 +188,38 @@ class AdkApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.router(scope, receive, send)
 
+    async def prepare(self) -> None:
+        """Create what the session service needs (a database's tables) now, once, instead of
+        lazily in the first requests, where two workers racing to create them fail. Call it
+        from the host app's lifespan (``AdkMiddleware`` does). Workers starting together are
+        serialized by ``locks``; with in-process locks a failed attempt is retried, since the
+        other worker's creation is what made it fail."""
+        if isinstance(self.session_service, InMemorySessionService) and _several_workers():
+            logger.warning(
+                "adk_asgi: several workers share nothing with in-memory sessions: a chat's "
+                "requests must all reach one worker. Use a database session service "
+                "(docs/deployment.md)."
+            )
+        prepare_tables = getattr(self.session_service, "prepare_tables", None)
+        if prepare_tables is None:
+            return
+        async with self.locks.hold((self.app_name, "", "adk_asgi:prepare"), wait=120):
+            for attempt in range(1, 6):
+                try:
+                    await prepare_tables()
+                    return
+                except Exception:
+                    if attempt == 5:
+                        raise
+                    logger.info(
+                        "adk_asgi: creating the session tables failed; again", exc_info=True
+                    )
+                    await asyncio.sleep(0.2 * attempt)
+
     async def aclose(self) -> None:
         """Close the runner (and its plugins). Call it from the host app's lifespan."""
         await self.runner.close()
+        await self.locks.aclose()
         if self.live_runner is not self.runner:
             # Its plugins and services are the ones just closed; its toolsets are its own.
             shared = toolsets(self.runner.agent)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
@@ -68,7 +69,8 @@ class ChatEndpoint:
                 headers["set-cookie"] = identity.set_cookie
             chat = decode_and_check(await _read_body(request, services.limits.max_body_size))
             wait = services.limits.busy_timeout
-            async with services.locks.hold((identity.user_id, chat.id), wait):
+            key = (services.app_name, identity.user_id, chat.id)
+            async with services.locks.hold(key, wait):
                 plan = await self._plan(identity, chat)
                 await self._stream(identity, chat, plan, headers, scope, receive, send)
         except ChatBusy as exc:
@@ -83,18 +85,16 @@ class ChatEndpoint:
                 content = user_content(last)
             except TranslationError as exc:
                 raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
-            await self._answer_open_calls(identity, chat.id)
+            session = await self.services.open_session(identity.user_id, chat.id)
+            await self._answer_open_calls(session)
             converter = self._converter(self.services.new_message_id())
             return _Plan(content, converter, [], last.id)
         return await self._continue(identity, chat)
 
-    async def _answer_open_calls(self, identity: Identity, chat_id: str) -> None:
+    async def _answer_open_calls(self, session: Session) -> None:
         """The user moved on: close the browser tool calls they left open (see
         :func:`moved_on_answers`) before the new message, as live mode does."""
         services = self.services
-        session = await services.session(identity.user_id, chat_id)
-        if session is None:
-            return
         answers = moved_on_answers(chat_state(session.events, services.tools), services.tools)
         if answers is not None:
             await services.session_service.append_event(session, answers)

@@ -229,10 +229,10 @@ class _Connection:
         services = self.services
         protocol = self.protocol
         try:
-            key = (self.user_id, chat_id)
+            key = (services.app_name, self.user_id, chat_id)
             async with services.locks.hold(key, services.limits.busy_timeout):
-                session = await services.session(self.user_id, chat_id)
-                history = session is not None and _ends_with_user_turn(session.events)
+                session = await services.open_session(self.user_id, chat_id)
+                history = _ends_with_user_turn(session.events)
                 self.carry_out(protocol.session_started(answers_history=history))
                 events = services.live_runner.run_live(
                     user_id=self.user_id,

@@ -105,6 +105,10 @@ class AdkMiddleware:
         async def wrapped_send(message: Message) -> None:
             nonlocal answered
             answered = True
+            if message["type"] == "lifespan.startup.complete":
+                failure = await self._prepare_chat()
+                if failure is not None:
+                    message = {"type": "lifespan.startup.failed", "message": failure}
             if message["type"] in ("lifespan.shutdown.complete", "lifespan.shutdown.failed"):
                 failure = await self._close_chat()
                 if failure is not None and message["type"] == "lifespan.shutdown.complete":
@@ -129,6 +133,10 @@ class AdkMiddleware:
             message = await receive()
             if message["type"] != "lifespan.startup":  # pragma: no cover - server bug
                 return
+        failure = await self._prepare_chat()
+        if failure is not None:
+            await send({"type": "lifespan.startup.failed", "message": failure})
+            return
         await send({"type": "lifespan.startup.complete"})
         while (await receive())["type"] != "lifespan.shutdown":
             pass  # pragma: no cover - the protocol has no other message
@@ -137,6 +145,15 @@ class AdkMiddleware:
             await send({"type": "lifespan.shutdown.complete"})
         else:
             await send({"type": "lifespan.shutdown.failed", "message": failure})
+
+    async def _prepare_chat(self) -> str | None:
+        """Prepare the ``AdkApp`` (its session tables); the reason it failed, or ``None``."""
+        try:
+            await self.chat.prepare()
+        except Exception as exc:
+            logger.exception("adk_asgi: preparing the AdkApp failed")
+            return f"preparing the AdkApp failed: {exc}"
+        return None
 
     async def _close_chat(self) -> str | None:
         """Close the ``AdkApp``; the reason it failed, or ``None``."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from google.adk.agents.run_config import RunConfig
+from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.session import Session
@@ -68,6 +69,22 @@ class Services:
         return await self.session_service.get_session(
             app_name=self.app_name, user_id=user_id, session_id=chat_id
         )
+
+    async def open_session(self, user_id: str, chat_id: str) -> Session:
+        """The chat's session, created on its first run. Two workers creating it at once is not
+        an error: the one that loses the race reads the winner's."""
+        session = await self.session(user_id, chat_id)
+        if session is not None:
+            return session
+        try:
+            return await self.session_service.create_session(
+                app_name=self.app_name, user_id=user_id, session_id=chat_id
+            )
+        except AlreadyExistsError:
+            session = await self.session(user_id, chat_id)
+            if session is None:
+                raise
+            return session
 
     def sse_run_config(self, message_id: str, user_message_id: str | None) -> RunConfig:
         """The run options of one request: the app's, tagged with the ids the client knows."""

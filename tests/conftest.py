@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.backing_services import Postgres, postgres_server, redis_server
 from tests.servers import uvicorn_server
 
 
@@ -16,3 +17,22 @@ def demo_server() -> Iterator[str]:
     answers texts saying "slowly" at a readable pace."""
     with uvicorn_server("tests.e2e.demo_under_test:app") as base:
         yield base
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """A throw-away PostgreSQL cluster on loopback (Debian's package, run by
+    ``tests/backing_services.py``), started on first use and removed at the end of the session:
+    ``.url`` is the SQLAlchemy asyncpg URL of its test database, ``.dsn`` the plain DSN. Tests
+    share the database, so each keeps to its own names (or calls ``postgres.create_database``)."""
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """``redis://127.0.0.1:<port>/0`` of a Redis server without persistence (Debian's package),
+    started on first use and stopped at the end of the session. Tests share it, so each keeps
+    to its own keys."""
+    with redis_server() as url:
+        yield url

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,6 +20,7 @@ import httpx
 import pytest
 from google.adk.apps.app import App
 from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.sessions.database_session_service import DatabaseSessionService
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import Message, Receive, Scope, Send
@@ -590,3 +593,45 @@ async def test_a_chat_that_fails_to_close_fails_the_shutdown(
         },
     ]
     assert "closing the AdkApp failed" in caplog.text
+
+
+class PreparingChat(RecordingChat):
+    """A real ``AdkApp`` on a real SQLite database (ADK's ``DatabaseSessionService``)."""
+
+    def __init__(self, url: str, log: list[str]) -> None:
+        self.sessions = DatabaseSessionService(db_url=url)
+        AdkApp.__init__(
+            self,
+            scripted_agent([]),
+            plugins=[Recorder(log)],
+            session_service=self.sessions,
+        )
+        self.scopes = []
+
+
+def tables_of(path: Path) -> set[str]:
+    with closing(sqlite3.connect(path)) as db:
+        return {row[0] for row in db.execute("select name from sqlite_master where type='table'")}
+
+
+async def test_the_middleware_creates_the_session_tables_at_startup(tmp_path: Path) -> None:
+    log: list[str] = []
+    database = tmp_path / "sessions.db"
+    chat = PreparingChat(f"sqlite+aiosqlite:///{database}", log)
+    try:
+        assert await run_lifespan(AdkMiddleware(host_app, chat=chat)) == STARTED_AND_STOPPED
+        assert {"sessions", "events"} <= tables_of(database)  # before any request
+    finally:
+        await chat.sessions.close()
+
+
+async def test_a_session_store_that_cannot_be_prepared_fails_startup(tmp_path: Path) -> None:
+    log: list[str] = []
+    chat = PreparingChat(f"sqlite+aiosqlite:///{tmp_path}/missing/dir/sessions.db", log)
+    try:
+        sent = await run_lifespan(AdkMiddleware(host_app, chat=chat))
+    finally:
+        await chat.sessions.close()
+    # (a server stops after a failed startup: no shutdown follows)
+    assert [m["type"] for m in sent] == ["lifespan.startup.failed"]
+    assert sent[0]["message"].startswith("preparing the AdkApp failed: ")

@@ -1,0 +1,136 @@
+"""Per-chat locks shared by every worker through Redis (``pip install 'adk-asgi[redis]'``).
+
+The classic single-instance Redis lock: ``SET key token NX PX ttl`` takes it (in one script
+with drawing the token, so tokens grow in the order the chat is granted), a renewal task
+extends it while the run goes on (``PEXPIRE`` only if the key still holds this grant's token),
+and release deletes it only if it still holds that token (compare-and-delete), so a lease that
+ran out can never release its successor's lock. The token is a fencing token: ``INCR`` of a
+per-chat counter, so it grows with every grant of the chat, across workers and restarts.
+
+A worker that dies keeps the chat for at most ``ttl`` seconds. A lease that cannot be renewed
+(Redis unreachable for longer than the ttl) is marked ``lost``; exactly-once effects must not
+rest on the lock alone (docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from typing import Any, Final
+
+from .locks import ChatKey, ChatLocks, Lease, busy
+
+logger = logging.getLogger("adk_asgi")
+
+_ACQUIRE: Final = """
+if redis.call('exists', KEYS[1]) == 0 then
+  local token = redis.call('incr', KEYS[2])
+  redis.call('set', KEYS[1], token, 'PX', ARGV[1])
+  return token
+end
+return 0
+"""
+_RENEW: Final = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE: Final = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+class RedisChatLocks(ChatLocks):
+    """``RedisChatLocks("redis://host:6379/0")``, or an existing ``redis.asyncio.Redis``.
+
+    ``ttl``: seconds a lock outlives a worker that died holding it; it is renewed every
+    ``ttl / 3`` while held. ``poll``: seconds between attempts while a chat is busy.
+    """
+
+    def __init__(
+        self,
+        redis: Any,
+        *,
+        prefix: str = "adk_asgi:lock:",
+        ttl: float = 30.0,
+        poll: float = 0.025,
+    ) -> None:
+        import redis.asyncio as aioredis  # an optional dependency: imported only when used
+
+        if isinstance(redis, str):
+            self._client: Any = aioredis.from_url(redis)
+            self._owns_client = True
+        else:
+            self._client = redis
+            self._owns_client = False
+        if not ttl > 0 or not poll > 0:
+            raise ValueError("ttl and poll must be > 0 seconds")
+        self.prefix = prefix
+        self.ttl = ttl
+        self.poll = poll
+        self._take = self._client.register_script(_ACQUIRE)
+        self._renew = self._client.register_script(_RENEW)
+        self._release = self._client.register_script(_RELEASE)
+        self._active = 0
+
+    def __len__(self) -> int:
+        return self._active
+
+    def hold(self, key: ChatKey, wait: float) -> AbstractAsyncContextManager[Lease]:
+        return self._hold(key, wait)
+
+    def _name(self, key: ChatKey) -> str:
+        return self.prefix + "\x1f".join(key)
+
+    @asynccontextmanager
+    async def _hold(self, key: ChatKey, wait: float) -> AsyncIterator[Lease]:
+        name = self._name(key)
+        self._active += 1
+        try:
+            lease = await self._acquire(name, wait)
+            renewal = asyncio.create_task(self._keep(name, lease), name="adk_asgi lock renewal")
+            try:
+                yield lease
+            finally:
+                renewal.cancel()
+                await asyncio.wait([renewal])
+                await self._release(keys=[name], args=[lease.token])
+        finally:
+            self._active -= 1
+
+    async def _acquire(self, name: str, wait: float) -> Lease:
+        ttl_ms = max(1, round(self.ttl * 1000))
+        try:
+            async with asyncio.timeout(wait):
+                # Another worker holds it: nothing here can be woken when it is released.
+                while not (token := await self._take(keys=[name, name + ":fence"], args=[ttl_ms])):  # noqa: ASYNC110
+                    await asyncio.sleep(self.poll)
+                return Lease(int(token))
+        except TimeoutError:
+            raise busy(wait) from None
+
+    async def _keep(self, name: str, lease: Lease) -> None:
+        """Renew the lease every ``ttl / 3`` until cancelled; mark it lost if it is gone."""
+        ttl_ms = max(1, round(self.ttl * 1000))
+        while True:
+            await asyncio.sleep(self.ttl / 3)
+            try:
+                renewed = await self._renew(keys=[name], args=[lease.token, ttl_ms])
+            except Exception:  # Redis unreachable: try again until the lease runs out
+                logger.warning("adk_asgi: renewing a chat lock failed", exc_info=True)
+                continue
+            if not renewed:
+                lease.lost = True
+                logger.error("adk_asgi: a chat lock expired while its run went on: %s", name)
+                return
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            with suppress(Exception):
+                await self._client.aclose()

@@ -1,0 +1,68 @@
+"""Several workers on one session database (real SQLite and PostgreSQL): tables created once at
+start-up, and a chat auto-created by two workers at once is not an error. Each ``AdkApp`` with
+its own ``DatabaseSessionService`` stands for one worker process."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from google.adk.sessions.database_session_service import DatabaseSessionService
+
+from adk_asgi import AdkApp
+from tests.support import scripted_agent
+
+pytestmark = pytest.mark.backing
+
+Worker = Callable[[], AdkApp]
+
+
+@pytest_asyncio.fixture(params=["sqlite", "postgres"])
+async def fresh_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """The SQLAlchemy URL of a new, empty database."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}"
+    else:
+        postgres: Any = request.getfixturevalue("postgres")
+        yield postgres.create_database(f"fresh_{secrets.token_hex(4)}").url
+
+
+@pytest_asyncio.fixture
+async def workers(fresh_database: str) -> AsyncIterator[Worker]:
+    async with AsyncExitStack() as stack:
+
+        def worker() -> AdkApp:
+            sessions = DatabaseSessionService(db_url=fresh_database)
+            app = AdkApp(scripted_agent([]), app_name="app", session_service=sessions)
+            stack.push_async_callback(sessions.close)
+            stack.push_async_callback(app.aclose)
+            return app
+
+        yield worker
+
+
+async def test_workers_starting_together_create_the_tables_once(workers: Worker) -> None:
+    """Each worker's lock is its own (the default): the race is real, and prepare survives it."""
+    first, second, third = workers(), workers(), workers()
+    await asyncio.gather(first.prepare(), second.prepare(), third.prepare())
+    session = await first.services.open_session("u", "chat-1")
+    assert await second.services.session("u", "chat-1") == session
+
+
+async def test_a_chat_opened_by_two_workers_at_once_is_one_session(workers: Worker) -> None:
+    first, second = workers(), workers()
+    await first.prepare()
+    await second.prepare()
+    for round_ in range(10):
+        chat_id = f"chat-{round_}"
+        a, b = await asyncio.gather(
+            first.services.open_session("u", chat_id), second.services.open_session("u", chat_id)
+        )
+        assert (a.id, b.id) == (chat_id, chat_id)
+        assert a.events == b.events == []

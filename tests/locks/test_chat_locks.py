@@ -1,0 +1,196 @@
+"""Per-chat locks on every backend, with real Redis and PostgreSQL servers started by the test
+session: two lock objects on one store stand for two workers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from adk_asgi.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
+from adk_asgi.locks_postgres import PostgresChatLocks
+from adk_asgi.locks_redis import RedisChatLocks
+
+pytestmark = pytest.mark.backing
+
+CHAT = ("app", "user", "chat-1")
+OTHER = ("app", "user", "chat-2")
+
+Workers = Callable[..., ChatLocks]
+
+
+@pytest_asyncio.fixture(params=["redis", "postgres"])
+async def workers(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[Workers]:
+    """A factory of lock objects that share one store, as the workers of a deployment do."""
+    async with AsyncExitStack() as stack:
+
+        def make(**options: Any) -> ChatLocks:
+            if request.param == "redis":
+                locks: ChatLocks = RedisChatLocks(request.getfixturevalue("redis_url"), **options)
+            else:
+                locks = PostgresChatLocks(request.getfixturevalue("postgres").dsn, **options)
+            stack.push_async_callback(locks.aclose)
+            return locks
+
+        yield make
+
+
+async def test_a_chat_is_held_by_one_worker_at_a_time(workers: Workers) -> None:
+    first, second = workers(), workers()
+    async with first.hold(CHAT, wait=1) as held:
+        with pytest.raises(ChatBusy, match=r"still busy with another request after 0\.2 s"):
+            async with second.hold(CHAT, wait=0.2):
+                pass
+        async with second.hold(OTHER, wait=0.2):  # another chat does not wait
+            pass
+    async with second.hold(CHAT, wait=1) as next_grant:
+        assert next_grant.token > held.token  # fencing: every grant's token is larger
+    assert (len(first), len(second)) == (0, 0)
+
+
+async def test_a_waiting_worker_gets_the_chat_as_soon_as_it_is_released(workers: Workers) -> None:
+    first, second = workers(), workers()
+    order: list[str] = []
+    held, release = asyncio.Event(), asyncio.Event()
+
+    async def hold_until_released() -> None:
+        async with first.hold(CHAT, wait=1):
+            order.append("first holds")
+            held.set()
+            await release.wait()
+            order.append("first releases")
+
+    holder = asyncio.create_task(hold_until_released())
+    await asyncio.wait_for(held.wait(), 5)
+    waiter = asyncio.create_task(_hold_once(second, order, "second holds"))
+    await asyncio.sleep(0.1)  # a negative check: the waiter polls meanwhile and must not get in
+    assert order == ["first holds"]
+    release.set()
+    await asyncio.wait_for(asyncio.gather(holder, waiter), 5)
+    assert order == ["first holds", "first releases", "second holds"]
+
+
+async def _hold_once(locks: ChatLocks, order: list[str], label: str) -> Lease:
+    async with locks.hold(CHAT, wait=5) as lease:
+        order.append(label)
+        return lease
+
+
+async def test_only_one_of_many_racing_workers_holds_the_chat_at_once(workers: Workers) -> None:
+    racers = [workers() for _ in range(4)]
+    inside = 0
+    most = 0
+    tokens: list[int] = []
+
+    async def run(locks: ChatLocks) -> None:
+        nonlocal inside, most
+        for _ in range(5):
+            async with locks.hold(CHAT, wait=10) as lease:
+                inside += 1
+                most = max(most, inside)
+                tokens.append(lease.token)
+                await asyncio.sleep(0.005)
+                inside -= 1
+
+    await asyncio.wait_for(asyncio.gather(*(run(r) for r in racers)), 30)
+    assert most == 1
+    assert len(tokens) == 20 and tokens == sorted(tokens) and len(set(tokens)) == 20
+
+
+async def test_in_memory_locks_hold_in_one_process() -> None:
+    locks = InMemoryChatLocks()
+    async with locks.hold(CHAT, wait=1) as held:
+        with pytest.raises(ChatBusy):
+            async with locks.hold(CHAT, wait=0.05):
+                pass
+        assert len(locks) == 1
+    async with locks.hold(CHAT, wait=1) as again:
+        # the entry was dropped once free: its tokens start again (one process loses no lease)
+        assert (held.token, again.token) == (1, 1)
+    assert len(locks) == 0
+
+
+# --- Redis: leases --------------------------------------------------------------------------
+
+
+async def test_a_redis_lease_is_renewed_while_its_run_goes_on(redis_url: str) -> None:
+    first = RedisChatLocks(redis_url, ttl=0.3)
+    second = RedisChatLocks(redis_url, ttl=0.3)
+    try:
+        async with first.hold(CHAT, wait=1) as lease:
+            await asyncio.sleep(1.0)  # more than three ttls: only renewal keeps it
+            with pytest.raises(ChatBusy):
+                async with second.hold(CHAT, wait=0.1):
+                    pass
+        assert not lease.lost
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_a_dead_workers_redis_lock_expires_after_its_ttl(redis_url: str) -> None:
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(redis_url)
+    locks = RedisChatLocks(client, ttl=5)
+    try:
+        name = locks.prefix + "\x1f".join(CHAT)
+        await client.set(name, "999", px=300)  # a worker died holding it, 300 ms left
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        async with locks.hold(CHAT, wait=5):
+            waited = loop.time() - start
+        assert waited >= 0.2  # it waited for the expiry, not less
+    finally:
+        await client.aclose()
+
+
+async def test_a_redis_release_never_deletes_a_successors_lock(redis_url: str) -> None:
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(redis_url)
+    first = RedisChatLocks(client, ttl=60)
+    second = RedisChatLocks(client, ttl=60)
+    name = first.prefix + "\x1f".join(CHAT)
+    try:
+        async with first.hold(CHAT, wait=1):
+            await client.delete(name)  # its lease ran out (a pause longer than the ttl)
+            successor = second.hold(CHAT, wait=1)
+            lease = await successor.__aenter__()
+        # the first holder's release came after the successor took the chat
+        assert int(await client.get(name)) == lease.token
+        await successor.__aexit__(None, None, None)
+        assert await client.get(name) is None
+    finally:
+        await client.aclose()
+
+
+# --- PostgreSQL: a dead connection frees the chat ---------------------------------------------
+
+
+async def test_a_postgres_lock_goes_with_its_connection(postgres: Any) -> None:
+    import asyncpg
+
+    first = PostgresChatLocks(postgres.dsn)
+    second = PostgresChatLocks(postgres.dsn)
+    admin = await asyncpg.connect(postgres.dsn)
+    try:
+        async with first.hold(CHAT, wait=1) as lease:
+            holders = await admin.fetch(
+                "select pid from pg_locks where locktype = 'advisory' and granted"
+            )
+            assert len(holders) == 1
+            await admin.execute("select pg_terminate_backend($1)", holders[0]["pid"])
+            async with second.hold(CHAT, wait=5):  # the worker "died": the chat is free
+                pass
+        assert lease.lost  # its release found the lock gone
+    finally:
+        await admin.close()
+        await first.aclose()
+        await second.aclose()
