@@ -25,10 +25,12 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from .chat import ChatEndpoint
+from .claims import Claims, InMemoryClaims
 from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
@@ -104,6 +106,7 @@ class AdkApp:
         sse_write_interval: float = DEFAULT_WRITE_INTERVAL,
         live_write_interval: float = DEFAULT_WRITE_INTERVAL,
         locks: ChatLocks | None = None,
+        claims: Claims | None = None,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -141,6 +144,8 @@ class AdkApp:
         self.app_name: str = self.runner.app_name
         self.locks = locks if locks is not None else InMemoryChatLocks()
         """Per-chat serialization: in this process, unless a shared backend was given."""
+        self.claims = claims if claims is not None else claims_for(self.session_service)
+        """Where answers are claimed (acted on once): by default, next to the sessions."""
         agents = [app.root_agent] + ([live_agent] if live_agent is not None else [])
         self.services = Services(
             runner=self.runner,
@@ -150,6 +155,7 @@ class AdkApp:
             author=getattr(app.root_agent, "name", app.name),
             tools=ToolPolicy.of(*agents),
             locks=self.locks,
+            claims=self.claims,
             limits=Limits(
                 max_body_size=max_body_size,
                 busy_timeout=busy_timeout,
@@ -201,12 +207,12 @@ class AdkApp:
                 "(docs/deployment.md)."
             )
         prepare_tables = getattr(self.session_service, "prepare_tables", None)
-        if prepare_tables is None:
-            return
         async with self.locks.hold((self.app_name, "", "adk_asgi:prepare"), wait=120):
             for attempt in range(1, 6):
                 try:
-                    await prepare_tables()
+                    if prepare_tables is not None:
+                        await prepare_tables()
+                    await self.claims.prepare()
                     return
                 except Exception:
                     if attempt == 5:
@@ -220,8 +226,30 @@ class AdkApp:
         """Close the runner (and its plugins). Call it from the host app's lifespan."""
         await self.runner.close()
         await self.locks.aclose()
+        await self.claims.aclose()
         if self.live_runner is not self.runner:
             # Its plugins and services are the ones just closed; its toolsets are its own.
             shared = toolsets(self.runner.agent)
             for toolset in toolsets(self.live_runner.agent) - shared:
                 await toolset.close()
+
+
+def claims_for(session_service: BaseSessionService) -> Claims:
+    """The claim store that lives where ``session_service`` keeps the sessions: a table next to
+    ADK's own for its SQL services, so a claim is as durable and as shared as the chat."""
+    if isinstance(session_service, SqliteSessionService):
+        from .claims_sqlite import SqliteClaims
+
+        if session_service._db_path in ("", ":memory:"):
+            return InMemoryClaims()  # the database is this process's alone
+        uri = session_service._db_connect_uri
+        return SqliteClaims(session_service._db_connect_path, uri=uri)
+    try:
+        from google.adk.sessions.database_session_service import DatabaseSessionService
+    except ImportError:  # pragma: no cover - SQLAlchemy absent: no database sessions either
+        return InMemoryClaims()
+    if isinstance(session_service, DatabaseSessionService):
+        from .claims_sql import SqlClaims
+
+        return SqlClaims(session_service.db_engine)
+    return InMemoryClaims()

@@ -69,7 +69,7 @@ class ChatEndpoint:
                 headers["set-cookie"] = identity.set_cookie
             chat = decode_and_check(await _read_body(request, services.limits.max_body_size))
             wait = services.limits.busy_timeout
-            key = (services.app_name, identity.user_id, chat.id)
+            key = services.chat_key(identity.user_id, chat.id)
             async with services.locks.hold(key, wait):
                 plan = await self._plan(identity, chat)
                 await self._stream(identity, chat, plan, headers, scope, receive, send)
@@ -112,6 +112,9 @@ class ChatEndpoint:
             answers = continuation(message, state, payloads)
         except Conflict as exc:
             raise ClientError(409, str(exc)) from None
+        key = services.chat_key(identity.user_id, chat.id)
+        if not await services.claims.claim(key, answers.answer_ids()):
+            raise ClientError(409, "this answer was already taken by another request")
         sessions = services.session_service
         for call in answers.released:
             await sessions.append_event(session, approved_marker(call, services.author))

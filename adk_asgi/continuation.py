@@ -52,6 +52,13 @@ class Continuation:
         runs in the browser now (in live mode an approved server tool is released too)."""
         return self.redenied + ([] if browser_runs else self.denied)
 
+    def answer_ids(self) -> list[str]:
+        """What this continuation acts on, as claimed (:mod:`.claims`): each function response
+        it sends (an ADK approval id, or the id of a browser call or of a denied one) and the
+        approval of each released browser call."""
+        ids = [part.function_response.id for part in self.responses if part.function_response]
+        return [i for i in ids if i] + [client_approval_id(call.id) for call in self.released]
+
     @property
     def empty(self) -> bool:
         return not (self.responses or self.denied or self.released)

@@ -229,7 +229,7 @@ class _Connection:
         services = self.services
         protocol = self.protocol
         try:
-            key = (services.app_name, self.user_id, chat_id)
+            key = services.chat_key(self.user_id, chat_id)
             async with services.locks.hold(key, services.limits.busy_timeout):
                 session = await services.open_session(self.user_id, chat_id)
                 history = _ends_with_user_turn(session.events)

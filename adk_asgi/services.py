@@ -19,9 +19,10 @@ from google.genai import types
 from starlette.requests import HTTPConnection
 
 from . import bookkeeping
+from .claims import Claims
 from .errors import ClientError
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
-from .locks import ChatLocks
+from .locks import ChatKey, ChatLocks
 from .policy import ToolPolicy
 
 
@@ -48,6 +49,7 @@ class Services:
     """The author of the events the bridge records itself (approval markers)."""
     tools: ToolPolicy
     locks: ChatLocks
+    claims: Claims
     limits: Limits
     run_config: RunConfig
     """The SSE run options (``StreamingMode.SSE``)."""
@@ -64,6 +66,9 @@ class Services:
             return await resolve_identity(conn, self.identify, self.browser_identity)
         except Unauthorized as exc:
             raise ClientError(401, str(exc) or "authentication required") from None
+
+    def chat_key(self, user_id: str, chat_id: str) -> ChatKey:
+        return (self.app_name, user_id, chat_id)
 
     async def session(self, user_id: str, chat_id: str) -> Session | None:
         return await self.session_service.get_session(
