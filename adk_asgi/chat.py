@@ -5,27 +5,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from .answers import accept_answers, close_left_calls
 from .checks import decode_and_check
 from .chunks import UIMessageChunk
-from .continuation import Conflict, continuation
+from .continuation import Conflict
 from .convert import EventConverter
 from .encoding import ChunkEncoder
 from .errors import ClientError
 from .identity import Identity
 from .locks import ChatBusy
 from .messages import ChatRequest
-from .pending import (
-    PAYLOADS_KEY,
-    approved_marker,
-    chat_state,
-    moved_on_answers,
-    split_confirmation_answers,
-)
+from .pending import PAYLOADS_KEY
 from .services import Services
 from .sse import SSEResponse, sse_body
 from .translate import TranslationError, user_content
@@ -86,44 +80,27 @@ class ChatEndpoint:
             except TranslationError as exc:
                 raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
             session = await self.services.open_session(identity.user_id, chat.id)
-            await self._answer_open_calls(session)
+            await close_left_calls(self.services, session, moved_on=True)
             converter = self._converter(self.services.new_message_id())
             return _Plan(content, converter, [], last.id)
         return await self._continue(identity, chat)
 
-    async def _answer_open_calls(self, session: Session) -> None:
-        """The user moved on: close the browser tool calls they left open (see
-        :func:`moved_on_answers`) before the new message, as live mode does."""
-        services = self.services
-        answers = moved_on_answers(chat_state(session.events, services.tools), services.tools)
-        if answers is not None:
-            await services.session_service.append_event(session, answers)
-
     async def _continue(self, identity: Identity, chat: ChatRequest) -> _Plan:
-        """A continuation of the assistant message: answers to its open tool calls."""
+        """A continuation of the assistant message: answers to its waiting tool calls."""
         services = self.services
         message = chat.messages[-1]
         session = await services.session(identity.user_id, chat.id)
         if session is None:
             raise ClientError(409, "this chat has no open tool call to continue")
         payloads: dict[str, Any] = chat.extra.get(PAYLOADS_KEY, {})
-        state = chat_state(session.events, services.tools)
         try:
-            answers = continuation(message, state, payloads)
+            answers, content = await accept_answers(
+                services, identity.user_id, session, message, payloads
+            )
         except Conflict as exc:
             raise ClientError(409, str(exc)) from None
-        key = services.chat_key(identity.user_id, chat.id)
-        if not await services.claims.claim(key, answers.answer_ids()):
-            raise ClientError(409, "this answer was already taken by another request")
-        sessions = services.session_service
-        for call in answers.released:
-            await sessions.append_event(session, approved_marker(call, services.author))
-        stored_first, responses = split_confirmation_answers(state, answers.responses)
-        if stored_first is not None:
-            await sessions.append_event(session, stored_first)
         converter = self._converter(message.id, answers.known_calls)
         lead = answers.lead(converter, services.tools)
-        content = types.Content(role="user", parts=responses) if responses else None
         return _Plan(content, converter, lead, None)
 
     def _converter(self, message_id: str, known_calls: set[str] | None = None) -> EventConverter:

@@ -31,6 +31,16 @@ REJECTED: Final = {"error": "This tool call is rejected."}
 way, so the model reads one shape for every denial."""
 MOVED_ON: Final = {"error": "The user moved on before the browser answered."}
 """The result of a browser tool the user left unanswered by sending a new message."""
+EXPIRED: Final = {"error": "The browser did not answer in time."}
+"""The result of a browser tool whose wait ended while nobody was connected."""
+INTERRUPTED: Final = {
+    "error": "The server stopped while this tool ran; it is not known whether it finished."
+}
+"""The result of a call a crashed server left without one (it is never run again)."""
+NEEDS_CONFIRMATION: Final = {
+    "error": "This tool call requires confirmation, please approve or reject."
+}
+"""ADK's placeholder result of a call waiting for the user's confirmation."""
 
 
 def client_approval_id(call_id: str) -> str:
@@ -74,6 +84,26 @@ class ChatState:
     approved_client_calls: set[str] = field(default_factory=set)
     live_decisions: dict[str, bool] = field(default_factory=dict)
     """Call id → approved, for calls gated by the live bridge (ADK records no confirmation)."""
+    expires: dict[str, float] = field(default_factory=dict)
+    """Call id → when its wait ends (Unix time), for the calls live mode recorded as waiting."""
+    responded: set[str] = field(default_factory=set)
+    """Calls with any response, ADK's confirmation placeholders included."""
+
+    def waiting(self) -> list[ToolCall]:
+        """The calls that wait for the user or the browser: open confirmations, open browser
+        calls."""
+        ids = [c.call_id for c in self.open_confirmations.values()]
+        ids += [c for c in self.calls if c not in ids and self.open_client_call(c)]
+        return [self.calls[c] for c in ids if c in self.calls]
+
+    def dangling(self) -> list[ToolCall]:
+        """Calls left with no response at all and nothing waiting on them: a server stopped
+        while they ran."""
+        return [
+            call
+            for call in self.calls.values()
+            if call.id not in self.responded and not call.long_running
+        ]
 
     def open_client_call(self, call_id: str) -> ToolCall | None:
         call = self.calls.get(call_id)
@@ -114,6 +144,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
         if tags.approved_call is not None:
             state.approved_client_calls.add(tags.approved_call)
         state.live_decisions.update(tags.decisions)  # live mode records the user's decisions
+        state.expires.update(tags.expires)
         for approval_id in tags.closed_approvals:  # the user moved on
             if state.open_confirmations.pop(approval_id, None) is not None:
                 state.decided_confirmations[approval_id] = False
@@ -149,6 +180,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
         for response in event.get_function_responses():
             if not response.id:
                 continue
+            state.responded.add(response.id)
             if response.name == CONFIRMATION_TOOL:
                 if state.open_confirmations.pop(response.id, None) is not None:
                     confirmed = (response.response or {}).get("confirmed")
@@ -160,33 +192,50 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
     return state
 
 
-def moved_on_answers(state: ChatState, policy: ToolPolicy) -> Event | None:
-    """What closes the calls the user left open by sending a new message, or ``None``.
+def closing_answers(
+    state: ChatState, policy: ToolPolicy, *, now: float, moved_on: bool
+) -> Event | None:
+    """What closes the calls that must not stay open before the model runs again, or ``None``.
 
-    A browser call left without a response would stay in the model's history forever (ADK keeps
-    long-running calls, and Gemini refuses a call turn not followed by its responses), and live
-    mode denies pending approvals when the user moves on, so both modes leave the same history:
-    a browser call waiting for approval is denied, one waiting for the browser gets
-    :data:`MOVED_ON`. An open ADK confirmation needs no answer for the model (ADK gave it a
-    placeholder response) but is closed as denied, so an old card can never run its tool later.
+    - ``moved_on`` (a new user message): every call left waiting. A browser call left without
+      a response would stay in the model's history forever (ADK keeps long-running calls, and
+      Gemini refuses a call turn not followed by its responses), so a browser call waiting for
+      approval is denied and one waiting for the browser gets :data:`MOVED_ON`. An open ADK
+      confirmation needs no answer for the model (ADK gave it a placeholder response) but is
+      closed as denied, so an old card can never run its tool later.
+    - Calls whose recorded wait ended at ``now`` (a live connection left them): the same,
+      with :data:`EXPIRED` for the browser's.
+    - Calls a crashed server left with no response at all get :data:`INTERRUPTED`: the model
+      must not take them for unanswered and issue them again.
+
     Other long-running tools (a ticket a human closes days later) are the app's business.
     """
     parts: list[types.Part] = []
+    closed: list[str] = []
     invocation_id = ""
-    for call in state.calls.values():
-        if not policy.is_client_tool(call.name) or state.open_client_call(call.id) is None:
+    approvals = {c.call_id: a for a, c in state.open_confirmations.items()}
+    for call in state.waiting():
+        expired = state.expires.get(call.id, float("inf")) <= now
+        if not (moved_on or expired):
             continue
-        unapproved = call.id in state.gated and call.id not in state.approved_client_calls
-        result = REJECTED if unapproved else MOVED_ON
-        response = types.FunctionResponse(id=call.id, name=call.name, response=dict(result))
-        parts.append(types.Part(function_response=response))
-        invocation_id = call.invocation_id
-    closed = list(state.open_confirmations)
+        invocation_id = invocation_id or call.invocation_id
+        if call.id in approvals:
+            closed.append(approvals[call.id])
+        elif policy.is_client_tool(call.name):
+            unapproved = call.id in state.gated and call.id not in state.approved_client_calls
+            result = REJECTED if unapproved else MOVED_ON if moved_on else EXPIRED
+            parts.append(_response(call, result))
+    for call in state.dangling():
+        invocation_id = invocation_id or call.invocation_id
+        parts.append(_response(call, INTERRUPTED))
     if not parts and not closed:
         return None
-    for approval_id in closed:
-        invocation_id = invocation_id or _call_invocation(state, approval_id)
     return _answers_event(invocation_id, parts, closed)
+
+
+def _response(call: ToolCall, result: dict[str, Any]) -> types.Part:
+    response = types.FunctionResponse(id=call.id, name=call.name, response=dict(result))
+    return types.Part(function_response=response)
 
 
 def split_confirmation_answers(
@@ -218,8 +267,3 @@ def _answers_event(invocation_id: str, parts: list[types.Part], closed: list[str
         content=types.Content(role="user", parts=parts) if parts else None,
         custom_metadata=bookkeeping.with_tags(None, closed_approvals=closed) if closed else None,
     )
-
-
-def _call_invocation(state: ChatState, approval_id: str) -> str:
-    call = state.calls.get(state.open_confirmations[approval_id].call_id)
-    return call.invocation_id if call is not None else ""

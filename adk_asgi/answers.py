@@ -1,0 +1,57 @@
+"""The user's answers to a chat's waiting calls, checked, claimed and recorded — for both modes.
+
+A continuation answers calls that wait in the stored session (a paused SSE response, or a live
+connection that is gone): the answers are checked against the session, claimed once
+(:mod:`.claims`), and what the bridge records itself is stored before the run that acts on
+them. What goes to ADK as the user's function responses is returned: SSE hands it to
+``run_async`` as the new message; live mode stores it before ``run_live`` starts, whose
+preparation runs the confirmed tools as ADK does over SSE.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from google.adk.sessions.session import Session
+from google.genai import types
+
+from .continuation import Conflict, Continuation, continuation
+from .messages import UIMessage
+from .pending import approved_marker, chat_state, closing_answers, split_confirmation_answers
+from .services import Services
+
+
+async def close_left_calls(services: Services, session: Session, *, moved_on: bool) -> None:
+    """Close what must not stay open before the model runs (see
+    :func:`~adk_asgi.pending.closing_answers`): calls left by a crash or past their wait and,
+    when the user ``moved_on`` to a new message, every call still waiting."""
+    state = chat_state(session.events, services.tools)
+    closing = closing_answers(state, services.tools, now=time.time(), moved_on=moved_on)
+    if closing is not None:
+        await services.session_service.append_event(session, closing)
+
+
+async def accept_answers(
+    services: Services,
+    user_id: str,
+    session: Session,
+    message: UIMessage,
+    payloads: dict[str, Any],
+) -> tuple[Continuation, types.Content | None]:
+    """Check ``message``'s answers against ``session`` (:class:`Conflict` if they do not match
+    its waiting calls or were taken already), record the bridge's part, and return them with
+    the user's function responses for ADK (``None`` when only browser calls were released)."""
+    await close_left_calls(services, session, moved_on=False)
+    state = chat_state(session.events, services.tools)
+    answers = continuation(message, state, payloads)
+    key = services.chat_key(user_id, session.id)
+    if not await services.claims.claim(key, answers.answer_ids()):
+        raise Conflict("this answer was already taken by another request")
+    sessions = services.session_service
+    for call in answers.released:
+        await sessions.append_event(session, approved_marker(call, services.author))
+    stored_first, responses = split_confirmation_answers(state, answers.responses)
+    if stored_first is not None:
+        await sessions.append_event(session, stored_first)
+    return answers, types.Content(role="user", parts=responses) if responses else None
