@@ -41,6 +41,8 @@ class Continuation:
     (:meth:`shown_denials`).
     """
 
+    message_id: str = ""
+    """The assistant message continued."""
     responses: list[types.Part] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
     released: list[ToolCall] = field(default_factory=list)
@@ -106,7 +108,7 @@ def continuation(
     decision, a client tool's result) must match an open call of this session, or the request
     is a :class:`Conflict`. ``payloads`` maps approval ids to ADK confirmation payloads.
     """
-    result = Continuation()
+    result = Continuation(message_id=message.id)
     seen: set[str] = set()
     for part in message.parts:
         if not isinstance(part, ToolPart) or part.tool_call_id in seen:

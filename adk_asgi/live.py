@@ -22,19 +22,22 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Coroutine
-from contextlib import suppress
 from typing import Any
 
 from google.adk.events.event import Event
+from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .answers import accept_answers, close_left_calls
+from .continuation import Conflict
 from .errors import ClientError
-from .live_outputs import Close, OpenSession, Output, Resolve, Send, ToModel
+from .live_outputs import Close, OpenSession, Output, Resolve, Send, Settle, ToModel
 from .live_protocol import LiveProtocol
 from .live_tools import LiveQueue, ToolWaits
 from .locks import ChatBusy
 from .messages import CHAT_ID, CHAT_ID_RULE
+from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, chat_state
 from .services import Services
 
 logger = logging.getLogger("adk_asgi")
@@ -45,8 +48,6 @@ MAX_AUDIO_BACKLOG = 10 * 32_000
 connection stops reading the socket, so TCP slows the client down instead of memory growing."""
 OUTBOX_SIZE = 1024
 """Frames a client may fall behind by before its connection is closed."""
-ABANDON_GRACE = 2.0
-"""Seconds a closing connection gives ADK to record the answers to calls the user left."""
 
 
 class LiveEndpoint:
@@ -139,7 +140,7 @@ class _Connection:
         self._group: asyncio.TaskGroup | None = None
         self._wake = asyncio.Event()  # the protocol's deadline changed
         self._armed: float | None = None  # the deadline the timer waits for
-        self._settled = asyncio.Event()  # ADK recorded the answers to abandoned calls
+        self._settles: asyncio.Queue[Settle] = asyncio.Queue()
 
     async def run(self) -> None:
         chat_id = self.websocket.query_params.get("chatId") or None
@@ -178,6 +179,8 @@ class _Connection:
                 self.queue.send(output.request)
             elif isinstance(output, Resolve):
                 self.waits.resolve(output.call_id, output.value)
+            elif isinstance(output, Settle):
+                self._settles.put_nowait(output)
             elif isinstance(output, OpenSession):
                 self._spawn(self._run_live(output.chat_id), "run_live")
             elif isinstance(output, Close) and not self.outbox.closed:
@@ -203,11 +206,8 @@ class _Connection:
             text = message.get("text")
             if text is not None:
                 self.carry_out(self.protocol.receive(text))
-        self.carry_out(self.protocol.abandon())
-        if self.protocol.calls.abandoned:
-            with suppress(TimeoutError):
-                async with asyncio.timeout(ABANDON_GRACE):
-                    await self._settled.wait()
+        # Calls still waiting stay open in the session (durable.py): a new connection, on any
+        # worker, or an SSE request answers them.
         self._stop()
 
     async def _on_audio(self, pcm: bytes) -> None:
@@ -232,8 +232,15 @@ class _Connection:
             key = services.chat_key(self.user_id, chat_id)
             async with services.locks.hold(key, services.limits.busy_timeout):
                 session = await services.open_session(self.user_id, chat_id)
+                await close_left_calls(services, session, moved_on=False)
+                then = await self._settle_waiting_calls(session)
                 history = _ends_with_user_turn(session.events)
                 self.carry_out(protocol.session_started(answers_history=history))
+                later = [] if then is None else [then]
+                while not self._settles.empty():  # sent while the last answers were recorded
+                    later.append(self._settles.get_nowait())
+                for settle in later:
+                    self.carry_out(protocol.dispatch(settle.request_id, settle.chat))
                 events = services.live_runner.run_live(
                     user_id=self.user_id,
                     session_id=chat_id,
@@ -242,8 +249,6 @@ class _Connection:
                 )
                 async for event in events:
                     self.carry_out(protocol.event(event))
-                    if protocol.calls.settled:
-                        self._settled.set()
             self.carry_out(protocol.session_ended(None))
         except ChatBusy:
             # The connection stays open until its request is refused with this reason.
@@ -253,6 +258,38 @@ class _Connection:
             # ADK's error events read over SSE, "<ExceptionClass>: <message>".
             logger.exception("adk_asgi: the live session failed")
             self.carry_out(protocol.session_ended(f"{type(exc).__name__}: {exc}"))
+
+    async def _settle_waiting_calls(self, session: Session) -> Settle | None:
+        """Before the model runs on a chat whose stored calls wait for the user (a connection
+        that is gone left them), the client's requests are settled against the session, as
+        over SSE: answers are checked, claimed and recorded — ADK runs the confirmed tools as
+        ``run_live`` starts — until no call waits. A new user message closes what waits and
+        is returned, for the open session."""
+        services = self.services
+        if not chat_state(session.events, services.tools).waiting():
+            return None
+        self.carry_out(self.protocol.session_waiting())
+        while True:
+            settle = await self._settles.get()
+            message = settle.chat.messages[-1]
+            if message.role == "user":
+                await close_left_calls(services, session, moved_on=True)
+                return settle
+            payloads = settle.chat.extra.get(PAYLOADS_KEY, {})
+            try:
+                answers, content = await accept_answers(
+                    services, self.user_id, session, message, payloads
+                )
+            except Conflict as exc:
+                self.carry_out(self.protocol.refused(settle.request_id, str(exc)))
+                continue
+            if content is not None:
+                answer = Event(invocation_id=Event.new_id(), author="user", content=content)
+                await services.session_service.append_event(session, answer)
+            waiting = bool(chat_state(session.events, services.tools).waiting())
+            self.carry_out(self.protocol.answered(settle.request_id, answers, waiting=waiting))
+            if not waiting:
+                return None
 
     async def _writer(self) -> None:
         """The only sender on the socket; when the session is over it flushes and closes."""
@@ -279,9 +316,17 @@ class _Connection:
 
 
 def _ends_with_user_turn(events: list[Event]) -> bool:
-    """Whether the model answers the history as the session opens: Gemini does when it ends
-    with the user's turn (text, or the answers a closing connection gave to waiting calls)."""
+    """Whether the model answers the history as the session opens: Gemini does when what it
+    is sent ends with the user's turn (text, or the answers to calls). ADK leaves its
+    confirmation requests and answers out of what the model sees, and so does this."""
     for event in reversed(events):
-        if event.content is not None and event.content.parts and not event.partial:
+        if event.partial or event.content is None:
+            continue
+        if any(not _is_confirmation(part) for part in event.content.parts or []):
             return event.content.role == "user"
     return False
+
+
+def _is_confirmation(part: types.Part) -> bool:
+    named = part.function_call or part.function_response
+    return named is not None and named.name == CONFIRMATION_TOOL

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from .chunks import ToolApprovalRequest, UIMessageChunk
 from .continuation import Continuation
@@ -20,7 +20,6 @@ from .pending import MOVED_ON, ChatState, ToolCall, client_approval_id
 from .policy import ToolPolicy
 
 WaitKind = Literal["approval", "result"]
-LEFT: Final = {"error": "The user left before the browser answered."}
 
 
 @dataclass(slots=True)
@@ -46,9 +45,6 @@ class LiveCalls:
         """Call id → what a tool asked the user (``request_confirmation(hint, payload)``)."""
         self.payloads: dict[str, Any] = {}
         """Call id → the payload the user confirmed it with (``confirmationPayloads``)."""
-        self.abandoned: set[str] = set()
-        self.settled = False
-        """Every call answered by :meth:`abandon` has its response recorded."""
 
     def remember(self, call: ToolCall) -> ToolCall:
         call = self.state.calls.setdefault(call.id, call)
@@ -87,17 +83,6 @@ class LiveCalls:
         """A new user message: pending waits are abandoned (denied, or :data:`MOVED_ON`)."""
         for wait in list(self.waits.values()):
             self.resolve(wait, False if wait.kind == "approval" else MOVED_ON)
-
-    def abandon(self) -> None:
-        """The user left: every waiting call is answered as denied (approvals) or failed
-        (client tools), so ADK records a response for each."""
-        self.abandoned = set(self.waits)
-        for wait in list(self.waits.values()):
-            self.resolve(wait, False if wait.kind == "approval" else LEFT)
-
-    def recorded(self, response_ids: set[str | None]) -> None:
-        if self.abandoned and self.abandoned <= response_ids:
-            self.settled = True
 
     def answer(self, answers: Continuation, payloads: dict[str, Any]) -> None:
         """Resolve the waits a checked continuation answers."""

@@ -13,6 +13,8 @@ from typing import Any, Final
 from google.adk.agents.live_request_queue import LiveRequest
 from google.genai import types
 
+from .messages import ChatRequest
+
 
 @dataclass(frozen=True, slots=True)
 class Send:
@@ -44,13 +46,22 @@ class Resolve:
 
 
 @dataclass(frozen=True, slots=True)
+class Settle:
+    """A request to a chat whose stored calls wait (``answering``): the connection checks and
+    records it against the session before the model runs (:meth:`LiveProtocol.answered`)."""
+
+    request_id: str
+    chat: ChatRequest
+
+
+@dataclass(frozen=True, slots=True)
 class Close:
     """Send what is queued, then close the socket with ``code``."""
 
     code: int
 
 
-Output = Send | ToModel | OpenSession | Resolve | Close
+Output = Send | ToModel | OpenSession | Resolve | Settle | Close
 
 SPEECH: Final[dict[str, Callable[[], LiveRequest]]] = {
     "activity-start": lambda: LiveRequest(activity_start=types.ActivityStart()),

@@ -8,8 +8,11 @@ waiting tool calls, the close. It reads the time from the ``clock`` it is given 
 it wants :meth:`~LiveProtocol.tick` called (:attr:`~LiveProtocol.deadline`).
 
 The connection goes through explicit phases: ``unbound`` (no chat yet), ``opening`` (the chat's
-lock and session are being acquired; ``send`` frames wait), ``open``, ``closed`` (the session
-ended or never started; a ``send`` gets the reason and the socket closes).
+lock and session are being acquired; ``send`` frames wait), ``answering`` (calls of the stored
+session wait for the user, left by a connection that is gone: each ``send`` is settled by the
+connection against the session before the model runs, see :meth:`LiveProtocol.answered`),
+``open``, ``closed`` (the session ended or never started; a ``send`` gets the reason and the
+socket closes).
 
 A request stream ends at the model's ``turn_complete`` — or earlier, when the turn pauses
 because its tool calls wait for the user (an approval) or the browser (a client tool), so the
@@ -31,18 +34,18 @@ from google.genai import types
 
 from . import bookkeeping
 from .checks import check_chat, decode_send_frame, frame_head
-from .continuation import Conflict, continuation
+from .continuation import Conflict, Continuation, continuation
 from .convert import EventConverter
 from .errors import ClientError
 from .live_calls import LiveCalls, WaitKind
-from .live_outputs import SPEECH, Close, OpenSession, Output, ToModel
+from .live_outputs import SPEECH, Close, OpenSession, Output, Settle, ToModel
 from .live_streams import Response, Streams
 from .messages import ChatRequest, RequestError
 from .pending import PAYLOADS_KEY, ToolCall
 from .policy import ToolPolicy
 from .translate import TranslationError, user_content
 
-Phase = Literal["unbound", "opening", "open", "closed"]
+Phase = Literal["unbound", "opening", "answering", "open", "closed"]
 TIMED_OUT: Final = {"error": "The browser did not answer in time."}
 BUSY: Final = 1013
 """The close code of a connection whose chat is busy elsewhere: "try again later"."""
@@ -128,6 +131,8 @@ class LiveProtocol:
                 raise ClientError(409, f"this connection serves chat {self.chat_id!r}")
             if self.phase == "opening":
                 self._queued.append((request_id, chat))
+            elif self.phase == "answering":
+                self.out.append(Settle(request_id, chat))
             else:
                 self._dispatch(request_id, chat)
         except (ClientError, RequestError, TranslationError, Conflict) as exc:
@@ -189,6 +194,41 @@ class LiveProtocol:
         if answers_history:
             self._unasked_response()
         self._flush_queued()
+        return self._take()
+
+    def dispatch(self, request_id: str, chat: ChatRequest) -> list[Output]:
+        """Dispatch a request the connection took while ``answering`` (a new user message,
+        once the calls it leaves are closed), now that the session is open."""
+        self._queued.append((request_id, chat))
+        self._flush_queued()
+        return self._take()
+
+    def session_waiting(self) -> list[Output]:
+        """The chat's stored calls wait for the user: the sends that came while the session
+        was opening, and those to come until :meth:`session_started`, are the connection's to
+        settle (:class:`~adk_asgi.live_outputs.Settle`), one at a time."""
+        self.phase = "answering"
+        queued, self._queued = self._queued, []
+        self.out.extend(Settle(request_id, chat) for request_id, chat in queued)
+        return self._take()
+
+    def answered(self, request_id: str, answers: Continuation, *, waiting: bool) -> list[Output]:
+        """The connection recorded ``answers`` (a continuation of the stored message) for
+        ``request_id``: its response starts with what they show. ``waiting``: calls still wait
+        (a browser tool just released), so the response ends there; else the model runs next
+        (:meth:`session_started`) and the response goes on with the tools' results."""
+        message_id = answers.message_id
+        converter = self._converter(message_id, known_calls=answers.known_calls)
+        self.streams.begin(converter)
+        self.streams.open(request_id, answers.lead(converter, self.tools), self.clock())
+        if waiting:
+            converter.waiting_on_calls()
+            self.streams.end(converter.finish(), self.clock())
+        return self._take()
+
+    def refused(self, request_id: str, reason: str) -> list[Output]:
+        """A request the connection could not settle (it answers no waiting call)."""
+        self.streams.frame(type="error", requestId=request_id, errorText=reason)
         return self._take()
 
     def session_busy(self) -> list[Output]:
@@ -293,7 +333,6 @@ class LiveProtocol:
             return self._take()
         response.answered = True
         streams.emit(response.converter.feed(event), now)
-        self.calls.recorded({r.id for r in event.get_function_responses()})
         calls = event.get_function_calls() if not event.partial else []
         if calls:
             self.turn_called_tools = True
@@ -395,12 +434,6 @@ class LiveProtocol:
             if response is not None and result is not None:
                 self.streams.emit(response.converter.tool_result(call_id, result), self.clock())
             self._maybe_pause()
-        return self._take()
-
-    def abandon(self) -> list[Output]:
-        """The user left: answer every waiting call (:meth:`LiveCalls.abandon`); ``settled``
-        once ADK recorded their responses."""
-        self.calls.abandon()
         return self._take()
 
     def _maybe_pause(self) -> None:

@@ -28,6 +28,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from . import durable
 from .adk_values import approval_descriptor
 from .live_calls import WaitKind
 from .live_outputs import Output
@@ -71,18 +72,22 @@ class ToolWaits:
         """``before_tool_callback``: hold the call until the user (or the browser) answers."""
         if not tool_context.function_call_id:
             return None
+        if tool_context.tool_confirmation is not None:
+            return None  # ADK runs a call confirmed in the stored session (durable.py)
         call = self._call_of(tool, args, tool_context)
+        record = _Recorder(tool_context, call)
         if isinstance(tool, ClientTool):
-            if tool.needs_approval(args) and not await self._approved(call):
+            if tool.needs_approval(args) and not await self._approved(call, record, None):
                 return REJECTED
             early = self.protocol.calls.early_results.pop(call.id, None)
             if early is not None:
                 result: dict[str, Any] = early
                 return result
+            await record(durable.waiting_for_browser(call, self.client_tool_timeout))
             result = await self._wait(call, "result", self.client_tool_timeout)
             return result
         if await tool.check_require_confirmation(args, tool_context) is True:
-            if not await self._approved(call):
+            if not await self._approved(call, record, ToolConfirmation()):
                 return REJECTED
             tool_context.tool_confirmation = ToolConfirmation(confirmed=True)
         return None
@@ -103,7 +108,8 @@ class ToolWaits:
         call = self._call_of(tool, args, tool_context)
         if asked is not None:
             self.protocol.calls.descriptors[call.id] = approval_descriptor(asked.model_dump())
-        approved = await self._approved(call)
+        asked = asked or ToolConfirmation()
+        approved = await self._approved(call, _Recorder(tool_context, call), asked)
         payload = self.protocol.calls.payloads.pop(call.id, None) if approved else None
         tool_context.tool_confirmation = ToolConfirmation(confirmed=approved, payload=payload)
         tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
@@ -115,10 +121,22 @@ class ToolWaits:
         assert call_id is not None
         return self.protocol.call(call_id, tool.name, args, tool_context.invocation_id)
 
-    async def _approved(self, call: ToolCall) -> bool:
-        decision = await self._wait(call, "approval", self.approval_timeout)
-        self.carry_out(self.protocol.decided(call, decision is True))
-        return decision is True
+    async def _approved(
+        self, call: ToolCall, record: _Recorder, asked: ToolConfirmation | None
+    ) -> bool:
+        """Wait for the user's decision on ``call``: a server tool's (``asked``: what ADK
+        would ask over SSE) or a browser tool's. The wait and the decision are recorded in the
+        session as they happen, so the call outlives this connection (:mod:`.durable`)."""
+        limit = self.approval_timeout
+        if asked is None:
+            await record(durable.waiting_for_browser(call, limit))
+        else:
+            await record(durable.waiting_for_confirmation(call, record.author, asked, limit))
+        decision = await self._wait(call, "approval", limit)
+        approved = decision is True
+        self.carry_out(self.protocol.decided(call, approved))
+        await record(durable.decided(call, approved, confirmation=asked is not None))
+        return approved
 
     async def _wait(self, call: ToolCall, kind: WaitKind, limit: float) -> Any:
         future = self._futures[call.id] = asyncio.get_running_loop().create_future()
@@ -131,6 +149,21 @@ class ToolWaits:
             outcome, outputs = self.protocol.timed_out(call.id)
             self.carry_out(outputs)
             return outcome
+
+
+class _Recorder:
+    """Appends the bridge's records of one call to the session of the run that makes it."""
+
+    def __init__(self, tool_context: ToolContext, call: ToolCall) -> None:
+        self.context = tool_context.get_invocation_context()
+        self.author = getattr(self.context.agent, "name", "") or "model"
+        self.call = call
+
+    async def __call__(self, events: list[Event]) -> None:
+        context = self.context
+        for event in events:
+            event.invocation_id = context.invocation_id
+            await context.session_service.append_event(context.session, event)
 
 
 class LiveQueue(LiveRequestQueue):
