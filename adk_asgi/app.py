@@ -200,12 +200,19 @@ class AdkApp:
         from the host app's lifespan (``AdkMiddleware`` does). Workers starting together are
         serialized by ``locks``; with in-process locks a failed attempt is retried, since the
         other worker's creation is what made it fail."""
-        if isinstance(self.session_service, InMemorySessionService) and _several_workers():
-            logger.warning(
-                "adk_asgi: several workers share nothing with in-memory sessions: a chat's "
-                "requests must all reach one worker. Use a database session service "
-                "(docs/deployment.md)."
-            )
+        if _several_workers():
+            if isinstance(self.session_service, InMemorySessionService):
+                logger.warning(
+                    "adk_asgi: several workers share nothing with in-memory sessions: a chat's "
+                    "requests must all reach one worker. Use a database session service "
+                    "(docs/deployment.md)."
+                )
+            elif isinstance(self.locks, InMemoryChatLocks):
+                logger.warning(
+                    "adk_asgi: several workers lock chats each in its own memory: two messages "
+                    "of one chat on two workers at once fail. Use RedisChatLocks or "
+                    "PostgresChatLocks (docs/deployment.md)."
+                )
         prepare_tables = getattr(self.session_service, "prepare_tables", None)
         async with self.locks.hold((self.app_name, "", "adk_asgi:prepare"), wait=120):
             for attempt in range(1, 6):

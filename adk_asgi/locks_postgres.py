@@ -24,6 +24,7 @@ from .locks import ChatKey, ChatLocks, Lease, busy
 logger = logging.getLogger("adk_asgi")
 
 _SEQUENCE: Final = "adk_asgi_lock_fence"
+_CREATION_LOCK: Final = 0x61646B5F61736769  # "adk_asgi": the advisory lock around creating it
 
 
 class PostgresChatLocks(ChatLocks):
@@ -57,7 +58,10 @@ class PostgresChatLocks(ChatLocks):
                 pool = await asyncpg.create_pool(
                     self.dsn, min_size=0, max_size=self.max_connections
                 )
-                async with pool.acquire() as connection:
+                async with pool.acquire() as connection, connection.transaction():
+                    # ``if not exists`` is not safe against a concurrent create (the catalog's
+                    # unique index): workers starting together take turns.
+                    await connection.execute("select pg_advisory_xact_lock($1)", _CREATION_LOCK)
                     await connection.execute(f"create sequence if not exists {_SEQUENCE}")
                 self._pool = pool
         return self._pool

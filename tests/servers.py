@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,11 +23,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @contextmanager
 def uvicorn_server(
-    app: str, *, env: Mapping[str, str] | None = None, ready_path: str = "/"
+    app: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    ready_path: str = "/",
+    args: Sequence[str] = (),
 ) -> Iterator[str]:
-    """Run ``uvicorn <app>`` on a fresh loopback port; yield its base URL."""
+    """Run ``uvicorn <app>`` on a fresh loopback port; yield its base URL. ``args`` are
+    appended to uvicorn's command line."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # uvicorn wraps an inherited fd as a Unix socket, so asyncio never sets TCP_NODELAY on its
+    # connections (each response would wait ~40 ms for Nagle); Linux copies it from here.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
@@ -43,6 +51,7 @@ def uvicorn_server(
         "--log-level",
         "warning",
         "--no-access-log",
+        *args,
     ]
     process = subprocess.Popen(command, cwd=ROOT, env=child_env, pass_fds=[sock.fileno()])
     sock.close()

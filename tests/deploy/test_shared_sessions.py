@@ -16,6 +16,7 @@ import pytest_asyncio
 from google.adk.sessions.database_session_service import DatabaseSessionService
 
 from adk_asgi import AdkApp
+from adk_asgi.locks_redis import RedisChatLocks
 from tests.support import scripted_agent
 
 pytestmark = pytest.mark.backing
@@ -66,3 +67,39 @@ async def test_a_chat_opened_by_two_workers_at_once_is_one_session(workers: Work
         )
         assert (a.id, b.id) == (chat_id, chat_id)
         assert a.events == b.events == []
+
+
+@pytest.mark.parametrize(
+    ("sessions", "locks", "warning"),
+    [
+        ("memory", "process", "several workers share nothing with in-memory sessions"),
+        ("database", "process", "several workers lock chats each in its own memory"),
+        ("database", "redis", None),
+    ],
+)
+async def test_prepare_warns_of_what_several_workers_cannot_share(
+    sessions: str,
+    locks: str,
+    warning: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    request: pytest.FixtureRequest,
+) -> None:
+    monkeypatch.setenv("WEB_CONCURRENCY", "2")
+    options: dict[str, Any] = {}
+    if sessions == "database":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}"
+        options["session_service"] = DatabaseSessionService(db_url=url)
+    if locks == "redis":
+        options["locks"] = RedisChatLocks(request.getfixturevalue("redis_url"))
+    app = AdkApp(scripted_agent([]), app_name="app", **options)
+    try:
+        with caplog.at_level("WARNING", logger="adk_asgi"):
+            await app.prepare()
+    finally:
+        await app.aclose()
+        if "session_service" in options:
+            await options["session_service"].close()
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert [w.split(":")[1].strip() for w in warnings] == ([warning] if warning else [])

@@ -1,0 +1,108 @@
+"""The payment agent of tests/asgi/test_hitl.py's ``Demo`` as a real server process, for
+``uvicorn tests.deploy.payment_app:app`` (tests/deploy/test_double_approval.py runs two).
+
+Configured by the environment, read when the module is imported:
+
+- ``PAYMENT_DB_URL``: the SQLAlchemy URL of ADK's ``DatabaseSessionService``
+  (``sqlite+aiosqlite:///…``, ``postgresql+asyncpg://…``).
+- ``PAYMENT_LOCKS``: ``process`` (the default in-process locks), ``redis:<url>``
+  (``RedisChatLocks``) or ``postgres:<dsn>`` (``PostgresChatLocks``).
+- ``PAYMENT_LEDGER``: a file that gets one line ``"<session id> <function call id>"`` per run of
+  ``process_payment``, appended with ``O_APPEND`` so that every process's runs are counted.
+
+Routes: the ``AdkApp`` under ``/agent`` (user ``x-user``, ``alice`` by default) and
+``GET /ready``. The scripted model's call ids are uuids, unique across processes, so a ledger
+line names one call.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.sessions.database_session_service import DatabaseSessionService
+from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.tool_context import ToolContext
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Mount, Route
+
+from adk_asgi import AdkApp
+from adk_asgi.locks import ChatLocks, InMemoryChatLocks
+from adk_asgi.testing import demo_model
+
+
+def locks_from(spec: str) -> ChatLocks:
+    """``PAYMENT_LOCKS``: ``process``, ``redis:<url>`` or ``postgres:<dsn>``."""
+    kind, _, target = spec.partition(":")
+    if kind == "process" and not target:
+        return InMemoryChatLocks()
+    if kind == "redis" and target:
+        from adk_asgi.locks_redis import RedisChatLocks
+
+        return RedisChatLocks(target)
+    if kind == "postgres" and target:
+        from adk_asgi.locks_postgres import PostgresChatLocks
+
+        return PostgresChatLocks(target)
+    raise ValueError(f"PAYMENT_LOCKS must be process, redis:<url> or postgres:<dsn>: {spec!r}")
+
+
+def payment_agent(ledger: str) -> LlmAgent:
+    def process_payment(
+        amount: float, recipient: str, tool_context: ToolContext, currency: str = "USD"
+    ) -> dict[str, Any]:
+        """Send money."""
+        line = f"{tool_context.session.id} {tool_context.function_call_id}\n"
+        fd = os.open(ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())  # one write of a short line: atomic under O_APPEND
+        finally:
+            os.close(fd)
+        return {"status": "sent", "amount": amount, "recipient": recipient}
+
+    return LlmAgent(
+        name="demo_agent",
+        model=demo_model(id_factory=lambda: f"call_{uuid.uuid4().hex}", chunk_size=200),
+        tools=[FunctionTool(process_payment, require_confirmation=True)],
+    )
+
+
+async def ready(_: Request) -> PlainTextResponse:
+    return PlainTextResponse("ready")
+
+
+def create_app(db_url: str, locks: str, ledger: str) -> Starlette:
+    sessions = DatabaseSessionService(db_url=db_url)
+    chat = AdkApp(
+        payment_agent(ledger),
+        session_service=sessions,
+        locks=locks_from(locks),
+        identify=lambda conn: conn.headers.get("x-user", "alice"),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await chat.prepare()
+        try:
+            yield
+        finally:
+            await chat.aclose()
+            await sessions.close()
+
+    return Starlette(
+        routes=[Route("/ready", ready, methods=["GET"]), Mount("/agent", app=chat)],
+        lifespan=lifespan,
+    )
+
+
+app = create_app(
+    os.environ["PAYMENT_DB_URL"],
+    os.environ.get("PAYMENT_LOCKS", "process"),
+    os.environ["PAYMENT_LEDGER"],
+)
