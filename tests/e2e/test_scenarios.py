@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from typing import Any
 
 import httpx
@@ -701,6 +700,38 @@ def test_a_live_approval_left_open_is_approved_from_a_new_page(
         ),
     ]
     assert shape(again["messages"]) == paid
+    assert again["serverRuns"] == {"process_payment": 1}
+
+
+@LIVE_ONLY
+def test_an_approval_left_open_over_sse_is_approved_over_live(
+    demo_server: str, transport: str, sdk: int
+) -> None:
+    """The other way round: the payment paused over SSE, the user comes back in live mode."""
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    report = run(demo_server, ("sse", sdk), "pay 5 to alice", chatId=chat_id)
+    assert (report["status"], report["error"], len(report["requests"])) == ("ready", None, 1)
+    again = run(
+        demo_server,
+        (transport, sdk),
+        {"reload": f"{demo_server}/agent/chat/{chat_id}/messages"},
+        {"approve": {"tool": "process_payment", "approved": True}},
+        chatId=chat_id,
+        cookie=report["cookie"],
+    )
+    assert (again["status"], again["error"], len(again["requests"])) == ("ready", None, 1)
+    assert shape(again["messages"]) == [
+        ("user", ["text:pay 5 to alice"]),
+        (
+            "assistant",
+            [
+                "step-start",
+                "tool-process_payment:output-available",
+                "step-start",
+                f"text:Here you go: process_payment: {PAID_ALICE}.",
+            ],
+        ),
+    ]
     assert again["serverRuns"] == {"process_payment": 1}
 
 
