@@ -10,9 +10,9 @@ Configured by the environment, read when the module is imported:
 - ``PAYMENT_LEDGER``: a file that gets one line ``"<session id> <function call id>"`` per run of
   ``process_payment``, appended with ``O_APPEND`` so that every process's runs are counted.
 
-Routes: the ``AdkApp`` under ``/agent`` (user ``x-user``, ``alice`` by default) and
-``GET /ready``. The scripted model's call ids are uuids, unique across processes, so a ledger
-line names one call.
+Routes: the ``AdkApp`` under ``/agent`` (user ``x-user``, ``alice`` by default), ``GET /ready``
+and ``GET /pid``. The scripted model's call ids are uuids, unique across processes, so a
+ledger line names one call.
 """
 
 from __future__ import annotations
@@ -77,6 +77,11 @@ async def ready(_: Request) -> PlainTextResponse:
     return PlainTextResponse("ready")
 
 
+async def pid(_: Request) -> PlainTextResponse:
+    """The worker's process id, for the tests that kill it."""
+    return PlainTextResponse(str(os.getpid()))
+
+
 def create_app(db_url: str, locks: str, ledger: str) -> Starlette:
     sessions = DatabaseSessionService(db_url=db_url)
     chat = AdkApp(
@@ -96,7 +101,11 @@ def create_app(db_url: str, locks: str, ledger: str) -> Starlette:
             await sessions.close()
 
     return Starlette(
-        routes=[Route("/ready", ready, methods=["GET"]), Mount("/agent", app=chat)],
+        routes=[
+            Route("/ready", ready, methods=["GET"]),
+            Route("/pid", pid, methods=["GET"]),
+            Mount("/agent", app=chat),
+        ],
         lifespan=lifespan,
     )
 

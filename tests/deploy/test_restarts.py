@@ -1,0 +1,201 @@
+"""A payment waiting for approval survives its server: ``kill -9`` of the only worker while the
+approval is pending, a new server process on the same database, and the approval completes
+once — over SSE and over live — or, if the user moves on, the next message is answered and
+the payment never runs. Real uvicorn processes (tests/deploy/payment_app.py) on SQLite and
+PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from tests.servers import uvicorn_server
+from tests.support import answer, apply_chunks, normalize_ids, parse_sse
+
+pytestmark = pytest.mark.backing
+
+APP = "tests.deploy.payment_app:app"
+PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
+SENT_ALICE = {"status": "sent", "amount": 5, "recipient": "alice"}
+CLOSING_ALICE = (
+    'Here you go: process_payment: {"amount": 5, "recipient": "alice", "status": "sent"}.'
+)
+HELLO = (
+    'You said: "hello". I can try "weather in Paris", "pay 5 to alice", "play track 3" or'
+    ' "where am i" (join them with "and" or "then").'
+)
+PAUSED = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
+    {
+        "type": "tool-input-available",
+        "toolCallId": "<call1>",
+        "toolName": "process_payment",
+        "input": PAY_ALICE,
+    },
+    {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+PAID = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "<block1>"},
+    {"type": "text-delta", "id": "<block1>", "delta": CLOSING_ALICE},
+    {"type": "text-end", "id": "<block1>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+class Deployment:
+    """One server process at a time on one database; :meth:`crash` is ``kill -9``."""
+
+    def __init__(self, db_url: str, root: Path) -> None:
+        self.ledger = root / "ledger.txt"
+        self.env = {
+            "PAYMENT_DB_URL": db_url,
+            "PAYMENT_LOCKS": "process",
+            "PAYMENT_LEDGER": str(self.ledger),
+        }
+
+    @contextmanager
+    def server(self) -> Iterator[str]:
+        with uvicorn_server(
+            APP, env=self.env, ready_path="/ready", args=["--lifespan", "on"]
+        ) as base:
+            yield base
+
+    def crash(self, base: str) -> None:
+        os.kill(int(httpx.get(f"{base}/pid").text), signal.SIGKILL)
+
+    def payments(self, chat_id: str) -> int:
+        lines = self.ledger.read_text().splitlines() if self.ledger.exists() else []
+        return sum(line.split()[0] == chat_id for line in lines)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Deployment:
+    if request.param == "sqlite":
+        return Deployment(f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", tmp_path)
+    postgres: Any = request.getfixturevalue("postgres")
+    return Deployment(postgres.create_database(f"restarts_{secrets.token_hex(4)}").url, tmp_path)
+
+
+def user(text: str, message_id: str = "u1") -> dict[str, Any]:
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def history(base: str, chat_id: str) -> list[dict[str, Any]]:
+    response = httpx.get(f"{base}/agent/chat/{chat_id}/messages")
+    assert response.status_code == 200, response.text
+    messages: list[dict[str, Any]] = response.json()
+    return messages
+
+
+def tool_states(messages: list[dict[str, Any]]) -> list[str]:
+    return [p["state"] for m in messages for p in m["parts"] if p["type"].startswith("tool-")]
+
+
+async def live_request(socket: ClientConnection, chat_id: str, messages: list[Any]) -> list[Any]:
+    """One ``send`` of the WebSocketChatTransport and the chunks of its response."""
+    request_id = secrets.token_hex(4)
+    frame = {"type": "send", "requestId": request_id, "id": chat_id, "messages": messages}
+    await socket.send(json.dumps(frame | {"trigger": "submit-message", "body": {}}))
+    chunks: list[dict[str, Any]] = []
+    while True:
+        message = json.loads(await socket.recv(decode=True))
+        if message.get("requestId") != request_id:
+            continue
+        if message["type"] == "chunk":
+            chunks.append(message["chunk"])
+        elif message["type"] == "end":
+            return chunks
+        elif message["type"] != "start":
+            raise AssertionError(message)
+
+
+def live_url(base: str, chat_id: str) -> str:
+    return f"{base.replace('http', 'ws', 1)}/agent/live?chatId={chat_id}"
+
+
+def test_an_sse_approval_pending_across_kill_9_completes_once(
+    deployment: Deployment,
+) -> None:
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    with deployment.server() as base:
+        body = {"id": chat_id, "messages": [user("pay 5 to alice")]}
+        paused = parse_sse(httpx.post(f"{base}/agent/chat", json=body).content)
+        assert normalize_ids(paused) == PAUSED
+        deployment.crash(base)
+    assistant = apply_chunks({"role": "assistant"}, paused)
+    answer(assistant, "process_payment", approved=True)
+    with deployment.server() as base:
+        body = {"id": chat_id, "messages": [user("pay 5 to alice"), assistant]}
+        response = httpx.post(f"{base}/agent/chat", json=body)
+        assert response.status_code == 200, response.text
+        assert normalize_ids(parse_sse(response.content)) == PAID
+        again = httpx.post(f"{base}/agent/chat", json=body)  # a retry is refused
+        assert again.status_code == 409
+        assert tool_states(history(base, chat_id)) == ["output-available"]
+    assert deployment.payments(chat_id) == 1
+
+
+async def test_a_live_approval_pending_across_kill_9_completes_once(
+    deployment: Deployment,
+) -> None:
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    with deployment.server() as base:
+        async with connect(live_url(base, chat_id)) as socket:
+            paused = await live_request(socket, chat_id, [user("pay 5 to alice")])
+            assert normalize_ids(paused) == PAUSED
+            deployment.crash(base)
+    assistant = apply_chunks({"role": "assistant"}, paused)
+    answer(assistant, "process_payment", approved=True)
+    with deployment.server() as base:
+        assert tool_states(history(base, chat_id)) == ["approval-requested"]
+        async with connect(live_url(base, chat_id)) as socket:
+            paid = await live_request(socket, chat_id, [user("pay 5 to alice"), assistant])
+        assert normalize_ids(paid) == PAID
+        assert paid[0]["messageId"] == assistant["id"]
+        assert tool_states(history(base, chat_id)) == ["output-available"]
+    assert deployment.payments(chat_id) == 1
+
+
+async def test_after_kill_9_mid_approval_the_next_message_is_answered(
+    deployment: Deployment,
+) -> None:
+    """The user moves on instead: the payment is closed as denied before the model sees the
+    history, so the model answers the new message and issues no payment of its own."""
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    with deployment.server() as base:
+        async with connect(live_url(base, chat_id)) as socket:
+            await live_request(socket, chat_id, [user("pay 5 to alice")])
+            deployment.crash(base)
+    with deployment.server() as base:
+        async with connect(live_url(base, chat_id)) as socket:
+            hello = await live_request(socket, chat_id, [user("hello", "u2")])
+        deltas = [c.pop("delta") for c in hello if c["type"] == "text-delta"]
+        assert "".join(deltas) == HELLO
+        assert normalize_ids([c for c in hello if c["type"] != "text-delta"]) == [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "<block1>"},
+            {"type": "text-end", "id": "<block1>"},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        assert tool_states(history(base, chat_id)) == ["output-denied"]
+    assert deployment.payments(chat_id) == 0
