@@ -1,9 +1,11 @@
 """Serve Google ADK agents to Vercel AI SDK chat UIs over SSE and WebSocket."""
 
 from .app import AdkApp
+from .claims import Claims, InMemoryClaims
 from .convert import EventConverter
 from .encoding import ChunkEncoder
 from .identity import Identify, Unauthorized
+from .locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
 from .messages import ChatRequest, RequestError, UIMessage, decode_chat_request
 from .middleware import AdkMiddleware
 from .tools import ClientTool, client_tool
@@ -12,11 +14,17 @@ from .translate import TranslationError, user_content
 __all__ = [
     "AdkApp",
     "AdkMiddleware",
+    "ChatBusy",
+    "ChatLocks",
     "ChatRequest",
     "ChunkEncoder",
+    "Claims",
     "ClientTool",
     "EventConverter",
     "Identify",
+    "InMemoryChatLocks",
+    "InMemoryClaims",
+    "Lease",
     "RequestError",
     "TranslationError",
     "UIMessage",

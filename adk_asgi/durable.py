@@ -17,8 +17,6 @@ closed after (:func:`~adk_asgi.pending.closing_answers`). Sans-I/O: it builds ev
 
 from __future__ import annotations
 
-import time
-
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.tools.tool_confirmation import ToolConfirmation
@@ -33,9 +31,9 @@ def _tags(call: ToolCall, **tags: object) -> dict[str, object]:
 
 
 def waiting_for_confirmation(
-    call: ToolCall, author: str, asked: ToolConfirmation, limit: float
+    call: ToolCall, author: str, asked: ToolConfirmation, expires: float
 ) -> list[Event]:
-    """``call`` waits for the user's decision for up to ``limit`` seconds."""
+    """``call`` waits for the user's decision until ``expires`` (Unix time)."""
     placeholder = types.FunctionResponse(
         id=call.id, name=call.name, response=dict(NEEDS_CONFIRMATION)
     )
@@ -61,15 +59,16 @@ def waiting_for_confirmation(
             author=author,
             content=types.Content(role="model", parts=[types.Part(function_call=request)]),
             long_running_tool_ids={request.id or ""},
-            custom_metadata=_tags(call, expires={call.id: time.time() + limit}),
+            custom_metadata=_tags(call, expires={call.id: expires}),
         ),
     ]
 
 
-def waiting_for_browser(call: ToolCall, limit: float) -> list[Event]:
-    """``call`` (a browser tool) waits for the user's approval or the browser's result."""
-    expires = {call.id: time.time() + limit}
-    return [Event(invocation_id="", author="user", custom_metadata=_tags(call, expires=expires))]
+def waiting_for_browser(call: ToolCall, expires: float) -> list[Event]:
+    """``call`` (a browser tool) waits for the user's approval or the browser's result until
+    ``expires`` (Unix time)."""
+    tags = _tags(call, expires={call.id: expires})
+    return [Event(invocation_id="", author="user", custom_metadata=tags)]
 
 
 def decided(call: ToolCall, approved: bool, *, confirmation: bool) -> list[Event]:

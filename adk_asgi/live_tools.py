@@ -16,6 +16,7 @@ the futures and timeouts, and hands every output to the connection.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -83,7 +84,8 @@ class ToolWaits:
             if early is not None:
                 result: dict[str, Any] = early
                 return result
-            await record(durable.waiting_for_browser(call, self.client_tool_timeout))
+            expires = time.time() + self.client_tool_timeout
+            await record(durable.waiting_for_browser(call, expires))
             result = await self._wait(call, "result", self.client_tool_timeout)
             return result
         if await tool.check_require_confirmation(args, tool_context) is True:
@@ -128,10 +130,11 @@ class ToolWaits:
         would ask over SSE) or a browser tool's. The wait and the decision are recorded in the
         session as they happen, so the call outlives this connection (:mod:`.durable`)."""
         limit = self.approval_timeout
+        expires = time.time() + limit
         if asked is None:
-            await record(durable.waiting_for_browser(call, limit))
+            await record(durable.waiting_for_browser(call, expires))
         else:
-            await record(durable.waiting_for_confirmation(call, record.author, asked, limit))
+            await record(durable.waiting_for_confirmation(call, record.author, asked, expires))
         decision = await self._wait(call, "approval", limit)
         approved = decision is True
         self.carry_out(self.protocol.decided(call, approved))

@@ -16,6 +16,7 @@ SANS_IO = [
     "coalesce",
     "continuation",
     "convert",
+    "durable",
     "encoding",
     "history",
     "live_calls",

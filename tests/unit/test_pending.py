@@ -1,0 +1,123 @@
+"""The calls that must be closed before the model runs again, read from hand-made sessions:
+left by a crash, past the wait a live connection recorded, or left when the user moved on."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.tools.tool_confirmation import ToolConfirmation
+from google.genai import types
+
+from adk_asgi import durable
+from adk_asgi.pending import (
+    CONFIRMATION_TOOL,
+    EXPIRED,
+    INTERRUPTED,
+    MOVED_ON,
+    REJECTED,
+    ToolCall,
+    chat_state,
+    closing_answers,
+)
+from adk_asgi.policy import ToolPolicy
+from adk_asgi.tools import client_tool
+
+
+@client_tool
+def get_location() -> dict[str, Any]:
+    """Where the browser is."""
+    return {}
+
+
+@client_tool(require_approval=True)
+def read_clipboard() -> dict[str, Any]:
+    """What the user copied."""
+    return {}
+
+
+POLICY = ToolPolicy([get_location, read_clipboard])
+NOW = time.time()
+
+
+def call_event(name: str, call_id: str, *, long_running: bool = False) -> Event:
+    call = types.FunctionCall(id=call_id, name=name, args={})
+    return Event(
+        invocation_id="inv-1",
+        author="agent",
+        content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+        long_running_tool_ids={call_id} if long_running else None,
+    )
+
+
+def tool_call(name: str, call_id: str) -> ToolCall:
+    return ToolCall(call_id, name, {}, "inv-1", "msg-1", False)
+
+
+def closing(events: list[Event], *, now: float = NOW, moved_on: bool = False) -> Any:
+    """What :func:`closing_answers` closes: ``(responses by call id, closed approvals)``."""
+    event = closing_answers(chat_state(events, POLICY), POLICY, now=now, moved_on=moved_on)
+    if event is None:
+        return None
+    responses = {r.id: r.response for r in event.get_function_responses()}
+    closed = (event.custom_metadata or {}).get("adk_asgi", {}).get("closedApprovals", [])
+    return responses, closed
+
+
+def test_a_call_a_crash_left_without_a_response_is_interrupted() -> None:
+    assert closing([call_event("process_payment", "c1")]) == ({"c1": INTERRUPTED}, [])
+
+
+def test_a_call_with_its_response_is_left_alone() -> None:
+    response = types.FunctionResponse(id="c1", name="process_payment", response={"ok": True})
+    answered = Event(
+        invocation_id="inv-1",
+        author="agent",
+        content=types.Content(role="user", parts=[types.Part(function_response=response)]),
+    )
+    assert closing([call_event("process_payment", "c1"), answered]) is None
+
+
+def live_approval(limit: float) -> list[Event]:
+    """A payment a live connection recorded as waiting for ``limit`` seconds."""
+    call = tool_call("process_payment", "c1")
+    waiting = durable.waiting_for_confirmation(call, "agent", ToolConfirmation(), NOW + limit)
+    return [call_event("process_payment", "c1"), *waiting]
+
+
+def test_a_recorded_approval_waits_until_its_time_is_up() -> None:
+    assert closing(live_approval(60)) is None
+    assert closing(live_approval(60), now=NOW + 61) == ({}, ["approval-c1"])
+    assert closing(live_approval(60), moved_on=True) == ({}, ["approval-c1"])
+
+
+def test_a_decision_made_on_the_connection_closes_the_recorded_approval() -> None:
+    call = tool_call("process_payment", "c1")
+    decided = durable.decided(call, True, confirmation=True)
+    state = chat_state(live_approval(60) + decided, POLICY)
+    assert state.open_confirmations == {}
+    assert state.decided_confirmations == {"approval-c1": True}
+    assert [e.get_function_responses()[0].name for e in decided] == [CONFIRMATION_TOOL]
+
+
+def browser_wait(name: str, limit: float, *, approved: bool = False) -> list[Event]:
+    call = tool_call(name, "b1")
+    events = [call_event(name, "b1", long_running=True)]
+    if approved:
+        events += durable.decided(call, True, confirmation=False)
+    return events + durable.waiting_for_browser(call, NOW + limit)
+
+
+def test_a_browser_call_past_its_recorded_wait_expires() -> None:
+    assert closing(browser_wait("get_location", 60)) is None
+    assert closing(browser_wait("get_location", 60), now=NOW + 61) == ({"b1": EXPIRED}, [])
+    moved_on = closing(browser_wait("get_location", 60), moved_on=True)
+    assert moved_on == ({"b1": MOVED_ON}, [])
+
+
+def test_a_browser_call_never_approved_is_denied_not_expired() -> None:
+    expired = closing(browser_wait("read_clipboard", 60), now=NOW + 61)
+    assert expired == ({"b1": REJECTED}, [])
+    approved = closing(browser_wait("read_clipboard", 60, approved=True), now=NOW + 61)
+    assert approved == ({"b1": EXPIRED}, [])
