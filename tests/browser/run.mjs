@@ -205,6 +205,27 @@ const SCENARIOS = {
     if (seen.audioFrames === 0) throw new Error("no audio frame reached the page");
   },
 
+  async "switch-mode"(page) {
+    // A payment asked in one mode is approved in the other: the switch keeps the chat.
+    await ask(page, "pay 5 to alice");
+    await waitFor(card(page, "process_payment", "approval-requested"), "the approval");
+    const label = page.locator(".chat-id");
+    const before = await label.textContent();
+    const other = before.endsWith("· SSE") ? "Live" : "SSE";
+    await page.getByRole("button", { name: other, exact: true }).click();
+    await waitFor(page.locator(".chat-id", { hasText: `· ${other}` }), `the ${other} mode`);
+    equal(
+      (await label.textContent()).split(" · ")[0],
+      before.split(" · ")[0],
+      "the chat id after the switch",
+    );
+    await decide(page, "process_payment", "Approve");
+    await settled(page, {
+      tools: [["process_payment", "output-available"]],
+      answer: `Here you go: process_payment: ${paid(5, "alice")}.`,
+    });
+  },
+
   async tour(page) {
     // not a test: the README's screenshot (docs/demo.png)
     await ask(page, "What's the weather in Paris?");

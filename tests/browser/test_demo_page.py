@@ -47,6 +47,7 @@ SCENARIOS = [
     "location-deny",
     "explode",
     "reload",
+    "switch-mode",
 ]
 CASES = [
     *((mode, scenario) for scenario in SCENARIOS for mode in ("sse", "live")),

@@ -86,12 +86,17 @@ async function openChat(mode, id = generateId(), messages = []) {
   return { mode, chat, transport, voice };
 }
 
+/** Chat `id` as the server has it (`GET /agent/chat/{id}/messages`), on the transport of `mode`:
+ * after a reload, or to go on in another mode (a payment waiting for approval included). */
+async function reopenChat(mode, id) {
+  const response = await fetch(`/agent/chat/${id}/messages`);
+  return openChat(mode, id, response.ok ? await response.json() : []);
+}
+
 /** The chat named by the URL (`#<mode>/<chat id>`, after a reload), or a new SSE chat. */
 async function openFromUrl() {
   const [, mode, id] = location.hash.match(/^#(sse|live|voice)\/([\w.:@-]+)$/) ?? [];
-  if (!id) return openChat("sse");
-  const response = await fetch(`/agent/chat/${id}/messages`);
-  return openChat(mode, id, response.ok ? await response.json() : []);
+  return id ? reopenChat(mode, id) : openChat("sse");
 }
 
 // --- the page ---------------------------------------------------------------------------------
@@ -116,6 +121,7 @@ export function App() {
           key={`${session.mode}/${session.chat.id}`}
           session={session}
           onOpen={(mode) => open(openChat(mode))}
+          onSwitch={(mode) => open(reopenChat(mode, session.chat.id))}
         />
       )}
     </main>
@@ -139,7 +145,7 @@ function NowPlaying() {
   );
 }
 
-function ChatView({ session, onOpen }) {
+function ChatView({ session, onOpen, onSwitch }) {
   const { mode, chat, transport, voice } = session;
   const { messages, status, error, sendMessage, addToolApprovalResponse } = useChat({ chat });
   const [input, setInput] = useState("");
@@ -160,7 +166,7 @@ function ChatView({ session, onOpen }) {
               type="button"
               key={value}
               aria-pressed={mode === value}
-              onClick={() => onOpen(value)}
+              onClick={() => value !== mode && !busy && onSwitch(value)}
             >
               {label}
             </button>
