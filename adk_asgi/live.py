@@ -235,7 +235,8 @@ class _Connection:
                 await close_left_calls(services, session, moved_on=False)
                 then = await self._settle_waiting_calls(session)
                 history = _ends_with_user_turn(session.events)
-                self.carry_out(protocol.session_started(answers_history=history))
+                stored = chat_state(session.events, services.tools)
+                self.carry_out(protocol.session_started(answers_history=history, stored=stored))
                 later = [] if then is None else [then]
                 while not self._settles.empty():  # sent while the last answers were recorded
                     later.append(self._settles.get_nowait())

@@ -41,7 +41,7 @@ from .live_calls import LiveCalls, WaitKind
 from .live_outputs import SPEECH, Close, OpenSession, Output, Settle, ToModel
 from .live_streams import Response, Streams
 from .messages import ChatRequest, RequestError
-from .pending import PAYLOADS_KEY, ToolCall
+from .pending import PAYLOADS_KEY, ChatState, ToolCall
 from .policy import ToolPolicy
 from .translate import TranslationError, user_content
 
@@ -185,12 +185,18 @@ class LiveProtocol:
 
     # --- the session's fate ------------------------------------------------------------------
 
-    def session_started(self, *, answers_history: bool) -> list[Output]:
+    def session_started(
+        self, *, answers_history: bool, stored: ChatState | None = None
+    ) -> list[Output]:
         """``run_live`` is about to start. ``answers_history``: the stored history ends with the
         user's turn, so the model answers it before any request — that answer gets a response
         of its own now, so a message sent before it starts does not take it for its own (it is
-        drained, see :meth:`_user_turn`) and it is kept for a ``resume`` if nobody sends."""
+        drained, see :meth:`_user_turn`) and it is kept for a ``resume`` if nobody sends.
+        ``stored``: the chat's calls as the session has them (none waits by now), so a late
+        answer to one of them is refused for what it is (closed), not as a stranger."""
         self.phase = "open"
+        if stored is not None:
+            self.calls.state = stored
         if answers_history:
             self._unasked_response()
         self._flush_queued()

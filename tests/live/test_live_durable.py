@@ -1,0 +1,103 @@
+"""Live waits that outlive their connection: a browser call answered from a new connection, and
+an approval past its wait closed when the chat is opened again (a late answer is refused for
+what it is). Against a real uvicorn in the test's own loop."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from adk_asgi import AdkApp
+from demo_app import build_agent
+from tests.live.test_live_connection import (
+    _history,
+    cookie_of,
+    open_live,
+    serve,
+    squash,
+    wait_until_closed,
+)
+from tests.support import answer, normalize_ids
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server() -> AsyncIterator[tuple[AdkApp, str]]:
+    app = AdkApp(build_agent(), approval_timeout=0.3)
+    async with serve(app) as url:
+        yield app, url
+
+
+async def test_a_browser_call_left_open_is_answered_from_a_new_connection(
+    server: tuple[AdkApp, str],
+) -> None:
+    app, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        first = await live.turn("play track 2")
+    assert normalize_ids(first)[-3:] == [
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "change_bgm",
+            "input": {"track": 2},
+        },
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    await wait_until_closed(app)
+    again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie_of(socket))
+    again.user, again.assistant = live.user, copy.deepcopy(live.assistant)
+    answer(again.assistant, "change_bgm", output={"playing": 2})
+    async with socket:
+        played, text = squash(await again.turn())
+    assert played == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block1>"},
+        {"type": "text-delta", "id": "<block1>", "delta": "~"},
+        {"type": "text-end", "id": "<block1>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert text == 'Here you go: change_bgm: {"playing": 2}.'
+    history = await _history(app, live.chat_id)
+    assert [p["state"] for p in history[1]["parts"] if p["type"] == "tool-change_bgm"] == [
+        "output-available"
+    ]
+
+
+async def test_an_approval_past_its_wait_is_closed_when_the_chat_opens_again(
+    server: tuple[AdkApp, str],
+) -> None:
+    app, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        await live.turn("pay 5 to alice")
+    await wait_until_closed(app)
+    await asyncio.sleep(0.4)  # past approval_timeout, with nobody connected
+    again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie_of(socket))
+    again.user, again.assistant = live.user, copy.deepcopy(live.assistant)
+    answer(again.assistant, "process_payment", approved=True)
+    async with socket:
+        request_id = await again.send()
+        frame: dict[str, Any] = {}
+        while frame.get("requestId") != request_id:
+            frame = json.loads(await socket.recv())
+    call_id = live.assistant["parts"][1]["toolCallId"]
+    assert frame == {
+        "type": "error",
+        "requestId": request_id,
+        "errorText": f"approval 'approval-{call_id}' is not open in this chat",
+    }
+    history = await _history(app, live.chat_id)
+    assert [p["state"] for p in history[1]["parts"] if p["type"] == "tool-process_payment"] == [
+        "output-denied"
+    ]
