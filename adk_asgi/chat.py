@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from google.genai import types
@@ -23,6 +24,10 @@ from .pending import PAYLOADS_KEY
 from .services import Services
 from .sse import SSEResponse, sse_body
 from .translate import TranslationError, user_content
+
+logger = logging.getLogger("adk_asgi")
+
+STORE_FAILED = "the chat's session could not be read or written; try again"
 
 
 class _Plan:
@@ -65,7 +70,14 @@ class ChatEndpoint:
             wait = services.limits.busy_timeout
             key = services.chat_key(identity.user_id, chat.id)
             async with services.locks.hold(key, wait):
-                plan = await self._plan(identity, chat)
+                try:
+                    plan = await self._plan(identity, chat)
+                except (ClientError, ChatBusy):
+                    raise
+                except Exception:
+                    # Nothing was sent yet: a JSON 503 rather than the server's plain 500 page.
+                    logger.exception("adk_asgi: the chat could not be prepared")
+                    raise ClientError(503, STORE_FAILED) from None
                 await self._stream(identity, chat, plan, headers, scope, receive, send)
         except ChatBusy as exc:
             await ClientError(409, str(exc)).response(headers)(scope, receive, send)

@@ -6,6 +6,8 @@ the app. This module imports no endpoint, so nothing here can form an import cyc
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -24,6 +26,18 @@ from .errors import ClientError
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
 from .locks import ChatKey, ChatLocks
 from .policy import ToolPolicy
+
+logger = logging.getLogger("adk_asgi")
+
+STORE_ATTEMPTS = 4
+"""How often opening a session is tried while the database reports itself busy."""
+
+
+def _transient(exc: BaseException) -> bool:
+    """A database error worth trying again: DB-API's ``OperationalError`` (SQLite's "database
+    is locked", a dropped connection), raw or wrapped by SQLAlchemy, named so that neither
+    driver needs importing."""
+    return any(type(e).__name__ == "OperationalError" for e in (exc, exc.__cause__))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,7 +91,19 @@ class Services:
 
     async def open_session(self, user_id: str, chat_id: str) -> Session:
         """The chat's session, created on its first run. Two workers creating it at once is not
-        an error: the one that loses the race reads the winner's."""
+        an error: the one that loses the race reads the winner's. A database that is busy
+        (SQLite's "database is locked" while another process writes) is tried again."""
+        for attempt in range(1, STORE_ATTEMPTS + 1):
+            try:
+                return await self._open_session(user_id, chat_id)
+            except Exception as exc:
+                if not _transient(exc) or attempt == STORE_ATTEMPTS:
+                    raise
+                logger.info("adk_asgi: the session store is busy; again", exc_info=True)
+                await asyncio.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _open_session(self, user_id: str, chat_id: str) -> Session:
         session = await self.session(user_id, chat_id)
         if session is not None:
             return session

@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.asyncio.client import connect
 
 from tests.backing_services import Postgres
 from tests.servers import uvicorn_server
@@ -468,4 +469,68 @@ async def test_two_first_messages_of_a_new_chat_on_two_workers(workers: Workers)
         f"status pairs: {dict(statuses)}\nerror chunks: {dict(error_chunks)}\n"
         f"{workers.logged_since(logged)}\nfirst failed rounds:\n{details}",
         pytrace=False,
+    )
+
+
+# --- the same approval over live on one worker and over SSE on the other -----------------------
+
+CROSS_MODE_ROUNDS = 20
+
+
+async def _live_answer(base: str, chat_id: str, messages: list[Any]) -> list[dict[str, Any]]:
+    """The frames a live connection to ``base`` gets for one ``send`` of ``messages``, up to
+    its ``end`` or ``error``."""
+    url = f"{base.replace('http', 'ws', 1)}/agent/live?chatId={chat_id}"
+    frame = {"type": "send", "requestId": "r1", "id": chat_id, "messages": messages}
+    frames: list[dict[str, Any]] = []
+    async with connect(url) as socket:
+        await socket.send(json.dumps(frame | {"trigger": "submit-message", "body": {}}))
+        while not frames or frames[-1]["type"] not in ("end", "error"):
+            frames.append(json.loads(await asyncio.wait_for(socket.recv(), 40)))
+    return frames
+
+
+async def test_an_approval_answered_over_live_and_sse_at_once_runs_the_payment_once(
+    workers: Workers,
+) -> None:
+    """A payment paused over SSE; the user approves it on a live connection to one worker while
+    another tab approves it over SSE on the other: it runs once, one answer streams it and the
+    other is refused (an ``error`` frame, or ``409``)."""
+    problems = []
+    async with _client() as client:
+        for n in range(CROSS_MODE_ROUNDS):
+            chat_id = f"cross-{n}-{secrets.token_hex(4)}"
+            user = {
+                "id": "u1",
+                "role": "user",
+                "parts": [{"type": "text", "text": "pay 5 to alice"}],
+            }
+            first = parse_sse(
+                (
+                    await client.post(
+                        f"{workers.a}/agent/chat", json={"id": chat_id, "messages": [user]}
+                    )
+                ).content
+            )
+            assistant = answer(
+                apply_chunks({"role": "assistant"}, first), "process_payment", approved=True
+            )
+            messages = [user, assistant]
+            live, sse = await asyncio.gather(
+                _live_answer(workers.a, chat_id, messages),
+                client.post(f"{workers.b}/agent/chat", json={"id": chat_id, "messages": messages}),
+            )
+            live_paid = live[-1]["type"] == "end" and {
+                "type": "tool-output-available",
+                "toolCallId": assistant["parts"][1]["toolCallId"],
+                "output": SENT_ALICE,
+            } in [f.get("chunk") for f in live]
+            outcome = (live_paid, live[-1]["type"], sse.status_code)
+            if len(workers.ledger_lines(chat_id)) != 1 or outcome not in (
+                (True, "end", 409),
+                (False, "error", 200),
+            ):
+                problems.append(f"{chat_id}: ran {len(workers.ledger_lines(chat_id))}, {outcome}")
+    assert problems == [], (
+        f"[{workers.name}] {len(problems)}/{CROSS_MODE_ROUNDS} rounds: {problems[:3]}"
     )

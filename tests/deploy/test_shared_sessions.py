@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 from google.adk.sessions.database_session_service import DatabaseSessionService
 
 from adk_asgi import AdkApp
 from adk_asgi.locks_redis import RedisChatLocks
-from tests.support import scripted_agent
+from adk_asgi.testing import Text
+from tests.support import parse_sse, scripted_agent
 
 pytestmark = pytest.mark.backing
 
@@ -103,3 +106,53 @@ async def test_prepare_warns_of_what_several_workers_cannot_share(
             await options["session_service"].close()
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert [w.split(":")[1].strip() for w in warnings] == ([warning] if warning else [])
+
+
+@pytest_asyncio.fixture
+async def locked_sqlite(tmp_path: Path) -> AsyncIterator[tuple[AdkApp, sqlite3.Connection]]:
+    """An app on a SQLite file that waits 50 ms for a lock, and another connection to the file
+    that can hold its write lock, as another process's long write would."""
+    path = tmp_path / "sessions.db"
+    sessions = DatabaseSessionService(
+        db_url=f"sqlite+aiosqlite:///{path}", connect_args={"timeout": 0.05}
+    )
+    app = AdkApp(scripted_agent([[Text("Hello there!")]]), app_name="app", session_service=sessions)
+    await app.prepare()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        yield app, other
+    finally:
+        other.close()
+        await app.aclose()
+        await sessions.close()
+
+
+def first_message(chat_id: str) -> dict[str, Any]:
+    text = {"type": "text", "text": "hi"}
+    return {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": [text]}]}
+
+
+async def test_a_database_busy_for_a_moment_is_waited_for(
+    locked_sqlite: tuple[AdkApp, sqlite3.Connection],
+) -> None:
+    app, other = locked_sqlite
+    other.execute("BEGIN EXCLUSIVE")
+    asyncio.get_running_loop().call_later(0.15, other.execute, "ROLLBACK")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://t") as client:
+        response = await client.post("/chat", json=first_message("chat-1"))
+    assert response.status_code == 200, response.text
+    assert [c["type"] for c in parse_sse(response.content)][-1] == "finish"
+
+
+async def test_a_database_busy_for_too_long_is_a_json_503_not_a_500_page(
+    locked_sqlite: tuple[AdkApp, sqlite3.Connection],
+) -> None:
+    app, other = locked_sqlite
+    other.execute("BEGIN EXCLUSIVE")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://t") as client:
+        response = await client.post("/chat", json=first_message("chat-2"))
+    other.execute("ROLLBACK")
+    assert (response.status_code, response.json()) == (
+        503,
+        {"error": "the chat's session could not be read or written; try again"},
+    )
