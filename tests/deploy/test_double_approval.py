@@ -534,3 +534,25 @@ async def test_an_approval_answered_over_live_and_sse_at_once_runs_the_payment_o
     assert problems == [], (
         f"[{workers.name}] {len(problems)}/{CROSS_MODE_ROUNDS} rounds: {problems[:3]}"
     )
+
+
+async def test_a_live_approval_left_on_one_worker_is_approved_on_the_other(
+    workers: Workers,
+) -> None:
+    """Asked on a live connection to worker A, which the user leaves; approved on a new live
+    connection to worker B: it runs once, and B streams the payment and the model's answer."""
+    problems = []
+    for n in range(5):
+        chat_id = f"moved-{n}-{secrets.token_hex(4)}"
+        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "pay 5 to alice"}]}
+        asked = await _live_answer(workers.a, chat_id, [user])
+        chunks = [f["chunk"] for f in asked if f["type"] == "chunk"]
+        assistant = answer(
+            apply_chunks({"role": "assistant"}, chunks), "process_payment", approved=True
+        )
+        paid = await _live_answer(workers.b, chat_id, [user, assistant])
+        streamed = normalize_ids([f["chunk"] for f in paid if f["type"] == "chunk"])
+        runs = len(workers.ledger_lines(chat_id))
+        if (runs, paid[-1]["type"], streamed) != (1, "end", APPROVED_STREAM):
+            problems.append(f"{chat_id}: ran {runs}, {paid[-1]}, {streamed}")
+    assert problems == [], f"[{workers.name}] {problems[:2]}"
