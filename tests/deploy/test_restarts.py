@@ -19,6 +19,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.e2e.node_client import drive_chat
 from tests.servers import uvicorn_server
 from tests.support import answer, apply_chunks, normalize_ids, parse_sse
 
@@ -199,3 +200,45 @@ async def test_after_kill_9_mid_approval_the_next_message_is_answered(
         ]
         assert tool_states(history(base, chat_id)) == ["output-denied"]
     assert deployment.payments(chat_id) == 0
+
+
+CLIENTS = [("sse", 6), ("sse", 7), ("ws", 7), ("ws-js", 6)]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("transport", "sdk"), CLIENTS, ids=[f"{t}-v{v}" for t, v in CLIENTS])
+def test_the_ai_sdk_chat_approves_a_payment_its_server_died_with(
+    tmp_path: Path, transport: str, sdk: int
+) -> None:
+    """The real ``Chat`` of ai@6 / ai@7: asked, the server killed (``kill -9``) and started
+    again, the page reloaded, the payment approved with ``addToolApprovalResponse``: it runs
+    once and the chat ends as if nothing had happened."""
+    deployment = Deployment(f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", tmp_path)
+    chat_id = f"chat-{secrets.token_hex(4)}"
+
+    def spec(base: str, *steps: Any) -> dict[str, Any]:
+        return {
+            "transport": transport,
+            "api": f"{base}/agent/chat",
+            "wsUrl": f"{base.replace('http', 'ws', 1)}/agent/live",
+            "transportJsUrl": f"{base}/agent/transport.js",
+            "chatId": chat_id,
+            "headers": {},
+            "steps": list(steps),
+        }
+
+    with deployment.server() as base:
+        asked = drive_chat(spec(base, {"send": "pay 5 to alice"}), sdk)
+        assert (asked["status"], asked["error"]) == ("ready", None)
+        deployment.crash(base)
+    with deployment.server() as base:
+        reload = {"reload": f"{base}/agent/chat/{chat_id}/messages"}
+        approve = {"approve": {"tool": "process_payment", "approved": True}}
+        paid = drive_chat(spec(base, reload, approve), sdk)
+        stored = history(base, chat_id)
+    assert (paid["status"], paid["error"], len(paid["requests"])) == ("ready", None, 1)
+    parts = [p["type"] for p in paid["messages"][1]["parts"]]
+    assert parts == ["step-start", "tool-process_payment", "step-start", "text"]
+    assert paid["messages"][1]["parts"][3]["text"] == CLOSING_ALICE
+    assert tool_states(paid["messages"]) == tool_states(stored) == ["output-available"]
+    assert deployment.payments(chat_id) == 1
