@@ -43,6 +43,9 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     """Live mode: call id → the user's decision (ADK records no confirmation there)."""
     closed_approvals: list[str] = msgspec.field(default_factory=list)
     """ADK confirmations closed as denied because the user moved on."""
+    expired: list[str] = msgspec.field(default_factory=list)
+    """Waits that ended unanswered (approval ids and call ids): a denial or a browser's error
+    recorded for a timeout, not for the user's decision."""
     expires: dict[str, float] = msgspec.field(default_factory=dict)
     """Call id → when its wait for the user or the browser ends (Unix time): a call recorded
     as waiting by a live connection that is gone is closed after it."""

@@ -71,19 +71,19 @@ def waiting_for_browser(call: ToolCall, expires: float) -> list[Event]:
     return [Event(invocation_id="", author="user", custom_metadata=tags)]
 
 
-def decided(call: ToolCall, approved: bool, *, confirmation: bool) -> list[Event]:
-    """The user's decision on ``call``, made on the connection: the answer to its recorded
-    confirmation, or a browser tool's approval (its denial is the rejection ADK records)."""
+def decided(call: ToolCall, approved: bool, *, confirmation: bool, timed_out: bool) -> list[Event]:
+    """The decision on ``call`` made on the connection — the user's, or a denial because the
+    wait ran out (``timed_out``, tagged so): the answer to its recorded confirmation, or a
+    browser tool's approval (its denial is the rejection ADK records)."""
+    expired = {"expired": [client_approval_id(call.id) if confirmation else call.id]}
+    tags = _tags(call, **expired) if timed_out else None
     if confirmation:
         answer = types.FunctionResponse(
             id=client_approval_id(call.id), name=CONFIRMATION_TOOL, response={"confirmed": approved}
         )
         content = types.Content(role="user", parts=[types.Part(function_response=answer)])
-        return [Event(invocation_id="", author="user", content=content)]
+        return [Event(invocation_id="", author="user", content=content, custom_metadata=tags)]
     if approved:
-        return [
-            Event(
-                invocation_id="", author="user", custom_metadata=_tags(call, approved_call=call.id)
-            )
-        ]
-    return []
+        marker = _tags(call, approved_call=call.id)
+        return [Event(invocation_id="", author="user", custom_metadata=marker)]
+    return [Event(invocation_id="", author="user", custom_metadata=tags)] if timed_out else []

@@ -54,6 +54,8 @@ class ToolWaits:
         self.approval_timeout = approval_timeout
         self.client_tool_timeout = client_tool_timeout
         self._futures: dict[str, asyncio.Future[Any]] = {}
+        self._timed_out: set[str] = set()
+        """Approvals whose wait ran out (recorded as such, not as the user's denial)."""
 
     def resolve(self, call_id: str, value: Any) -> None:
         """The protocol's answer to a waiting call (a ``Resolve`` output)."""
@@ -76,7 +78,7 @@ class ToolWaits:
         if tool_context.tool_confirmation is not None:
             return None  # ADK runs a call confirmed in the stored session (durable.py)
         call = self._call_of(tool, args, tool_context)
-        record = _Recorder(tool_context, call)
+        record = _Recorder(tool_context)
         if isinstance(tool, ClientTool):
             if tool.needs_approval(args) and not await self._approved(call, record, None):
                 return REJECTED
@@ -111,7 +113,7 @@ class ToolWaits:
         if asked is not None:
             self.protocol.calls.descriptors[call.id] = approval_descriptor(asked.model_dump())
         asked = asked or ToolConfirmation()
-        approved = await self._approved(call, _Recorder(tool_context, call), asked)
+        approved = await self._approved(call, _Recorder(tool_context), asked)
         payload = self.protocol.calls.payloads.pop(call.id, None) if approved else None
         tool_context.tool_confirmation = ToolConfirmation(confirmed=approved, payload=payload)
         tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
@@ -138,7 +140,12 @@ class ToolWaits:
         decision = await self._wait(call, "approval", limit)
         approved = decision is True
         self.carry_out(self.protocol.decided(call, approved))
-        await record(durable.decided(call, approved, confirmation=asked is not None))
+        timed_out = call.id in self._timed_out
+        self._timed_out.discard(call.id)
+        confirmation = asked is not None
+        await record(
+            durable.decided(call, approved, confirmation=confirmation, timed_out=timed_out)
+        )
         return approved
 
     async def _wait(self, call: ToolCall, kind: WaitKind, limit: float) -> Any:
@@ -149,18 +156,19 @@ class ToolWaits:
                 return await future
         except TimeoutError:
             self._futures.pop(call.id, None)
+            if kind == "approval":
+                self._timed_out.add(call.id)
             outcome, outputs = self.protocol.timed_out(call.id)
             self.carry_out(outputs)
             return outcome
 
 
 class _Recorder:
-    """Appends the bridge's records of one call to the session of the run that makes it."""
+    """Appends the bridge's records of a call to the session of the run that makes it."""
 
-    def __init__(self, tool_context: ToolContext, call: ToolCall) -> None:
+    def __init__(self, tool_context: ToolContext) -> None:
         self.context = tool_context.get_invocation_context()
         self.author = getattr(self.context.agent, "name", "") or "model"
-        self.call = call
 
     async def __call__(self, events: list[Event]) -> None:
         context = self.context

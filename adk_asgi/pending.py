@@ -88,6 +88,8 @@ class ChatState:
     """Call id → when its wait ends (Unix time), for the calls live mode recorded as waiting."""
     responded: set[str] = field(default_factory=set)
     """Calls with any response, ADK's confirmation placeholders included."""
+    expired: set[str] = field(default_factory=set)
+    """Approval ids and call ids whose wait ended unanswered (closed for a timeout)."""
 
     def waiting(self) -> list[ToolCall]:
         """The calls that wait for the user or the browser: open confirmations, open browser
@@ -145,6 +147,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
             state.approved_client_calls.add(tags.approved_call)
         state.live_decisions.update(tags.decisions)  # live mode records the user's decisions
         state.expires.update(tags.expires)
+        state.expired.update(tags.expired)
         for approval_id in tags.closed_approvals:  # the user moved on
             if state.open_confirmations.pop(approval_id, None) is not None:
                 state.decided_confirmations[approval_id] = False
@@ -212,25 +215,31 @@ def closing_answers(
     """
     parts: list[types.Part] = []
     closed: list[str] = []
+    expired: list[str] = []
     invocation_id = ""
     approvals = {c.call_id: a for a, c in state.open_confirmations.items()}
     for call in state.waiting():
-        expired = state.expires.get(call.id, float("inf")) <= now
-        if not (moved_on or expired):
+        ended = state.expires.get(call.id, float("inf")) <= now
+        if not (moved_on or ended):
             continue
         invocation_id = invocation_id or call.invocation_id
+        answered = approvals.get(call.id, call.id)
         if call.id in approvals:
-            closed.append(approvals[call.id])
+            closed.append(answered)
         elif policy.is_client_tool(call.name):
             unapproved = call.id in state.gated and call.id not in state.approved_client_calls
             result = REJECTED if unapproved else MOVED_ON if moved_on else EXPIRED
             parts.append(_response(call, result))
+        else:
+            continue
+        if not moved_on:
+            expired.append(answered)
     for call in state.dangling():
         invocation_id = invocation_id or call.invocation_id
         parts.append(_response(call, INTERRUPTED))
     if not parts and not closed:
         return None
-    return _answers_event(invocation_id, parts, closed)
+    return _answers_event(invocation_id, parts, closed, expired)
 
 
 def _response(call: ToolCall, result: dict[str, Any]) -> types.Part:
@@ -259,11 +268,19 @@ def _answers_confirmation(part: types.Part) -> bool:
     return response is not None and response.name == CONFIRMATION_TOOL
 
 
-def _answers_event(invocation_id: str, parts: list[types.Part], closed: list[str]) -> Event:
+def _answers_event(
+    invocation_id: str,
+    parts: list[types.Part],
+    closed: list[str],
+    expired: list[str] | None = None,
+) -> Event:
     """The user's answers, stored by the bridge itself (not through a run)."""
+    tags: dict[str, Any] = {"closed_approvals": closed} if closed else {}
+    if expired:
+        tags["expired"] = expired
     return Event(
         invocation_id=invocation_id,
         author="user",
         content=types.Content(role="user", parts=parts) if parts else None,
-        custom_metadata=bookkeeping.with_tags(None, closed_approvals=closed) if closed else None,
+        custom_metadata=bookkeeping.with_tags(None, **tags) if tags else None,
     )

@@ -25,12 +25,14 @@ from websockets.asyncio.client import connect
 from adk_asgi import AdkApp
 from adk_asgi.live import MAX_AUDIO_BACKLOG
 from adk_asgi.live_tools import LiveQueue
+from adk_asgi.pending import chat_state
 from adk_asgi.testing import Text
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async, validate_sse
 from tests.live.test_live_connection import (
     Live,
     _history,
+    _users,
     answered,
     closing,
     open_live,
@@ -122,6 +124,14 @@ async def test_a_timed_out_approval_is_resumed_as_the_whole_message(
         await sdk_accepts(replay, on_top_of=None)
         await resume(live, "resume-2")  # it was claimed: nothing is left to replay
         assert await next_frame(live) == {"type": "no-active", "requestId": "resume-2"}
+    # stored as a timeout, not as the user's denial
+    [user_id] = _users(app, live.chat_id)
+    session = await app.session_service.get_session(
+        app_name=app.app_name, user_id=user_id, session_id=live.chat_id
+    )
+    assert session is not None
+    expired = chat_state(session.events, app.services.tools).expired
+    assert expired == {f"approval-{first[2]['toolCallId']}"}
 
 
 @pytest.mark.parametrize(("transport", "sdk"), [("ws", 7), ("ws-js", 6), ("ws-js", 7)])

@@ -94,7 +94,7 @@ def test_a_recorded_approval_waits_until_its_time_is_up() -> None:
 
 def test_a_decision_made_on_the_connection_closes_the_recorded_approval() -> None:
     call = tool_call("process_payment", "c1")
-    decided = durable.decided(call, True, confirmation=True)
+    decided = durable.decided(call, True, confirmation=True, timed_out=False)
     state = chat_state(live_approval(60) + decided, POLICY)
     assert state.open_confirmations == {}
     assert state.decided_confirmations == {"approval-c1": True}
@@ -105,7 +105,7 @@ def browser_wait(name: str, limit: float, *, approved: bool = False) -> list[Eve
     call = tool_call(name, "b1")
     events = [call_event(name, "b1", long_running=True)]
     if approved:
-        events += durable.decided(call, True, confirmation=False)
+        events += durable.decided(call, True, confirmation=False, timed_out=False)
     return events + durable.waiting_for_browser(call, NOW + limit)
 
 
@@ -121,3 +121,25 @@ def test_a_browser_call_never_approved_is_denied_not_expired() -> None:
     assert expired == ({"b1": REJECTED}, [])
     approved = closing(browser_wait("read_clipboard", 60, approved=True), now=NOW + 61)
     assert approved == ({"b1": EXPIRED}, [])
+
+
+def test_a_wait_closed_for_its_end_is_recorded_as_expired_not_as_a_denial() -> None:
+    """Closed because its time was up, the call is tagged ``expired``; closed because the user
+    moved on, it is not: history can tell a timeout from a decision."""
+    events = live_approval(60) + browser_wait("get_location", 60)
+    ended = closing_answers(chat_state(events, POLICY), POLICY, now=NOW + 61, moved_on=False)
+    left = closing_answers(chat_state(events, POLICY), POLICY, now=NOW, moved_on=True)
+    assert ended is not None and left is not None
+    assert chat_state([*events, ended], POLICY).expired == {"approval-c1", "b1"}
+    assert chat_state([*events, left], POLICY).expired == set()
+
+
+def test_an_approval_that_timed_out_on_the_connection_is_recorded_as_expired() -> None:
+    call = tool_call("process_payment", "c1")
+    timed_out = durable.decided(call, False, confirmation=True, timed_out=True)
+    state = chat_state(live_approval(60) + timed_out, POLICY)
+    assert (state.decided_confirmations, state.expired) == ({"approval-c1": False}, {"approval-c1"})
+    browser = durable.decided(
+        tool_call("read_clipboard", "b1"), False, confirmation=False, timed_out=True
+    )
+    assert chat_state(browser, POLICY).expired == {"b1"}
