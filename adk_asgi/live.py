@@ -19,6 +19,7 @@ the user sees the cancellation, and no task outlives the connection.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import deque
 from collections.abc import Coroutine
@@ -35,7 +36,7 @@ from .errors import ClientError
 from .live_outputs import Close, OpenSession, Output, Resolve, Send, Settle, ToModel
 from .live_protocol import LiveProtocol
 from .live_tools import LiveQueue, ToolWaits
-from .locks import ChatBusy
+from .locks import ChatBusy, ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE
 from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, chat_state
 from .services import Services
@@ -231,6 +232,7 @@ class _Connection:
         try:
             key = services.chat_key(self.user_id, chat_id)
             async with services.locks.hold(key, services.limits.busy_timeout):
+                self.waits.claim = functools.partial(_claim_one, services, key)
                 session = await services.open_session(self.user_id, chat_id)
                 await close_left_calls(services, session, moved_on=False)
                 then = await self._settle_waiting_calls(session)
@@ -314,6 +316,10 @@ class _Connection:
             except TimeoutError:
                 self.carry_out(self.protocol.tick())
             self._wake.clear()
+
+
+async def _claim_one(services: Services, key: ChatKey, answer_id: str) -> bool:
+    return await services.claims.claim(key, [answer_id])
 
 
 def _ends_with_user_turn(events: list[Event]) -> bool:

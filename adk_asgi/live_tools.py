@@ -16,9 +16,10 @@ the futures and timeouts, and hands every output to the connection.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.live_request_queue import LiveRequest, LiveRequestQueue
@@ -34,8 +35,13 @@ from .adk_values import approval_descriptor
 from .live_calls import WaitKind
 from .live_outputs import Output
 from .live_protocol import LiveProtocol
-from .pending import REJECTED, ToolCall
+from .pending import REJECTED, ToolCall, client_approval_id
 from .tools import ClientTool
+
+logger = logging.getLogger("adk_asgi")
+
+TAKEN: Final = {"error": "This call was answered in another request."}
+"""What the model gets from a browser call whose result another request delivered first."""
 
 
 class ToolWaits:
@@ -56,6 +62,17 @@ class ToolWaits:
         self._futures: dict[str, asyncio.Future[Any]] = {}
         self._timed_out: set[str] = set()
         """Approvals whose wait ran out (recorded as such, not as the user's denial)."""
+        self.claim: Callable[[str], Awaitable[bool]] | None = None
+        """Claims an answer for the chat, once across workers (:mod:`.claims`); set when the
+        connection's session opens."""
+
+    async def _taken(self, answer_id: str) -> bool:
+        """Whether another request (a connection or an SSE request, on any worker) acted on
+        ``answer_id`` first: this one must not."""
+        if self.claim is None or await self.claim(answer_id):
+            return False
+        logger.warning("adk_asgi: %s was answered by another request; not acted on here", answer_id)
+        return True
 
     def resolve(self, call_id: str, value: Any) -> None:
         """The protocol's answer to a waiting call (a ``Resolve`` output)."""
@@ -89,7 +106,7 @@ class ToolWaits:
             expires = time.time() + self.client_tool_timeout
             await record(durable.waiting_for_browser(call, expires))
             result = await self._wait(call, "result", self.client_tool_timeout)
-            return result
+            return TAKEN if await self._taken(call.id) else result
         if await tool.check_require_confirmation(args, tool_context) is True:
             if not await self._approved(call, record, ToolConfirmation()):
                 return REJECTED
@@ -138,10 +155,13 @@ class ToolWaits:
         else:
             await record(durable.waiting_for_confirmation(call, record.author, asked, expires))
         decision = await self._wait(call, "approval", limit)
-        approved = decision is True
-        self.carry_out(self.protocol.decided(call, approved))
         timed_out = call.id in self._timed_out
         self._timed_out.discard(call.id)
+        if await self._taken(client_approval_id(call.id)):
+            self.carry_out(self.protocol.decided(call, False))
+            return False  # decided (and recorded) by whoever took it
+        approved = decision is True
+        self.carry_out(self.protocol.decided(call, approved))
         confirmation = asked is not None
         await record(
             durable.decided(call, approved, confirmation=confirmation, timed_out=timed_out)

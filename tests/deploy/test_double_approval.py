@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 import pytest
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from tests.backing_services import Postgres
 from tests.servers import uvicorn_server
@@ -485,8 +486,11 @@ async def _live_answer(base: str, chat_id: str, messages: list[Any]) -> list[dic
     frames: list[dict[str, Any]] = []
     async with connect(url) as socket:
         await socket.send(json.dumps(frame | {"trigger": "submit-message", "body": {}}))
-        while not frames or frames[-1]["type"] not in ("end", "error"):
-            frames.append(json.loads(await asyncio.wait_for(socket.recv(), 40)))
+        while not frames or frames[-1]["type"] not in ("end", "error", "closed"):
+            try:
+                frames.append(json.loads(await asyncio.wait_for(socket.recv(), 40)))
+            except ConnectionClosed as exc:  # the server ended the session (its frames came)
+                frames.append({"type": "closed", "code": exc.rcvd.code if exc.rcvd else None})
     return frames
 
 

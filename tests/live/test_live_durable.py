@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from google.adk.agents import LlmAgent
+from google.adk.tools.function_tool import FunctionTool
 
 from adk_asgi import AdkApp
+from adk_asgi.testing import demo_model
 from demo_app import build_agent
 from tests.live.test_live_connection import (
     _history,
@@ -23,7 +26,7 @@ from tests.live.test_live_connection import (
     squash,
     wait_until_closed,
 )
-from tests.support import answer, normalize_ids
+from tests.support import answer, counter, normalize_ids
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -101,3 +104,36 @@ async def test_an_approval_past_its_wait_is_closed_when_the_chat_opens_again(
     assert [p["state"] for p in history[1]["parts"] if p["type"] == "tool-process_payment"] == [
         "output-denied"
     ]
+
+
+async def test_an_approval_another_request_took_is_not_acted_on_by_the_connection() -> None:
+    """The connection's own wait claims the user's answer like any request (:mod:`.claims`):
+    when another request, on any worker, took it first, the payment does not run here."""
+    payments: list[str] = []
+
+    def process_payment(amount: float, recipient: str, currency: str = "USD") -> dict[str, Any]:
+        """Send money."""
+        payments.append(recipient)
+        return {"status": "sent"}
+
+    agent = LlmAgent(
+        name="demo_agent",
+        model=demo_model(id_factory=counter("call_"), chunk_size=200),
+        tools=[FunctionTool(process_payment, require_confirmation=True)],
+    )
+    app = AdkApp(agent, identify=lambda conn: "alice")
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            paused = await live.turn("pay 5 to alice")
+            call_id = paused[2]["toolCallId"]
+            key = app.services.chat_key("alice", live.chat_id)
+            assert await app.claims.claim(key, [f"approval-{call_id}"])  # another request
+            answer(live.assistant, "process_payment", approved=True)
+            denied, text = squash(await live.turn())
+    assert denied[:2] == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "tool-output-denied", "toolCallId": "<call1>"},
+    ]
+    assert text == "Here you go: process_payment was denied."
+    assert payments == []
