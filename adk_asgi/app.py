@@ -37,6 +37,7 @@ from .live_tools import LiveToolGate
 from .locks import ChatLocks, InMemoryChatLocks
 from .pause import PauseForClientTools
 from .policy import ToolPolicy, toolsets
+from .resumable import StreamStore
 from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
 from .services import Limits, Services
 from .sse import DEFAULT_WRITE_INTERVAL
@@ -107,6 +108,7 @@ class AdkApp:
         live_write_interval: float = DEFAULT_WRITE_INTERVAL,
         locks: ChatLocks | None = None,
         claims: Claims | None = None,
+        streams: StreamStore | None = None,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -156,6 +158,7 @@ class AdkApp:
             tools=ToolPolicy.of(*agents),
             locks=self.locks,
             claims=self.claims,
+            streams=streams,
             limits=Limits(
                 max_body_size=max_body_size,
                 busy_timeout=busy_timeout,
@@ -179,7 +182,9 @@ class AdkApp:
             routes=[
                 Route("/chat", ChatEndpoint(self.services), methods=["POST"]),
                 Route(
-                    "/chat/{chat_id}/stream", ResumeEndpoint(self.services).respond, methods=["GET"]
+                    "/chat/{chat_id}/stream",
+                    ResumeEndpoint(self.services).respond,
+                    methods=["GET", "DELETE"],
                 ),
                 Route(
                     "/chat/{chat_id}/messages",
@@ -234,6 +239,8 @@ class AdkApp:
         await self.runner.close()
         await self.locks.aclose()
         await self.claims.aclose()
+        if self.services.streams is not None:
+            await self.services.streams.aclose()
         if self.live_runner is not self.runner:
             # Its plugins and services are the ones just closed; its toolsets are its own.
             shared = toolsets(self.runner.agent)

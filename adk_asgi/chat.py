@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from google.genai import types
@@ -18,9 +20,10 @@ from .convert import EventConverter
 from .encoding import ChunkEncoder
 from .errors import ClientError
 from .identity import Identity
-from .locks import ChatBusy
+from .locks import ChatBusy, ChatKey
 from .messages import ChatRequest
 from .pending import PAYLOADS_KEY
+from .resumable import StreamStore
 from .services import Services
 from .sse import SSEResponse, sse_body
 from .translate import TranslationError, user_content
@@ -147,8 +150,44 @@ class ChatEndpoint:
         encoder = ChunkEncoder(v7=services.ai_sdk_version == 7)
         body = sse_body(events, plan.converter, encoder, lead=plan.lead)
         interval = services.limits.sse_write_interval
-        response = SSEResponse(body, abort=abort, headers=headers, write_interval=interval)
-        await response(scope, receive, send)
+        store = services.streams
+        if store is None:
+            response = SSEResponse(body, abort=abort, headers=headers, write_interval=interval)
+            await response(scope, receive, send)
+            return
+        # Resumable: the run goes on without its reader, every byte kept for GET .../stream.
+        key = services.chat_key(identity.user_id, chat.id)
+        stream_id = await store.begin(key)
+        stop = asyncio.create_task(_abort_on_stop(store, key, stream_id, abort))
+        recorded = _recorded(body, store, key, stream_id)
+        response = SSEResponse(
+            recorded, abort=abort, headers=headers, write_interval=interval, detached=True
+        )
+        try:
+            await response(scope, receive, send)
+        finally:
+            stop.cancel()
+            await asyncio.wait([stop])
+            await store.end(key, stream_id)
+
+
+async def _recorded(
+    body: AsyncGenerator[bytes, None], store: StreamStore, key: ChatKey, stream_id: str
+) -> AsyncGenerator[bytes, None]:
+    """``body``, each piece appended to the stream store as it goes out."""
+    async with aclosing(body):
+        async for piece in body:
+            await store.append(key, stream_id, piece)
+            yield piece
+
+
+async def _abort_on_stop(
+    store: StreamStore, key: ChatKey, stream_id: str, abort: asyncio.Event
+) -> None:
+    """The user's stop (``DELETE .../stream``) aborts the run, as a disconnect does when
+    streams are not resumable."""
+    await store.stopped(key, stream_id)
+    abort.set()
 
 
 async def _read_body(request: Request, limit: int) -> bytes:

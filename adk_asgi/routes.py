@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 from importlib import resources
 from typing import Final
 
 import msgspec
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from .errors import ClientError
 from .history import rebuild_messages
 from .messages import CHAT_ID, CHAT_ID_RULE
 from .services import Services
+from .sse import SSEResponse
 
 
 class MessagesEndpoint:
@@ -40,18 +42,35 @@ class MessagesEndpoint:
 
 class ResumeEndpoint:
     """``GET /chat/{chat_id}/stream``: the stock ``useChat({ resume: true })`` asks here on
-    mount; ``204`` says nothing is streaming."""
+    mount. With a stream store (:mod:`.resumable`) the chat's answer under way is sent from its
+    first chunk and followed to its end; ``204`` says nothing is streaming (always, without a
+    store). ``DELETE`` stops the answer under way (the user's stop button: the AI SDK's
+    ``stop()`` only stops reading a resumable stream)."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
 
-    async def respond(self, request: Request) -> Response:
+    async def respond(self, request: Request) -> Response | SSEResponse:
+        services = self.services
         try:
-            await self.services.identity_of(request)
+            identity = await services.identity_of(request)
         except ClientError as exc:
             return exc.response()
-        # Streams are not kept for replay yet: nothing is ever resumable.
-        return Response(status_code=204)
+        chat_id = request.path_params["chat_id"]
+        if not CHAT_ID.match(chat_id):
+            return ClientError(400, CHAT_ID_RULE).response()
+        store = services.streams
+        headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
+        key = services.chat_key(identity.user_id, chat_id)
+        if request.method == "DELETE":
+            stopped = store is not None and await store.stop(key)
+            return JSONResponse({"stopped": stopped}, headers=headers)
+        stream_id = None if store is None else await store.active(key)
+        if store is None or stream_id is None:
+            return Response(status_code=204, headers=headers)
+        interval = services.limits.sse_write_interval
+        replay = store.replay(key, stream_id)
+        return SSEResponse(replay, abort=asyncio.Event(), headers=headers, write_interval=interval)
 
 
 _TRANSPORT_JS: Final = (resources.files("adk_asgi") / "static" / "transport.js").read_bytes()

@@ -26,6 +26,7 @@ from .errors import ClientError
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
 from .locks import ChatKey, ChatLocks
 from .policy import ToolPolicy
+from .resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
 
@@ -64,6 +65,8 @@ class Services:
     tools: ToolPolicy
     locks: ChatLocks
     claims: Claims
+    streams: StreamStore | None
+    """Where SSE streams are kept for resuming (:mod:`.resumable`), or ``None``: off."""
     limits: Limits
     run_config: RunConfig
     """The SSE run options (``StreamingMode.SSE``)."""

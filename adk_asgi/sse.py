@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing, suppress
 from typing import Final
 
@@ -76,6 +76,8 @@ async def sse_body(
 class SSEResponse:
     """An ASGI response streaming ``body`` that reports a client disconnect to ``abort``.
 
+    ``detached``: the body is drained to its end whether or not anyone still reads it (a
+    resumable stream, :mod:`.resumable`): a disconnect stops the writes, not the run.
     ``write_interval``: seconds. A chunk goes out at once when nothing was written in the last
     interval, otherwise with everything else that arrives before the interval is over. The
     first write (``start``) does not start an interval, so the first delta is never held back,
@@ -90,11 +92,15 @@ class SSEResponse:
         headers: Mapping[str, str] | None = None,
         write_interval: float = DEFAULT_WRITE_INTERVAL,
         max_buffer: int = MAX_BUFFER,
+        detached: bool = False,
     ) -> None:
         if not write_interval >= 0:
             raise ValueError(f"write_interval must be >= 0 seconds, not {write_interval!r}")
         self.body = body
         self.abort = abort
+        self.detached = detached
+        self.gone = asyncio.Event()
+        """The client is gone (or a write failed): nothing more is sent."""
         self.headers = {**SSE_HEADERS, **(headers or {})}
         self.write_interval = write_interval
         self.max_buffer = max_buffer
@@ -121,23 +127,24 @@ class SSEResponse:
     async def _pump(self, body: AsyncIterator[bytes], send: Send) -> None:
         """One write per chunk, from this task."""
         async for data in body:
-            if self.abort.is_set():
+            if self._silent():
                 continue  # the client is gone: drain the run, send nothing
             try:
                 await send({"type": "http.response.body", "body": data, "more_body": True})
             except OSError:
-                self.abort.set()
-        if not self.abort.is_set():
+                self._client_gone()
+        if not self._silent():
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _pump_coalesced(self, body: AsyncIterator[bytes], send: Send) -> None:
         """This task iterates the body and writes what is due at once; bytes held for the rest
         of an interval are written by a second task when it ends."""
-        writer = self._writer = _Writer(send, self.abort, self.write_interval, self.max_buffer)
+        writer = self._writer = _Writer(send, self._client_gone, self._silent)
+        writer.interval, writer.max_buffer = self.write_interval, self.max_buffer
         flusher = asyncio.create_task(writer.flush_held(), name="adk_asgi sse flusher")
         try:
             async for data in body:
-                if self.abort.is_set():
+                if self._silent():
                     continue  # the client is gone: drain the run, send nothing
                 await writer.put(data)
         except BaseException:
@@ -149,7 +156,7 @@ class SSEResponse:
         flusher.result()  # (a bug in the flusher is not lost)
         if writer.error is not None:
             raise writer.error  # after the drain: the run was aborted, not cut off
-        if not self.abort.is_set():
+        if not self._silent():
             await writer.write(more_body=False)  # the end, with anything held, never delayed
             if writer.error is not None:
                 raise writer.error
@@ -158,10 +165,21 @@ class SSEResponse:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                self.abort.set()
+                self._client_gone()
                 if self._writer is not None:
                     self._writer.stop()  # nothing more to send; don't sit out an interval
                 return
+
+    def _silent(self) -> bool:
+        """Nothing more is sent: the client is gone, or (unless detached) the run was aborted
+        by whoever set ``abort``."""
+        return self.gone.is_set() or (self.abort.is_set() and not self.detached)
+
+    def _client_gone(self) -> None:
+        """Nothing more can be sent; the run stops too unless it is ``detached``."""
+        self.gone.set()
+        if not self.detached:
+            self.abort.set()
 
 
 class _Writer:
@@ -171,15 +189,17 @@ class _Writer:
     otherwise holds the bytes for ``flush_held`` (a second task) to write when the interval
     ends. One write is in flight at a time: bytes put while ``flush_held`` writes are held
     for its next write. ``put`` waits only while ``max_buffer`` bytes are held. A write raising
-    ``OSError`` sets ``abort``, as a disconnect does; any other exception is kept in ``error``
-    (and sets ``abort``) so that the run is drained before it is raised.
+    ``OSError`` calls ``gone``, as a disconnect does; any other exception is kept in ``error``
+    (and calls ``gone``) so that the run is drained before it is raised.
     """
 
-    def __init__(self, send: Send, abort: asyncio.Event, interval: float, max_buffer: int) -> None:
+    def __init__(self, send: Send, gone: Callable[[], None], silent: Callable[[], bool]) -> None:
         self.send = send
-        self.abort = abort
-        self.interval = interval
-        self.max_buffer = max_buffer
+        self.gone = gone
+        self.silent = silent
+        """Whether nothing more may be written (see ``SSEResponse``)."""
+        self.interval = DEFAULT_WRITE_INTERVAL
+        self.max_buffer = MAX_BUFFER
         self.error: Exception | None = None
         self._loop = asyncio.get_running_loop()
         self._held: list[bytes] = []
@@ -216,10 +236,10 @@ class _Writer:
         try:
             await self.send({"type": "http.response.body", "body": data, "more_body": more_body})
         except OSError:
-            self.abort.set()
+            self.gone()
         except Exception as exc:
             self.error = exc
-            self.abort.set()
+            self.gone()
 
     def stop(self) -> None:
         """Make ``flush_held`` return (what it holds is the producer's again)."""
@@ -239,7 +259,7 @@ class _Writer:
                             await self._stopping.wait()
                     if self._stopping.is_set():
                         return
-                if self.abort.is_set():
+                if self.silent():
                     return
                 await self.write()  # ``_due`` stays set: what is put meanwhile is held
                 if not self._held and not self._stopping.is_set():

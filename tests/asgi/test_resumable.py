@@ -1,0 +1,109 @@
+"""Resumable SSE streams (``AdkApp(streams=InMemoryStreamStore())``) under a real uvicorn: a
+reader that leaves does not stop the run, ``GET /chat/{id}/stream`` replays the answer under
+way from its first chunk and follows it to ``[DONE]``, ``204`` when nothing streams or the chat
+is someone else's, and ``DELETE`` stops the answer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from adk_asgi import AdkApp
+from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.testing import Text
+from tests.live.test_live_connection import serve
+from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+ANSWER = "A slow answer, streamed in many small deltas so that a reader can leave midway."
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server() -> AsyncIterator[tuple[AdkApp, str]]:
+    agent = scripted_agent(responder=lambda _: [Text(ANSWER)], chunk_size=4, delay=0.01)
+    app = AdkApp(
+        agent, streams=InMemoryStreamStore(), identify=lambda c: c.headers.get("x-user", "alice")
+    )
+    async with serve(app) as url:
+        yield app, url.replace("ws://", "http://", 1).removesuffix("/live")
+
+
+async def until_streaming(client: httpx.AsyncClient, base: str, chat_id: str) -> None:
+    """Return once the chat's answer is under way (its stream can be resumed)."""
+    async with asyncio.timeout(10):
+        while True:
+            async with client.stream("GET", f"{base}/chat/{chat_id}/stream") as response:
+                if response.status_code == 200:
+                    return
+            await asyncio.sleep(0.005)
+
+
+async def leave_after(client: httpx.AsyncClient, base: str, body: dict[str, Any], n: int) -> None:
+    """POST ``body`` and read ``n`` pieces of the answer, then close the connection."""
+    async with client.stream("POST", f"{base}/chat", json=body) as response:
+        assert response.status_code == 200
+        pieces = 0
+        async for _ in response.aiter_raw():
+            pieces += 1
+            if pieces == n:
+                break
+
+
+async def test_a_reader_that_leaves_does_not_stop_the_answer_and_resume_replays_it_whole(
+    server: tuple[AdkApp, str],
+) -> None:
+    _, base = server
+    async with httpx.AsyncClient(timeout=10) as client:
+        whole = await client.post(f"{base}/chat", json=user_body("hi", chat_id="whole"))
+        expected = normalize_ids(parse_sse(whole.content))
+        await leave_after(client, base, user_body("hi", chat_id="left"), 3)
+        resumed = await client.get(f"{base}/chat/left/stream")
+        assert resumed.status_code == 200
+        assert normalize_ids(parse_sse(resumed.content)) == expected
+        assert (await client.get(f"{base}/chat/left/stream")).status_code == 204  # it ended
+        history = (await client.get(f"{base}/chat/left/messages")).json()
+    assert [p.get("text") for p in history[1]["parts"] if p["type"] == "text"] == [ANSWER]
+
+
+async def test_several_readers_follow_one_answer(server: tuple[AdkApp, str]) -> None:
+    _, base = server
+    async with httpx.AsyncClient(timeout=10) as client:
+        post = asyncio.create_task(client.post(f"{base}/chat", json=user_body("hi", "many")))
+        await until_streaming(client, base, "many")
+        readers = await asyncio.gather(*(client.get(f"{base}/chat/many/stream") for _ in range(3)))
+        original = (await post).content
+    assert [r.content for r in readers] == [original] * 3
+
+
+async def test_nothing_to_resume_is_204_and_so_is_another_users_chat(
+    server: tuple[AdkApp, str],
+) -> None:
+    _, base = server
+    async with httpx.AsyncClient(timeout=10) as client:
+        assert (await client.get(f"{base}/chat/never/stream")).status_code == 204
+        post = asyncio.create_task(client.post(f"{base}/chat", json=user_body("hi", "mine")))
+        await until_streaming(client, base, "mine")
+        other = await client.get(f"{base}/chat/mine/stream", headers={"x-user": "mallory"})
+        stop = await client.delete(f"{base}/chat/mine/stream", headers={"x-user": "mallory"})
+        await post
+    assert other.status_code == 204
+    assert stop.json() == {"stopped": False}
+
+
+async def test_delete_stops_the_answer_under_way(server: tuple[AdkApp, str]) -> None:
+    _, base = server
+    async with httpx.AsyncClient(timeout=10) as client:
+        post = asyncio.create_task(client.post(f"{base}/chat", json=user_body("hi", "stop")))
+        await until_streaming(client, base, "stop")
+        stopped = await client.delete(f"{base}/chat/stop/stream")
+        chunks = parse_sse((await post).content)
+    assert stopped.json() == {"stopped": True}
+    text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    assert ANSWER.startswith(text) and text != ANSWER
+    assert chunks[-1]["type"] == "finish"
