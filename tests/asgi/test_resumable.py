@@ -16,17 +16,21 @@ import pytest_asyncio
 from adk_asgi import AdkApp
 from adk_asgi.resumable import InMemoryStreamStore
 from adk_asgi.testing import Text
+from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import serve
 from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
-ANSWER = "A slow answer, streamed in many small deltas so that a reader can leave midway."
+ANSWER = (
+    "A slow answer, streamed in many small deltas so that a reader can leave midway, "
+    "and a reloaded page can pick it up again before it is over."
+)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[tuple[AdkApp, str]]:
-    agent = scripted_agent(responder=lambda _: [Text(ANSWER)], chunk_size=4, delay=0.01)
+    agent = scripted_agent(responder=lambda _: [Text(ANSWER)], chunk_size=4, delay=0.02)
     app = AdkApp(
         agent, streams=InMemoryStreamStore(), identify=lambda c: c.headers.get("x-user", "alice")
     )
@@ -107,3 +111,40 @@ async def test_delete_stops_the_answer_under_way(server: tuple[AdkApp, str]) -> 
     text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
     assert ANSWER.startswith(text) and text != ANSWER
     assert chunks[-1]["type"] == "finish"
+
+
+@pytest.mark.parametrize("sdk", [6, 7])
+async def test_the_ai_sdk_chat_reloaded_mid_answer_resumes_it_whole(
+    server: tuple[AdkApp, str], sdk: int
+) -> None:
+    """The real ``Chat`` of ai@6 / ai@7: stopped mid-answer (the page goes away), then a new
+    ``Chat`` on the same chat id, hydrated from history, calls ``resumeStream()`` as
+    ``useChat({ resume: true })`` does on mount: it ends with the whole answer, once."""
+    _, base = server
+    chat_id = f"reload-v{sdk}"
+    spec = {
+        "transport": "sse",
+        "api": f"{base}/chat",
+        "chatId": chat_id,
+        "steps": [
+            {"send": "hi", "background": True},
+            {"stop": True},
+            {"reload": {"url": f"{base}/chat/{chat_id}/messages", "resume": True}},
+        ],
+    }
+    report = await drive_chat_async(spec, sdk)
+    assert (report["status"], report["error"]) == ("ready", None)
+    [stop] = report["stops"]
+    assert stop["textBefore"] and stop["textBefore"] != ANSWER  # it really was mid-answer
+    # the reloaded page found the answer still under way (history: the user's message alone)
+    assert [(r["status"], r["messageCount"]) for r in report["reloads"]] == [(200, 1)]
+    assert [
+        (r["method"], r["url"].rsplit("/", 1)[-1], r["status"]) for r in report["responses"]
+    ] == [
+        ("POST", "chat", 200),
+        ("GET", "stream", 200),
+    ]
+    [user, assistant] = report["messages"]
+    assert user["parts"] == [{"type": "text", "text": "hi"}]
+    texts = [p for p in assistant["parts"] if p["type"] == "text"]
+    assert [(p["text"], p.get("state")) for p in texts] == [(ANSWER, "done")]
