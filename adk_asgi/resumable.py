@@ -7,7 +7,8 @@ reader goes away (a reload, a dropped connection): it finishes and is recorded, 
 of its body is kept here while it streams, for any number of readers.
 
 :class:`StreamStore` is the interface; :class:`InMemoryStreamStore` serves one process. A
-finished stream is forgotten at once: its message is in the chat's history by then.
+stream that ended stays readable for ``keep`` seconds (a reader that asked just before its end),
+then is forgotten: its message is in the chat's history by then.
 """
 
 from __future__ import annotations
@@ -75,13 +76,21 @@ class _Stream:
 class InMemoryStreamStore(StreamStore):
     """The streams of one process: readers must reach the worker that runs the chat."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: float = 60.0) -> None:
+        self.keep = keep
         self._streams: dict[ChatKey, _Stream] = {}
+        self._ended: dict[str, tuple[_Stream, float]] = {}
+        """Ended streams by id, with when they are forgotten (loop time)."""
 
     def __len__(self) -> int:
-        return len(self._streams)
+        """Streams kept: under way, or ended less than ``keep`` seconds ago."""
+        return len(self._streams) + len(self._ended)
 
     async def begin(self, key: ChatKey) -> str:
+        now = asyncio.get_running_loop().time()
+        for stream_id, (_, until) in list(self._ended.items()):
+            if until <= now:
+                del self._ended[stream_id]
         stream = self._streams[key] = _Stream(secrets.token_hex(8))
         return stream.id
 
@@ -101,13 +110,14 @@ class InMemoryStreamStore(StreamStore):
             stream.done = True
             stream.wake()
             del self._streams[key]
+            self._ended[stream_id] = (stream, asyncio.get_running_loop().time() + self.keep)
 
     async def active(self, key: ChatKey) -> str | None:
         stream = self._streams.get(key)
         return None if stream is None else stream.id
 
     async def replay(self, key: ChatKey, stream_id: str) -> AsyncGenerator[bytes, None]:
-        stream = self._get(key, stream_id)
+        stream = self._get(key, stream_id) or self._ended.get(stream_id, (None, 0.0))[0]
         if stream is None:
             return
         sent = 0

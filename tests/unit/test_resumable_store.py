@@ -27,8 +27,8 @@ async def test_a_replay_starts_at_the_first_byte_and_follows_to_the_end() -> Non
     assert await store.active(CHAT) == stream_id
     await store.end(CHAT, stream_id)
     assert await asyncio.gather(early, late) == [b"start;d1;finish;"] * 2
-    assert (await store.active(CHAT), len(store)) == (None, 0)
-    assert await collect(store, stream_id) == b""  # over: nothing to replay
+    assert (await store.active(CHAT), len(store)) == (None, 1)
+    assert await collect(store, stream_id) == b"start;d1;finish;"  # kept for a while
 
 
 async def test_a_new_stream_replaces_the_old_and_stop_reaches_only_the_active_one() -> None:
@@ -47,3 +47,12 @@ async def test_a_new_stream_replaces_the_old_and_stop_reaches_only_the_active_on
     stopped_old.cancel()
     await store.end(CHAT, second)
     assert await store.stop(CHAT) is False
+
+
+async def test_an_ended_stream_is_forgotten_after_keep() -> None:
+    store = InMemoryStreamStore(keep=0)
+    old = await store.begin(CHAT)
+    await store.end(CHAT, old)
+    await store.begin(("app", "bob", "chat-2"))
+    assert len(store) == 1
+    assert await collect(store, old) == b""

@@ -1,0 +1,179 @@
+"""Resumable streams in Redis, so any worker serves a resume (``pip install 'adk-asgi[redis]'``).
+
+Each answer is a Redis Stream (``XADD``, bounded by ``MAXLEN``) that readers follow with
+``XREAD BLOCK``; an end entry closes it, and it expires ``keep`` seconds after. A per-chat key
+names the chat's active stream; the worker that writes it renews it every ``lease / 3``. So,
+unlike a producer that keeps its chunks in memory, a worker killed mid-answer loses nothing it
+streamed: its readers get all of it, then — once the lease runs out without an end — a closing
+``error`` chunk, ``finish`` and ``[DONE]``, instead of waiting forever.
+
+A stop (``DELETE /chat/{id}/stream``) sets a key the writer's worker looks at every
+``poll`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+from collections.abc import AsyncGenerator
+from typing import Any, Final
+
+from .locks import ChatKey
+from .resumable import StreamStore
+
+logger = logging.getLogger("adk_asgi")
+
+INTERRUPTED: Final = "The answer was interrupted: the server that wrote it stopped."
+_TAIL: Final = (
+    f"data: {json.dumps({'type': 'error', 'errorText': INTERRUPTED})}\n\n"
+    'data: {"type":"finish"}\n\ndata: [DONE]\n\n'
+).encode()
+"""What a reader gets after the last piece of a stream whose writer died."""
+
+_RENEW: Final = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_CLEAR: Final = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+class RedisStreamStore(StreamStore):
+    """``RedisStreamStore("redis://host:6379/0")``, or an existing ``redis.asyncio.Redis``.
+
+    ``lease``: seconds after which a stream whose worker stopped renewing it counts as cut.
+    ``maxlen``: pieces kept per stream (a longer answer replays from its oldest kept piece).
+    ``keep``: seconds an ended stream stays readable. ``poll``: seconds between stop checks.
+    """
+
+    def __init__(
+        self,
+        redis: Any,
+        *,
+        prefix: str = "adk_asgi:stream:",
+        lease: float = 15.0,
+        maxlen: int = 100_000,
+        keep: float = 60.0,
+        poll: float = 0.25,
+    ) -> None:
+        import redis.asyncio as aioredis  # an optional dependency: imported only when used
+
+        if isinstance(redis, str):
+            self._client: Any = aioredis.from_url(redis)
+            self._owns_client = True
+        else:
+            self._client = redis
+            self._owns_client = False
+        if not (lease > 0 and keep > 0 and poll > 0 and maxlen > 0):
+            raise ValueError("lease, keep, poll and maxlen must be > 0")
+        self.prefix = prefix
+        self.lease = lease
+        self.maxlen = maxlen
+        self.keep = keep
+        self.poll = poll
+        self._renew = self._client.register_script(_RENEW)
+        self._clear = self._client.register_script(_CLEAR)
+        self._renewals: dict[str, asyncio.Task[None]] = {}
+
+    def _active_key(self, key: ChatKey) -> str:
+        return self.prefix + "active:" + "\x1f".join(key)
+
+    def _data(self, stream_id: str) -> str:
+        return self.prefix + "data:" + stream_id
+
+    def _stop_key(self, stream_id: str) -> str:
+        return self.prefix + "stop:" + stream_id
+
+    async def begin(self, key: ChatKey) -> str:
+        stream_id = secrets.token_hex(8)
+        name = self._active_key(key)
+        await self._client.set(name, stream_id, px=self._lease_ms())
+        self._renewals[stream_id] = asyncio.create_task(
+            self._keep_active(name, stream_id), name="adk_asgi stream lease"
+        )
+        return stream_id
+
+    def _lease_ms(self) -> int:
+        return max(1, round(self.lease * 1000))
+
+    async def _keep_active(self, name: str, stream_id: str) -> None:
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            try:
+                if not await self._renew(keys=[name], args=[stream_id, self._lease_ms()]):
+                    return  # another stream of the chat began: this one is not active
+            except Exception:  # Redis unreachable: try again until the lease runs out
+                logger.warning("adk_asgi: renewing a stream lease failed", exc_info=True)
+
+    async def append(self, key: ChatKey, stream_id: str, data: bytes) -> None:
+        await self._client.xadd(
+            self._data(stream_id), {b"d": data}, maxlen=self.maxlen, approximate=True
+        )
+
+    async def end(self, key: ChatKey, stream_id: str) -> None:
+        renewal = self._renewals.pop(stream_id, None)
+        if renewal is not None:
+            renewal.cancel()
+            await asyncio.wait([renewal])
+        data = self._data(stream_id)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.xadd(data, {b"e": b"1"}, maxlen=self.maxlen, approximate=True)
+            pipe.expire(data, max(1, round(self.keep)))
+            pipe.delete(self._stop_key(stream_id))
+            await pipe.execute()
+        await self._clear(keys=[self._active_key(key)], args=[stream_id])
+
+    async def active(self, key: ChatKey) -> str | None:
+        value = await self._client.get(self._active_key(key))
+        return None if value is None else value.decode() if isinstance(value, bytes) else value
+
+    async def replay(self, key: ChatKey, stream_id: str) -> AsyncGenerator[bytes, None]:
+        data, last = self._data(stream_id), "0-0"
+        block = max(1, round(min(self.lease, 1.0) * 1000))
+        while True:
+            reply = await self._client.xread({data: last}, block=block, count=1000)
+            if not reply:
+                if await self.active(key) != stream_id and not await self._ended(data):
+                    yield _TAIL  # its writer stopped renewing it and never ended it
+                    return
+                continue
+            for entry_id, fields in reply[0][1]:
+                last = entry_id
+                if b"e" in fields:
+                    return
+                yield fields[b"d"]
+
+    async def _ended(self, data: str) -> bool:
+        """Whether the stream has its end entry (it ended between two reads)."""
+        entries = await self._client.xrevrange(data, count=1)
+        return bool(entries) and b"e" in entries[0][1]
+
+    async def stop(self, key: ChatKey) -> bool:
+        stream_id = await self.active(key)
+        if stream_id is None:
+            return False
+        await self._client.set(self._stop_key(stream_id), b"1", ex=max(1, round(self.keep)))
+        return True
+
+    async def stopped(self, key: ChatKey, stream_id: str) -> None:
+        while not await self._client.exists(self._stop_key(stream_id)):  # noqa: ASYNC110
+            await asyncio.sleep(self.poll)  # (a poll: another worker sets the key)
+
+    async def aclose(self) -> None:
+        for renewal in self._renewals.values():
+            renewal.cancel()
+        if self._renewals:
+            await asyncio.wait(self._renewals.values())
+        self._renewals.clear()
+        if self._owns_client:
+            with contextlib.suppress(Exception):
+                await self._client.aclose()

@@ -1,0 +1,89 @@
+"""Both stream stores on the same contract, Redis with the test session's real server: two
+store objects on one Redis stand for two workers, one writing an answer and one serving a
+resume. A writer that dies mid-answer: its readers get what it wrote, then a clean end."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+
+import pytest
+import pytest_asyncio
+
+from adk_asgi.resumable import InMemoryStreamStore, StreamStore
+from adk_asgi.resumable_redis import INTERRUPTED, RedisStreamStore
+
+pytestmark = pytest.mark.backing
+
+CHAT = ("app", "alice", "chat-1")
+
+Workers = Callable[..., StreamStore]
+
+
+@pytest_asyncio.fixture(params=["memory", "redis"])
+async def workers(request: pytest.FixtureRequest) -> AsyncIterator[Workers]:
+    """Stores that share one backend (with in-memory: one and the same store)."""
+    prefix = f"test:{secrets.token_hex(4)}:"
+    shared = InMemoryStreamStore()
+    async with AsyncExitStack() as stack:
+
+        def make(**options: float) -> StreamStore:
+            if request.param == "memory":
+                return shared
+            store = RedisStreamStore(request.getfixturevalue("redis_url"), prefix=prefix, **options)
+            stack.push_async_callback(store.aclose)
+            return store
+
+        yield make
+
+
+async def collect(store: StreamStore, stream_id: str) -> bytes:
+    return b"".join([piece async for piece in store.replay(CHAT, stream_id)])
+
+
+async def test_a_reader_on_another_worker_replays_from_the_start_and_follows(
+    workers: Workers,
+) -> None:
+    writer, reader = workers(), workers()
+    stream_id = await writer.begin(CHAT)
+    await writer.append(CHAT, stream_id, b"start;")
+    assert await reader.active(CHAT) == stream_id
+    following = asyncio.create_task(collect(reader, stream_id))
+    await writer.append(CHAT, stream_id, b"d1;")
+    await writer.append(CHAT, stream_id, b"finish;")
+    await writer.end(CHAT, stream_id)
+    assert await asyncio.wait_for(following, 5) == b"start;d1;finish;"
+    assert await reader.active(CHAT) is None
+
+
+async def test_a_stop_reaches_the_writer_on_another_worker(workers: Workers) -> None:
+    writer, other = workers(poll=0.02), workers()
+    stream_id = await writer.begin(CHAT)
+    stopped = asyncio.create_task(writer.stopped(CHAT, stream_id))
+    assert await other.stop(CHAT) is True
+    await asyncio.wait_for(stopped, 5)
+    await writer.end(CHAT, stream_id)
+    assert await other.stop(CHAT) is False
+
+
+async def test_the_readers_of_a_writer_that_died_get_what_it_wrote_and_an_end(
+    redis_url: str,
+) -> None:
+    prefix = f"test:{secrets.token_hex(4)}:"
+    writer = RedisStreamStore(redis_url, prefix=prefix, lease=0.3)
+    reader = RedisStreamStore(redis_url, prefix=prefix, lease=0.3)
+    try:
+        stream_id = await writer.begin(CHAT)
+        await writer.append(CHAT, stream_id, b'data: {"type":"start"}\n\n')
+        following = asyncio.create_task(collect(reader, stream_id))
+        await writer.aclose()  # the worker is gone: no end, no more renewals
+        replayed = await asyncio.wait_for(following, 5)
+    finally:
+        await reader.aclose()
+    assert replayed == (
+        b'data: {"type":"start"}\n\n'
+        b'data: {"type": "error", "errorText": "' + INTERRUPTED.encode() + b'"}\n\n'
+        b'data: {"type":"finish"}\n\ndata: [DONE]\n\n'
+    )
