@@ -7,6 +7,9 @@ Configured by the environment, read when the module is imported:
   (``sqlite+aiosqlite:///…``, ``postgresql+asyncpg://…``).
 - ``PAYMENT_LOCKS``: ``process`` (the default in-process locks), ``redis:<url>``
   (``RedisChatLocks``) or ``postgres:<dsn>`` (``PostgresChatLocks``).
+- ``PAYMENT_STREAMS``: empty (the default: not resumable) or ``redis:<url>``
+  (``RedisStreamStore``); ``PAYMENT_SLOW=1``: the model streams its text slowly (4 characters
+  every 20 ms), so that a reader can leave mid-answer.
 - ``PAYMENT_LEDGER``: a file that gets one line ``"<session id> <function call id>"`` per run of
   ``process_payment``, appended with ``O_APPEND`` so that every process's runs are counted.
 
@@ -34,6 +37,7 @@ from starlette.routing import Mount, Route
 
 from adk_asgi import AdkApp
 from adk_asgi.locks import ChatLocks, InMemoryChatLocks
+from adk_asgi.resumable import StreamStore
 from adk_asgi.testing import demo_model
 
 
@@ -53,7 +57,7 @@ def locks_from(spec: str) -> ChatLocks:
     raise ValueError(f"PAYMENT_LOCKS must be process, redis:<url> or postgres:<dsn>: {spec!r}")
 
 
-def payment_agent(ledger: str) -> LlmAgent:
+def payment_agent(ledger: str, *, slow: bool = False) -> LlmAgent:
     def process_payment(
         amount: float, recipient: str, tool_context: ToolContext, currency: str = "USD"
     ) -> dict[str, Any]:
@@ -68,7 +72,11 @@ def payment_agent(ledger: str) -> LlmAgent:
 
     return LlmAgent(
         name="demo_agent",
-        model=demo_model(id_factory=lambda: f"call_{uuid.uuid4().hex}", chunk_size=200),
+        model=demo_model(
+            id_factory=lambda: f"call_{uuid.uuid4().hex}",
+            chunk_size=4 if slow else 200,
+            delay=0.02 if slow else 0.0,
+        ),
         tools=[FunctionTool(process_payment, require_confirmation=True)],
     )
 
@@ -82,12 +90,27 @@ async def pid(_: Request) -> PlainTextResponse:
     return PlainTextResponse(str(os.getpid()))
 
 
-def create_app(db_url: str, locks: str, ledger: str) -> Starlette:
+def streams_from(spec: str) -> StreamStore | None:
+    """``PAYMENT_STREAMS``: empty (not resumable) or ``redis:<url>``."""
+    if not spec:
+        return None
+    kind, _, target = spec.partition(":")
+    if kind == "redis" and target:
+        from adk_asgi.resumable_redis import RedisStreamStore
+
+        return RedisStreamStore(target)
+    raise ValueError(f"PAYMENT_STREAMS must be empty or redis:<url>: {spec!r}")
+
+
+def create_app(
+    db_url: str, locks: str, ledger: str, streams: str = "", slow: bool = False
+) -> Starlette:
     sessions = DatabaseSessionService(db_url=db_url)
     chat = AdkApp(
-        payment_agent(ledger),
+        payment_agent(ledger, slow=slow),
         session_service=sessions,
         locks=locks_from(locks),
+        streams=streams_from(streams),
         identify=lambda conn: conn.headers.get("x-user", "alice"),
     )
 
@@ -114,4 +137,6 @@ app = create_app(
     os.environ["PAYMENT_DB_URL"],
     os.environ.get("PAYMENT_LOCKS", "process"),
     os.environ["PAYMENT_LEDGER"],
+    os.environ.get("PAYMENT_STREAMS", ""),
+    slow=os.environ.get("PAYMENT_SLOW") == "1",
 )
