@@ -42,6 +42,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from adk_asgi import AdkApp, client_tool
+from adk_asgi.resumable import InMemoryStreamStore
 from adk_asgi.testing import demo_model
 
 INSTRUCTION = """You are the adk-asgi demo assistant. Use your tools when they help:
@@ -160,10 +161,13 @@ def agent_app(agent: LlmAgent | None = None, **options: Any) -> AdkApp:
 
 
 def create_app(agent: LlmAgent | None = None, **options: Any) -> Starlette:
+    # Answers outlive a reload: the page resumes them (useChat({ resume: true })).
+    options.setdefault("streams", InMemoryStreamStore())
     chat = agent_app(agent, **options)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await chat.prepare()
         yield
         await chat.aclose()
 

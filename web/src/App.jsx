@@ -147,7 +147,11 @@ function NowPlaying() {
 
 function ChatView({ session, onOpen, onSwitch }) {
   const { mode, chat, transport, voice } = session;
-  const { messages, status, error, sendMessage, addToolApprovalResponse } = useChat({ chat });
+  // resume: an answer still streaming when the page was reloaded goes on (GET .../stream)
+  const { messages, status, error, sendMessage, addToolApprovalResponse } = useChat({
+    chat,
+    resume: mode === "sse",
+  });
   const [input, setInput] = useState("");
   useEffect(() => () => transport.close?.(), [transport]); // live: close the socket when done
   const busy = status === "submitted" || status === "streaming";
