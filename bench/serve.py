@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from adk_asgi import AdkApp
+from adk_asgi.resumable import InMemoryStreamStore, StreamStore
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet
 
 KINDS = ("adk_asgi", "adk_run_sse")
@@ -50,20 +52,41 @@ UNMERGED: Final = "/agent-unmerged"
 the bench can show what coalescing changes, side by side on one server."""
 
 
+RESUMABLE: Final = "/agent-resumable"
+"""The same app with a stream store (``streams=``): every answer kept while it streams, so the
+bench shows what resumable streams cost next to the same app without them."""
+
+
+def stream_store() -> StreamStore:
+    """Redis's when ``BENCH_REDIS_URL`` names a server, else the in-memory store."""
+    url = os.environ.get("BENCH_REDIS_URL")
+    if url:
+        from adk_asgi.resumable_redis import RedisStreamStore
+
+        return RedisStreamStore(url)
+    return InMemoryStreamStore()
+
+
 def adk_asgi_app() -> ASGIApp:
     """``AdkApp`` mounted the way the docs show; a fixed identity, as behind real auth."""
     chat = AdkApp(make_agent(), identify=lambda conn: USER_ID)
     unmerged = AdkApp(
         make_agent(), identify=lambda conn: USER_ID, sse_write_interval=0, live_write_interval=0
     )
+    resumable = AdkApp(make_agent(), identify=lambda conn: USER_ID, streams=stream_store())
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await chat.aclose()
         await unmerged.aclose()
+        await resumable.aclose()
 
-    routes = [Mount("/agent", app=chat), Mount(UNMERGED, app=unmerged)]
+    routes = [
+        Mount("/agent", app=chat),
+        Mount(UNMERGED, app=unmerged),
+        Mount(RESUMABLE, app=resumable),
+    ]
     return Starlette(routes=routes, lifespan=lifespan)
 
 

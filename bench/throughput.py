@@ -42,6 +42,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
 from bench.agent import APP_NAME, DELTA_CHARS, USER_ID, make_agent, quiet, user_message
 from bench.encode import encode_costs
+from bench.serve import RESUMABLE
 from bench.servers import ServerProcess
 
 SHORT_ANSWER: Final = 5
@@ -179,12 +180,17 @@ class _Server:
 
 
 class AdkAsgiClient(_Server):
-    """``POST /agent/chat`` as the AI SDK's ``DefaultChatTransport`` sends it, a new chat each."""
+    """``POST /agent/chat`` as the AI SDK's ``DefaultChatTransport`` sends it, a new chat each
+    (``mount``: another mount of the same server, e.g. the one with a stream store)."""
+
+    def __init__(self, client: httpx.AsyncClient, base_url: str, mount: str = "/agent") -> None:
+        super().__init__(client, base_url)
+        self.mount = mount
 
     async def __call__(self, deltas: int) -> Run:
         message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": str(deltas)}]}
         body = {"id": uuid.uuid4().hex, "messages": [message], "trigger": "submit-message"}
-        got = await self.stream("/agent/chat", body, TEXT_DELTA)
+        got = await self.stream(f"{self.mount}/chat", body, TEXT_DELTA)
         data = got.data
         if not data.endswith(DONE) or b'"type":"error"' in data:
             raise RuntimeError(f"adk_asgi: bad stream ending {data[-300:]!r}")
@@ -256,6 +262,7 @@ async def bench(
         rows: dict[str, Measure] = {
             "floor": floor,
             "adk_asgi": AdkAsgiClient(client, ours_url),
+            "resumable": AdkAsgiClient(client, ours_url, RESUMABLE),
             "adk /run_sse": AdkRunSseClient(client, adk_url),
         }
         throughput = {}
@@ -361,6 +368,13 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
     )
     for size, by_row in results.throughput.items():
         ours = by_row["adk_asgi"]
+        kept = by_row["resumable"]
+        ratio = _paired(ours, kept, "seconds")
+        cpu = _paired(ours, kept, "server_cpu")
+        out.append(
+            f"  N={size:>6,}  resumable / adk_asgi      {ratio:.3f}  cpu {cpu:.3f}"
+            f"  target >= 0.95: {_verdict(ratio >= 0.95)}"
+        )
         for other, target in (("floor", 0.90), ("adk /run_sse", 1.5)):
             theirs = by_row[other]
             ratio = _paired(theirs, ours, "seconds")

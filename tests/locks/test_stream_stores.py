@@ -39,6 +39,10 @@ async def workers(request: pytest.FixtureRequest) -> AsyncIterator[Workers]:
         yield make
 
 
+async def collect_rest(pieces: AsyncIterator[bytes]) -> bytes:
+    return b"".join([piece async for piece in pieces])
+
+
 async def collect(store: StreamStore, stream_id: str) -> bytes:
     return b"".join([piece async for piece in store.replay(CHAT, stream_id)])
 
@@ -77,9 +81,11 @@ async def test_the_readers_of_a_writer_that_died_get_what_it_wrote_and_an_end(
     try:
         stream_id = await writer.begin(CHAT)
         await writer.append(CHAT, stream_id, b'data: {"type":"start"}\n\n')
-        following = asyncio.create_task(collect(reader, stream_id))
+        following = reader.replay(CHAT, stream_id)
+        first = await asyncio.wait_for(anext(following), 5)  # it reached Redis
         await writer.aclose()  # the worker is gone: no end, no more renewals
-        replayed = await asyncio.wait_for(following, 5)
+        rest = await asyncio.wait_for(collect_rest(following), 5)
+        replayed = first + rest
     finally:
         await reader.aclose()
     assert replayed == (
