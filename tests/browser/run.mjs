@@ -205,6 +205,24 @@ const SCENARIOS = {
     if (seen.audioFrames === 0) throw new Error("no audio frame reached the page");
   },
 
+  async "reload-mid-answer"(page) {
+    // A reload while the answer streams: the page resumes it (GET /agent/chat/{id}/stream) and
+    // shows it whole, once.
+    const slow = "tell me a long story slowly";
+    await page.getByRole("textbox", { name: "Message" }).fill(slow);
+    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await waitFor(page.locator('.status[data-status="streaming"]'), "the answer streaming");
+    await waitFor(page.locator(".message.assistant > p", { hasText: "You said" }), "some text");
+    const resumed = page.waitForResponse((r) => r.url().endsWith("/stream"));
+    await page.reload();
+    equal((await resumed).status(), 200, "GET .../stream after the reload");
+    const answer =
+      `You said: "${slow}". I can try "weather in Paris", "pay 5 to alice", "play track 3" ` +
+      'or "where am i" (join them with "and" or "then").';
+    await settled(page, { tools: [], answer });
+    equal(await page.locator(".message.assistant").count(), 1, "assistant messages");
+  },
+
   async "switch-mode"(page) {
     // A payment asked in one mode is approved in the other: the switch keeps the chat.
     await ask(page, "pay 5 to alice");

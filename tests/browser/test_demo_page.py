@@ -51,6 +51,7 @@ SCENARIOS = [
 ]
 CASES = [
     *((mode, scenario) for scenario in SCENARIOS for mode in ("sse", "live")),
+    ("sse", "reload-mid-answer"),  # live resume from a new connection: not yet
     ("voice", "weather"),  # typed, answered with audio and its transcript
     ("voice", "talk"),  # the microphone
 ]

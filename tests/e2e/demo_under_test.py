@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 
 import demo_app
 from adk_asgi import AdkApp
+from adk_asgi.resumable import InMemoryStreamStore
 from adk_asgi.testing import ScriptedLlm, demo_responder
 from adk_asgi.testing.live import ScriptedLiveConnection
 
@@ -126,7 +127,7 @@ def build_agent(runs: ToolRuns) -> LlmAgent:
 
 def create_app() -> Starlette:
     runs = ToolRuns()
-    chat = AdkApp(build_agent(runs))
+    chat = AdkApp(build_agent(runs), streams=InMemoryStreamStore())  # as demo_app does
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

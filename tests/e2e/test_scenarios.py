@@ -611,12 +611,20 @@ def test_stop_mid_stream_then_a_new_message(demo_server: str, transport: str, sd
     ]
     if transport != "sse":
         return  # live mode stores the stopped answer after the next message (reported)
-    # The server keeps what was finished: the stopped answer is not in the history (ADK never
-    # persists partial events and the run was aborted), the next exchange is, with the ids the
-    # client knows.
-    slow, _, hello, answer = report["messages"]
+    # The demo server keeps its streams resumable (streams=): the stock stop() only stopped
+    # reading, so the answer went on and is in the history whole, before the next exchange,
+    # with the ids the client knows.
+    slow, stopped, hello, answer = report["messages"]
     assert history(demo_server, report) == [
         {"id": slow["id"], "role": "user", "parts": [{"type": "text", "text": SLOW_TEXT}]},
+        {
+            "id": stopped["id"],
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {"type": "text", "text": SLOW_REPLY, "state": "done"},
+            ],
+        },
         {"id": hello["id"], "role": "user", "parts": [{"type": "text", "text": "hello"}]},
         {
             "id": answer["id"],
