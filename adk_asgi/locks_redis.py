@@ -32,18 +32,21 @@ if redis.call('exists', KEYS[1]) == 0 then
 end
 return 0
 """
-_RENEW: Final = """
+RENEW_IF_HELD: Final = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('pexpire', KEYS[1], ARGV[2])
 end
 return 0
 """
-_RELEASE: Final = """
+"""Extend ``KEYS[1]`` by ``ARGV[2]`` ms only if it still holds ``ARGV[1]`` (also used by the
+Redis stream store for its leases)."""
+DELETE_IF_HELD: Final = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('del', KEYS[1])
 end
 return 0
 """
+"""Delete ``KEYS[1]`` only if it still holds ``ARGV[1]``: compare-and-delete."""
 
 
 class RedisChatLocks(ChatLocks):
@@ -75,8 +78,8 @@ class RedisChatLocks(ChatLocks):
         self.ttl = ttl
         self.poll = poll
         self._take = self._client.register_script(_ACQUIRE)
-        self._renew = self._client.register_script(_RENEW)
-        self._release = self._client.register_script(_RELEASE)
+        self._renew = self._client.register_script(RENEW_IF_HELD)
+        self._release = self._client.register_script(DELETE_IF_HELD)
         self._active = 0
 
     def __len__(self) -> int:

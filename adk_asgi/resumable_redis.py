@@ -27,6 +27,7 @@ from collections.abc import AsyncGenerator
 from typing import Any, Final
 
 from .locks import ChatKey
+from .locks_redis import DELETE_IF_HELD, RENEW_IF_HELD
 from .resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
@@ -37,19 +38,6 @@ _TAIL: Final = (
     'data: {"type":"finish"}\n\ndata: [DONE]\n\n'
 ).encode()
 """What a reader gets after the last piece of a stream whose writer died."""
-
-_RENEW: Final = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_CLEAR: Final = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('del', KEYS[1])
-end
-return 0
-"""
 
 
 MAX_QUEUED: Final = 1024 * 1024
@@ -107,8 +95,8 @@ class RedisStreamStore(StreamStore):
         self.keep = keep
         self.poll = poll
         self.flush_interval = flush_interval
-        self._renew = self._client.register_script(_RENEW)
-        self._clear = self._client.register_script(_CLEAR)
+        self._renew = self._client.register_script(RENEW_IF_HELD)
+        self._clear = self._client.register_script(DELETE_IF_HELD)
         self._renewals: dict[str, asyncio.Task[None]] = {}
         self._queues: dict[str, _Queue] = {}
 
