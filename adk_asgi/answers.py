@@ -18,18 +18,27 @@ from google.genai import types
 
 from .continuation import Conflict, Continuation, continuation
 from .messages import UIMessage
-from .pending import approved_marker, chat_state, closing_answers, split_confirmation_answers
+from .pending import (
+    ChatState,
+    approved_marker,
+    chat_state,
+    closing_answers,
+    split_confirmation_answers,
+)
 from .services import Services
 
 
-async def close_left_calls(services: Services, session: Session, *, moved_on: bool) -> None:
+async def close_left_calls(services: Services, session: Session, *, moved_on: bool) -> ChatState:
     """Close what must not stay open before the model runs (see
     :func:`~adk_asgi.pending.closing_answers`): calls left by a crash or past their wait and,
-    when the user ``moved_on`` to a new message, every call still waiting."""
+    when the user ``moved_on`` to a new message, every call still waiting. Returns the chat's
+    calls as they stand after it."""
     state = chat_state(session.events, services.tools)
     closing = closing_answers(state, services.tools, now=time.time(), moved_on=moved_on)
-    if closing is not None:
-        await services.session_service.append_event(session, closing)
+    if closing is None:
+        return state
+    await services.session_service.append_event(session, closing)
+    return chat_state(session.events, services.tools)
 
 
 async def accept_answers(
@@ -42,8 +51,7 @@ async def accept_answers(
     """Check ``message``'s answers against ``session`` (:class:`Conflict` if they do not match
     its waiting calls or were taken already), record the bridge's part, and return them with
     the user's function responses for ADK (``None`` when only browser calls were released)."""
-    await close_left_calls(services, session, moved_on=False)
-    state = chat_state(session.events, services.tools)
+    state = await close_left_calls(services, session, moved_on=False)
     answers = continuation(message, state, payloads)
     key = services.chat_key(user_id, session.id)
     if not await services.claims.claim(key, answers.answer_ids()):

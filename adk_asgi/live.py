@@ -38,7 +38,7 @@ from .live_protocol import LiveProtocol
 from .live_tools import LiveQueue, ToolWaits
 from .locks import ChatBusy, ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE
-from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, chat_state
+from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, ChatState, chat_state
 from .services import Services
 
 logger = logging.getLogger("adk_asgi")
@@ -234,10 +234,9 @@ class _Connection:
             async with services.locks.hold(key, services.limits.busy_timeout):
                 self.waits.claim = functools.partial(_claim_one, services, key)
                 session = await services.open_session(self.user_id, chat_id)
-                await close_left_calls(services, session, moved_on=False)
-                then = await self._settle_waiting_calls(session)
+                stored = await close_left_calls(services, session, moved_on=False)
+                then, stored = await self._settle_waiting_calls(session, stored)
                 history = _ends_with_user_turn(session.events)
-                stored = chat_state(session.events, services.tools)
                 self.carry_out(protocol.session_started(answers_history=history, stored=stored))
                 later = [] if then is None else [then]
                 while not self._settles.empty():  # sent while the last answers were recorded
@@ -262,22 +261,24 @@ class _Connection:
             logger.exception("adk_asgi: the live session failed")
             self.carry_out(protocol.session_ended(f"{type(exc).__name__}: {exc}"))
 
-    async def _settle_waiting_calls(self, session: Session) -> Settle | None:
+    async def _settle_waiting_calls(
+        self, session: Session, state: ChatState
+    ) -> tuple[Settle | None, ChatState]:
         """Before the model runs on a chat whose stored calls wait for the user (a connection
         that is gone left them), the client's requests are settled against the session, as
         over SSE: answers are checked, claimed and recorded — ADK runs the confirmed tools as
         ``run_live`` starts — until no call waits. A new user message closes what waits and
-        is returned, for the open session."""
+        is returned, for the open session. ``state``: the chat's calls now; returned as they
+        stand once settled."""
         services = self.services
-        if not chat_state(session.events, services.tools).waiting():
-            return None
+        if not state.waiting():
+            return None, state
         self.carry_out(self.protocol.session_waiting())
         while True:
             settle = await self._settles.get()
             message = settle.chat.messages[-1]
             if message.role == "user":
-                await close_left_calls(services, session, moved_on=True)
-                return settle
+                return settle, await close_left_calls(services, session, moved_on=True)
             payloads = settle.chat.extra.get(PAYLOADS_KEY, {})
             try:
                 answers, content = await accept_answers(
@@ -289,10 +290,11 @@ class _Connection:
             if content is not None:
                 answer = Event(invocation_id=Event.new_id(), author="user", content=content)
                 await services.session_service.append_event(session, answer)
-            waiting = bool(chat_state(session.events, services.tools).waiting())
+            state = chat_state(session.events, services.tools)
+            waiting = bool(state.waiting())
             self.carry_out(self.protocol.answered(settle.request_id, answers, waiting=waiting))
             if not waiting:
-                return None
+                return None, state
 
     async def _writer(self) -> None:
         """The only sender on the socket; when the session is over it flushes and closes."""
