@@ -30,6 +30,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE, text
 from tests.backing_services import Postgres
 from tests.servers import uvicorn_server
 from tests.support import answer, apply_chunks, normalize_ids, parse_sse
@@ -43,23 +44,6 @@ CONFIGURATIONS = [*SHARED_LOCKS, "sqlite+process", "postgres+process"]
 APPROVAL_ROUNDS = 50
 FIRST_MESSAGE_ROUNDS = 20
 DETAILED_ROUNDS = 5  # rounds whose problems the failure message spells out
-
-PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
-SENT_ALICE = {"status": "sent", "amount": 5, "recipient": "alice"}
-CLOSING_ALICE = (
-    'Here you go: process_payment: {"amount": 5, "recipient": "alice", "status": "sent"}.'
-)
-
-
-def text(delta: str) -> list[dict[str, Any]]:
-    return [
-        {"type": "start-step"},
-        {"type": "text-start", "id": "<block1>"},
-        {"type": "text-delta", "id": "<block1>", "delta": delta},
-        {"type": "text-end", "id": "<block1>"},
-        {"type": "finish-step"},
-    ]
-
 
 # The approved continuation's stream, ids numbered on from the first stream's
 # (tests/asgi/test_hitl.py::test_payment_approved).

@@ -19,22 +19,16 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE
+from tests.deploy.test_double_approval import APPROVED_STREAM as PAID
 from tests.e2e.node_client import drive_chat
+from tests.live.test_live_connection import HELLO
 from tests.servers import uvicorn_server
 from tests.support import answer, apply_chunks, normalize_ids, parse_sse
 
 pytestmark = pytest.mark.backing
 
 APP = "tests.deploy.payment_app:app"
-PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
-SENT_ALICE = {"status": "sent", "amount": 5, "recipient": "alice"}
-CLOSING_ALICE = (
-    'Here you go: process_payment: {"amount": 5, "recipient": "alice", "status": "sent"}.'
-)
-HELLO = (
-    'You said: "hello". I can try "weather in Paris", "pay 5 to alice", "play track 3" or'
-    ' "where am i" (join them with "and" or "then").'
-)
 PAUSED = [
     {"type": "start", "messageId": "<msg1>"},
     {"type": "start-step"},
@@ -48,16 +42,6 @@ PAUSED = [
     {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
     {"type": "finish-step"},
     {"type": "finish", "finishReason": "tool-calls"},
-]
-PAID = [
-    {"type": "start", "messageId": "<msg1>"},
-    {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
-    {"type": "start-step"},
-    {"type": "text-start", "id": "<block1>"},
-    {"type": "text-delta", "id": "<block1>", "delta": CLOSING_ALICE},
-    {"type": "text-end", "id": "<block1>"},
-    {"type": "finish-step"},
-    {"type": "finish", "finishReason": "stop"},
 ]
 
 

@@ -14,16 +14,13 @@ import httpx
 import pytest
 
 from tests.e2e.node_client import drive_chat
+from tests.live.test_live_connection import HELLO
 from tests.servers import uvicorn_server
 from tests.support import normalize_ids, parse_sse
 
 pytestmark = pytest.mark.backing
 
 APP = "tests.deploy.payment_app:app"
-HELLO = (
-    'You said: "hello". I can try "weather in Paris", "pay 5 to alice", "play track 3" or'
-    ' "where am i" (join them with "and" or "then").'
-)
 
 
 @pytest.fixture(scope="module")
