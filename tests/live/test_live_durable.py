@@ -20,6 +20,7 @@ from adk_asgi.testing import demo_model
 from demo_app import build_agent
 from tests.live.test_live_connection import (
     _history,
+    closing,
     cookie_of,
     open_live,
     serve,
@@ -63,11 +64,7 @@ async def test_a_browser_call_left_open_is_answered_from_a_new_connection(
         played, text = squash(await again.turn())
     assert played == [
         {"type": "start", "messageId": "<msg1>"},
-        {"type": "start-step"},
-        {"type": "text-start", "id": "<block1>"},
-        {"type": "text-delta", "id": "<block1>", "delta": "~"},
-        {"type": "text-end", "id": "<block1>"},
-        {"type": "finish-step"},
+        *closing(text),
         {"type": "finish", "finishReason": "stop"},
     ]
     assert text == 'Here you go: change_bgm: {"playing": 2}.'
