@@ -81,6 +81,12 @@ class AdkApp:
     ``locks``: where that one-run-per-chat rule is kept. The default holds in this process
     only; with several workers pass ``RedisChatLocks`` (:mod:`adk_asgi.locks_redis`) or
     ``PostgresChatLocks`` (:mod:`adk_asgi.locks_postgres`).
+
+    ``streams``: where each chat's answer under way is kept so that a reload, or another
+    connection, resumes it (:mod:`adk_asgi.resumable`; ``RedisStreamStore`` across workers).
+    With a store, an answer outlives its reader: an SSE run goes on when its request is gone,
+    and a live answer whose socket closed goes on for up to ``live_detached_timeout`` seconds
+    (less than ``busy_timeout``, which a reconnecting client waits for its chat).
     """
 
     def __init__(
@@ -109,6 +115,7 @@ class AdkApp:
         locks: ChatLocks | None = None,
         claims: Claims | None = None,
         streams: StreamStore | None = None,
+        live_detached_timeout: float = 25.0,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -166,6 +173,7 @@ class AdkApp:
                 client_tool_timeout=client_tool_timeout,
                 sse_write_interval=sse_write_interval,
                 live_write_interval=live_write_interval,
+                live_detached_timeout=live_detached_timeout,
             ),
             run_config=(run_config or RunConfig()).model_copy(
                 update={"streaming_mode": StreamingMode.SSE}

@@ -49,6 +49,27 @@ def decode_send_frame(text: str) -> ChatRequest:
     return chat
 
 
+class _ResumeFrame(msgspec.Struct, rename="camel"):
+    id: str | None = None
+    last_sequence: int | None = None
+
+
+_RESUME = msgspec.json.Decoder(_ResumeFrame)
+
+
+def decode_resume_frame(text: str) -> tuple[str | None, int | None]:
+    """A ``resume`` frame's chat id and ``lastSequence`` (either may be absent), or a 400."""
+    try:
+        frame = _RESUME.decode(text)
+    except msgspec.DecodeError as exc:
+        raise ClientError(400, f"resume: {exc}") from None
+    if frame.id is not None and not CHAT_ID.match(frame.id):
+        raise ClientError(400, f"id: {CHAT_ID_RULE}")
+    if frame.last_sequence is not None and frame.last_sequence < -1:
+        raise ClientError(400, "lastSequence: expected -1 or more")
+    return frame.id, frame.last_sequence
+
+
 _FRAME = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _STR = msgspec.json.Decoder(str)
 

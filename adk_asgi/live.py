@@ -19,6 +19,7 @@ the user sees the cancellation, and no task outlives the connection.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections import deque
@@ -33,8 +34,20 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .answers import accept_answers, close_left_calls
 from .continuation import Conflict
 from .errors import ClientError
-from .live_outputs import Close, OpenSession, Output, Resolve, Send, Settle, ToModel
+from .live_outputs import (
+    Close,
+    OpenSession,
+    Output,
+    Record,
+    Replay,
+    Resolve,
+    Send,
+    Settle,
+    StopReplay,
+    ToModel,
+)
 from .live_protocol import LiveProtocol
+from .live_record import LiveRecorder
 from .live_tools import LiveQueue, ToolWaits
 from .locks import ChatBusy, ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE
@@ -86,10 +99,16 @@ class _Outbox:
         self._size = size
         self._ready = asyncio.Event()
         self.closed = False
+        self.gone = False
+        """The client has gone: frames are dropped (its answer may still be recorded)."""
+
+    def client_gone(self) -> None:
+        self.gone = True
+        self._items.clear()
 
     def put(self, frame: str | bytes) -> None:
-        if self.closed:
-            return  # the session is over; nothing more goes out
+        if self.closed or self.gone:
+            return  # the session is over, or the client: nothing more goes out
         if len(self._items) >= self._size:
             logger.warning("adk_asgi: a live client is not reading; closing its connection")
             self.close()
@@ -126,6 +145,7 @@ class _Connection:
             audio=self.audio,
             send_usage=services.send_usage,
             write_interval=limits.live_write_interval,
+            stored_streams=services.streams is not None,
         )
         self.waits = ToolWaits(
             self.protocol,
@@ -142,6 +162,10 @@ class _Connection:
         self._wake = asyncio.Event()  # the protocol's deadline changed
         self._armed: float | None = None  # the deadline the timer waits for
         self._settles: asyncio.Queue[Settle] = asyncio.Queue()
+        self.recorder: LiveRecorder | None = None
+        self._replays: dict[str, asyncio.Task[None]] = {}
+        self._answered: asyncio.Event | None = None
+        """Set once no response is under way, while the client is gone (see :meth:`_reader`)."""
 
     async def run(self) -> None:
         chat_id = self.websocket.query_params.get("chatId") or None
@@ -157,12 +181,15 @@ class _Connection:
             self.queue.close()
             self.waits.cancel_all()
             self.outbox.close()
+            if self.recorder is not None:
+                await self.recorder.aclose()
 
-    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         assert self._group is not None
         task = self._group.create_task(work, name=f"adk_asgi live {name}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _stop(self) -> None:
         """End the connection: every other task of it is cancelled."""
@@ -182,6 +209,15 @@ class _Connection:
                 self.waits.resolve(output.call_id, output.value)
             elif isinstance(output, Settle):
                 self._settles.put_nowait(output)
+            elif isinstance(output, Record):
+                if self.recorder is not None:
+                    self.recorder.record(output)
+            elif isinstance(output, Replay):
+                self._replay(output.request_id)
+            elif isinstance(output, StopReplay):
+                task = self._replays.pop(output.request_id, None)
+                if task is not None:
+                    task.cancel()
             elif isinstance(output, OpenSession):
                 self._spawn(self._run_live(output.chat_id), "run_live")
             elif isinstance(output, Close) and not self.outbox.closed:
@@ -189,6 +225,8 @@ class _Connection:
                 self.outbox.close()  # the writer sends what is queued, then closes the socket
         if self.protocol.deadline != self._armed:
             self._wake.set()  # (not on every event: a wake-up is a task switch)
+        if self._answered is not None and not self.protocol.streaming:
+            self._answered.set()
 
     # --- socket → agent ----------------------------------------------------------------------
 
@@ -207,9 +245,61 @@ class _Connection:
             text = message.get("text")
             if text is not None:
                 self.carry_out(self.protocol.receive(text))
+        self.outbox.client_gone()
+        if self.recorder is not None and self.protocol.streaming:
+            await self._finish_unread()
         # Calls still waiting stay open in the session (durable.py): a new connection, on any
         # worker, or an SSE request answers them.
         self._stop()
+
+    async def _finish_unread(self) -> None:
+        """The client went away mid-answer (a reload, a dropped network) and its answers are
+        resumable: the model finishes the answer into the stream store, so a new connection
+        replays it, and it is stored, so the model never answers that turn again — within
+        ``live_detached_timeout`` (a reconnecting client waits for the chat that long), or
+        until the user stops it (``DELETE /chat/{id}/stream``)."""
+        assert self.recorder is not None
+        self._answered = answered = asyncio.Event()
+        waits = [
+            asyncio.create_task(answered.wait(), name="adk_asgi live answered"),
+            asyncio.create_task(self.recorder.stopped(), name="adk_asgi live stopped"),
+        ]
+        try:
+            timeout = self.services.limits.live_detached_timeout
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
+            await asyncio.wait(waits)
+        if not answered.is_set():
+            logger.info("adk_asgi: a live answer nobody reads was cut short")
+
+    def _replay(self, request_id: str) -> None:
+        """Answer a ``resume`` from the stream store: the chat's answer under way (written by
+        another connection, maybe on another worker) from its start, followed to its end."""
+        assert self.protocol.chat_id is not None
+        store = self.services.streams
+        assert store is not None
+        key = self.services.chat_key(self.user_id, self.protocol.chat_id)
+
+        async def replay() -> None:
+            try:
+                stream_id = await store.active(key)
+                if stream_id is None:
+                    self.carry_out(self.protocol.replay_ended(request_id, found=False))
+                    return
+                self.carry_out(self.protocol.replay_started(request_id))
+                pieces = store.replay(key, stream_id)
+                try:
+                    async for piece in pieces:
+                        self.carry_out(self.protocol.replayed(request_id, piece))
+                finally:
+                    await pieces.aclose()
+                self.carry_out(self.protocol.replay_ended(request_id, found=True))
+            finally:
+                self._replays.pop(request_id, None)
+
+        self._replays[request_id] = self._spawn(replay(), "replay")
 
     async def _on_audio(self, pcm: bytes) -> None:
         queue = self.queue
@@ -233,6 +323,8 @@ class _Connection:
             key = services.chat_key(self.user_id, chat_id)
             async with services.locks.hold(key, services.limits.busy_timeout):
                 self.waits.claim = functools.partial(_claim_one, services, key)
+                if services.streams is not None:
+                    self.recorder = LiveRecorder(services.streams, key)
                 session = await services.open_session(self.user_id, chat_id)
                 stored = await close_left_calls(services, session, moved_on=False)
                 then, stored = await self._settle_waiting_calls(session, stored)
@@ -299,11 +391,16 @@ class _Connection:
     async def _writer(self) -> None:
         """The only sender on the socket; when the session is over it flushes and closes."""
         while (frame := await self.outbox.get()) is not None:
-            if isinstance(frame, bytes):
-                await self.websocket.send_bytes(frame)
-            else:
-                await self.websocket.send_text(frame)
-        await self.websocket.close(code=self.close_code)
+            try:
+                if isinstance(frame, bytes):
+                    await self.websocket.send_bytes(frame)
+                else:
+                    await self.websocket.send_text(frame)
+            except (OSError, RuntimeError, WebSocketDisconnect):
+                self.outbox.client_gone()  # the reader sees the disconnect and decides
+        if not self.outbox.gone:
+            with contextlib.suppress(OSError, RuntimeError, WebSocketDisconnect):
+                await self.websocket.close(code=self.close_code)
         self._stop()
 
     async def _timer(self) -> None:

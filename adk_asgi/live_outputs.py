@@ -13,6 +13,7 @@ from typing import Any, Final
 from google.adk.agents.live_request_queue import LiveRequest
 from google.genai import types
 
+from .chunks import UIMessageChunk
 from .messages import ChatRequest
 
 
@@ -61,7 +62,34 @@ class Close:
     code: int
 
 
-Output = Send | ToModel | OpenSession | Resolve | Settle | Close
+@dataclass(frozen=True, slots=True)
+class Record:
+    """What the chat's active response showed, for the stream store (resumable streams):
+    ``begin`` a new stream with ``chunks`` (the message so far), append ``chunks``, or append
+    them and ``end`` the stream."""
+
+    chunks: list[UIMessageChunk]
+    begin: bool = False
+    end: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A ``resume`` this connection has nothing for: the stream store may (another connection,
+    maybe on another worker, is writing the chat's answer). Read it into
+    :meth:`LiveProtocol.replayed`."""
+
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplay:
+    """The client aborted a :class:`Replay`'s request: stop reading the store for it."""
+
+    request_id: str
+
+
+Output = Send | ToModel | OpenSession | Resolve | Settle | Close | Record | Replay | StopReplay
 
 SPEECH: Final[dict[str, Callable[[], LiveRequest]]] = {
     "activity-start": lambda: LiveRequest(activity_start=types.ActivityStart()),

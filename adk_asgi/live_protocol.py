@@ -33,16 +33,17 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping
-from .checks import check_chat, decode_send_frame, frame_head
+from .checks import check_chat, decode_resume_frame, decode_send_frame, frame_head
 from .continuation import Conflict, Continuation, continuation
 from .convert import EventConverter
 from .errors import ClientError
 from .live_calls import LiveCalls, WaitKind
-from .live_outputs import SPEECH, Close, OpenSession, Output, Settle, ToModel
+from .live_outputs import SPEECH, Close, OpenSession, Output, Replay, Settle, StopReplay, ToModel
 from .live_streams import Response, Streams
 from .messages import ChatRequest, RequestError
 from .pending import PAYLOADS_KEY, ChatState, ToolCall
 from .policy import ToolPolicy
+from .stored_replay import StoredReplay
 from .translate import TranslationError, user_content
 
 Phase = Literal["unbound", "opening", "answering", "open", "closed"]
@@ -62,6 +63,7 @@ class LiveProtocol:
         audio: bool = False,
         send_usage: bool = False,
         write_interval: float = 0.0,
+        stored_streams: bool = False,
     ) -> None:
         self.tools = tools
         self.new_message_id = new_message_id
@@ -69,7 +71,14 @@ class LiveProtocol:
         self.audio = audio
         self.send_usage = send_usage
         self.out: list[Output] = []
-        self.streams = Streams(self.out, v7=v7, write_interval=write_interval)
+        self.streams = Streams(
+            self.out, v7=v7, write_interval=write_interval, record=stored_streams
+        )
+        self.stored_streams = stored_streams
+        """A stream store keeps each chat's answer under way (:mod:`.resumable`): responses are
+        recorded there, and a ``resume`` this connection has nothing for is read from there."""
+        self.replays: dict[str, StoredReplay] = {}
+        """``resume`` requests being answered from the store."""
         self.phase: Phase = "unbound"
         self.chat_id: str | None = None
         self.failure: str | None = None
@@ -107,7 +116,7 @@ class LiveProtocol:
         if kind == "send":
             self._on_send(request_id, text)
         elif kind == "resume":
-            self.streams.resume(request_id, self.clock())
+            self._on_resume(request_id, text)
         elif kind == "abort":
             self._abort(request_id)
         elif kind in ("activity-start", "activity-end", "audio-end"):
@@ -139,6 +148,56 @@ class LiveProtocol:
             reason = exc.reason if isinstance(exc, ClientError) else str(exc)
             self.streams.frame(type="error", requestId=request_id, errorText=reason)
 
+    def _on_resume(self, request_id: str, text: str) -> None:
+        """Replay the chat's answer under way. A new connection (a reloaded page) names its
+        chat in the frame; what it resumes is then being written by the connection that is
+        gone, which goes on until the answer ends (:mod:`.live`), into the stream store."""
+        try:
+            chat_id, last_sequence = decode_resume_frame(text)
+            if chat_id is not None and self.chat_id is None:
+                self._bind(chat_id)
+            elif chat_id is not None and chat_id != self.chat_id:
+                raise ClientError(409, f"this connection serves chat {self.chat_id!r}")
+        except ClientError as exc:
+            self.streams.frame(type="error", requestId=request_id, errorText=exc.reason)
+            return
+        if self.streams.resume(request_id, last_sequence, self.clock()):
+            return
+        if self.stored_streams and self.chat_id is not None and request_id not in self.replays:
+            self.replays[request_id] = StoredReplay(request_id, last_sequence)
+            self.out.append(Replay(request_id))
+        else:
+            self.streams.frame(type="no-active", requestId=request_id)
+
+    def replay_started(self, request_id: str) -> list[Output]:
+        """The store has an answer under way for the :class:`Replay` of ``request_id``."""
+        replay = self.replays.get(request_id)
+        if replay is not None:
+            self.streams.send(replay.start())
+        return self._take()
+
+    def replayed(self, request_id: str, piece: bytes) -> list[Output]:
+        """The next stored piece of the answer a :class:`Replay` follows."""
+        replay = self.replays.get(request_id)
+        if replay is not None:
+            for frame in replay.feed(piece):
+                self.streams.send(frame)
+        return self._take()
+
+    def replay_ended(self, request_id: str, *, found: bool) -> list[Output]:
+        """The stored answer ended (or, ``found`` False, there was none): the request ends."""
+        replay = self.replays.pop(request_id, None)
+        if replay is not None and found:
+            self.streams.send(replay.end())
+        elif replay is not None:
+            self.streams.frame(type="no-active", requestId=request_id)
+        return self._take()
+
+    @property
+    def streaming(self) -> bool:
+        """A response is under way (the model has more to say for it)."""
+        return self.streams.response is not None or self.streams.draining is not None
+
     def bind(self, chat_id: str) -> list[Output]:
         """The connection serves ``chat_id`` (named in its URL) before any ``send``."""
         self._bind(chat_id)
@@ -169,6 +228,8 @@ class LiveProtocol:
         its response streams to nobody."""
         if any(queued == request_id for queued, _ in self._queued):
             self._aborted.add(request_id)
+        if self.replays.pop(request_id, None) is not None:
+            self.out.append(StopReplay(request_id))
         self.streams.abort(request_id)
 
     def _flush_queued(self) -> None:

@@ -21,7 +21,7 @@ from .chunks import Finish, UIMessageChunk
 from .coalesce import DeltaCoalescer
 from .convert import EventConverter
 from .encoding import ChunkEncoder
-from .live_outputs import Output, Send
+from .live_outputs import Output, Record, Send
 
 VOICE_ANSWER_WAIT = 10.0
 """How long a ``resume`` after the user stopped talking waits for the model's answer to start."""
@@ -59,8 +59,13 @@ class _ParkedResume:
 
 
 class Streams:
-    def __init__(self, out: list[Output], *, v7: bool, write_interval: float) -> None:
+    def __init__(
+        self, out: list[Output], *, v7: bool, write_interval: float, record: bool = False
+    ) -> None:
         self.out = out
+        self.record = record
+        """Each response's chunks also go out as :class:`~adk_asgi.live_outputs.Record`, for a
+        stream store: a client on another connection can resume it."""
         self.encoder = ChunkEncoder(v7=v7)
         self.deltas = DeltaCoalescer[Response](write_interval)
         self.response: Response | None = None
@@ -97,13 +102,17 @@ class Streams:
         response = self.response
         if response is None:
             return
+        recorded: list[UIMessageChunk] = []
         for chunk in chunks:
             admitted = self.encoder.admit(chunk)
             if admitted is None:
                 continue
             response.chunks.append(admitted)
+            recorded.append(admitted)
             if response.request_id is not None:
                 self._send_due(self.deltas.deliver(response, admitted, now))
+        if self.record and recorded:
+            self.out.append(Record(recorded))
 
     def _send_due(self, due: list[tuple[Response, UIMessageChunk]]) -> None:
         for response, chunk in due:
@@ -126,6 +135,8 @@ class Streams:
         last_id, last_chunks = self.last_message
         earlier = list(last_chunks) if last_id == converter.message_id else []
         self.response = Response(converter, earlier=earlier)
+        if self.record:
+            self.out.append(Record(earlier, begin=True))
         return self.response
 
     def open(self, request_id: str, lead: list[UIMessageChunk], now: float) -> None:
@@ -141,6 +152,8 @@ class Streams:
         if response is None:
             return
         self.emit(chunks, now)
+        if self.record:
+            self.out.append(Record([], end=True))
         if response.request_id is not None:
             self.frame(type="end", requestId=response.request_id)
         else:
@@ -158,25 +171,29 @@ class Streams:
         :meth:`LiveProtocol.event`); what nobody claimed stays in the session, not the stream."""
         if self.response is not None:
             self.draining, self.response = self.response, None
+            if self.record:  # its stream ends here: the rest of its turn is not shown
+                self.out.append(Record([], end=True))
         self.unclaimed.clear()
         self.unpark(answer=True)
 
     # --- client requests ---------------------------------------------------------------------
 
-    def resume(self, request_id: str, now: float) -> None:
+    def resume(self, request_id: str, last_sequence: int | None, now: float) -> bool:
         """Replay the message in progress, from its first chunk (or the oldest one that was
-        answered while no request was open)."""
+        answered while no request was open), skipping the chunks up to ``last_sequence``;
+        False when this connection has nothing to replay."""
         response = self.response
         if response is None and self.unclaimed:
             response = self.unclaimed[0]
         if response is None and self.voice_answer_due:
             self.unpark(answer=True)  # a newer resume replaces an older one
             self.parked = _ParkedResume(request_id, now + VOICE_ANSWER_WAIT)
-            return
+            return True
         if response is None:
-            self.frame(type="no-active", requestId=request_id)
-            return
-        self._attach(request_id, response, response.earlier + response.chunks)
+            return False
+        skip = 0 if last_sequence is None else last_sequence + 1
+        self._attach(request_id, response, response.earlier + response.chunks, skip)
+        return True
 
     def claim(self, request_id: str, message_id: str) -> bool:
         """Stream, as the continuation of ``message_id``, the response the turn went on with
@@ -189,8 +206,15 @@ class Streams:
         self._attach(request_id, response, response.chunks)
         return True
 
-    def _attach(self, request_id: str, response: Response, replay: list[UIMessageChunk]) -> None:
-        """Send ``replay`` under ``request_id``; the response goes on there if under way.
+    def _attach(
+        self,
+        request_id: str,
+        response: Response,
+        replay: list[UIMessageChunk],
+        skip: int = 0,
+    ) -> None:
+        """Send ``replay`` under ``request_id`` (but its first ``skip`` chunks, which the client
+        has); the response goes on there if under way.
 
         A request that was reading the response (a ``resume`` sent while a typed answer
         streams) gets what is held and its ``end``: it hands over, it is not left hanging."""
@@ -198,9 +222,9 @@ class Streams:
         if response.request_id not in (None, request_id):
             self.frame(type="end", requestId=response.request_id)
         response.request_id = request_id
-        response.sent = 0
+        response.sent = min(skip, len(replay))
         self.frame(type="start", requestId=request_id)
-        for chunk in replay:
+        for chunk in replay[response.sent :]:
             self._send_chunk(response, chunk)
         if response is not self.response:  # it has ended
             self.unclaimed.remove(response)

@@ -51,6 +51,8 @@ class Limits:
     client_tool_timeout: float
     sse_write_interval: float
     live_write_interval: float
+    live_detached_timeout: float
+    """How long a live answer goes on after its socket closed (with a stream store)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

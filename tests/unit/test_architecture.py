@@ -26,6 +26,7 @@ SANS_IO = [
     "messages",
     "pending",
     "policy",
+    "stored_replay",
     "translate",
 ]
 """Modules that must not do I/O: they take events, frames and the time, and return chunks."""

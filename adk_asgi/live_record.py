@@ -1,0 +1,106 @@
+"""A live connection's answers, written to the stream store so that any connection can resume
+them (:mod:`.resumable`).
+
+The protocol machine says what to record (:class:`~adk_asgi.live_outputs.Record`); this writes
+it in order, in the form SSE streams are kept in (the body of a UI message stream: ``data:``
+events, ``[DONE]`` last), so an SSE ``GET /chat/{id}/stream`` and a live ``resume`` read either.
+Recording never makes the connection wait: records queue up, and one task writes what has
+queued as one piece.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Final
+
+import msgspec
+
+from .chunks import Error, Finish, UIMessageChunk
+from .encoding import SSE_DONE
+from .live_outputs import Record
+from .locks import ChatKey
+from .resumable import StreamStore
+
+logger = logging.getLogger("adk_asgi")
+
+CUT_SHORT: Final = "The answer was cut short: its live connection closed before it ended."
+"""The error a resumed answer ends with when its connection stopped before the answer did."""
+_ENCODER = msgspec.json.Encoder()
+
+
+def _sse(chunks: list[UIMessageChunk]) -> bytes:
+    return b"".join(b"data: " + _ENCODER.encode(chunk) + b"\n\n" for chunk in chunks)
+
+
+class LiveRecorder:
+    """Writes one live connection's responses, as streams of its chat, to ``store``."""
+
+    def __init__(self, store: StreamStore, key: ChatKey) -> None:
+        self.store = store
+        self.key = key
+        self.stream_id: str | None = None
+        """The stream being written (the chat's active one), once its ``begin`` is done."""
+        self._records: list[Record] = []
+        self._ready = asyncio.Event()
+        self._begun = asyncio.Event()
+        self._closing = False
+        self._task = asyncio.create_task(self._write(), name="adk_asgi live recorder")
+
+    def record(self, record: Record) -> None:
+        self._records.append(record)
+        self._ready.set()
+
+    async def stopped(self) -> None:
+        """Return once the user stopped the answer being written (``DELETE .../stream``)."""
+        await self._begun.wait()
+        if self.stream_id is None:  # it ended already: nothing is left to stop
+            await asyncio.Event().wait()
+        else:
+            await self.store.stopped(self.key, self.stream_id)
+
+    async def aclose(self) -> None:
+        """Write what is queued; a stream left open (the connection stopped before its answer
+        ended) is closed with an ``error`` chunk, so its readers do not wait forever."""
+        self._closing = True
+        self._ready.set()
+        await self._task
+        if self.stream_id is not None:
+            tail = _sse([Error(error_text=CUT_SHORT), Finish()]) + SSE_DONE
+            await self._end(tail)
+
+    async def _write(self) -> None:
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            records, self._records = self._records, []
+            try:
+                await self._apply(records)
+            except Exception:
+                logger.exception("adk_asgi: a live answer could not be recorded for resuming")
+                self.stream_id = None
+            if self._closing and not self._records:
+                return
+
+    async def _apply(self, records: list[Record]) -> None:
+        piece: list[bytes] = []
+        for record in records:
+            if record.begin:
+                if self.stream_id is not None:  # (defensive: every stream ends before the next)
+                    await self._end(b"".join(piece) + SSE_DONE)
+                self.stream_id = await self.store.begin(self.key)
+                self._begun.set()
+                piece = []
+            piece.append(_sse(record.chunks))
+            if record.end:
+                await self._end(b"".join(piece) + SSE_DONE)
+                piece = []
+        if piece and self.stream_id is not None:
+            await self.store.append(self.key, self.stream_id, b"".join(piece))
+
+    async def _end(self, tail: bytes) -> None:
+        stream_id, self.stream_id = self.stream_id, None
+        if stream_id is None:
+            return
+        await self.store.append(self.key, stream_id, tail)
+        await self.store.end(self.key, stream_id)
