@@ -181,8 +181,6 @@ class _Connection:
             self.queue.close()
             self.waits.cancel_all()
             self.outbox.close()
-            if self.recorder is not None:
-                await self.recorder.aclose()
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         assert self._group is not None
@@ -256,23 +254,16 @@ class _Connection:
         """The client went away mid-answer (a reload, a dropped network) and its answers are
         resumable: the model finishes the answer into the stream store, so a new connection
         replays it, and it is stored, so the model never answers that turn again — within
-        ``live_detached_timeout`` (a reconnecting client waits for the chat that long), or
-        until the user stops it (``DELETE /chat/{id}/stream``)."""
-        assert self.recorder is not None
+        ``live_detached_timeout``, which a reconnecting client waits for the chat. (A live turn
+        cannot be stopped midway — the Live API has no such request — so ``DELETE
+        /chat/{id}/stream`` does not end it: it would only leave the turn to be answered
+        again.)"""
         self._answered = answered = asyncio.Event()
-        waits = [
-            asyncio.create_task(answered.wait(), name="adk_asgi live answered"),
-            asyncio.create_task(self.recorder.stopped(), name="adk_asgi live stopped"),
-        ]
         try:
-            timeout = self.services.limits.live_detached_timeout
-            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in waits:
-                task.cancel()
-            await asyncio.wait(waits)
-        if not answered.is_set():
-            logger.info("adk_asgi: a live answer nobody reads was cut short")
+            async with asyncio.timeout(self.services.limits.live_detached_timeout):
+                await answered.wait()
+        except TimeoutError:
+            logger.warning("adk_asgi: a live answer nobody reads was cut short")
 
     def _replay(self, request_id: str) -> None:
         """Answer a ``resume`` from the stream store: the chat's answer under way (written by
@@ -318,40 +309,51 @@ class _Connection:
 
     async def _run_live(self, chat_id: str) -> None:
         services = self.services
-        protocol = self.protocol
+        key = services.chat_key(self.user_id, chat_id)
         try:
-            key = services.chat_key(self.user_id, chat_id)
             async with services.locks.hold(key, services.limits.busy_timeout):
-                self.waits.claim = functools.partial(_claim_one, services, key)
                 if services.streams is not None:
                     self.recorder = LiveRecorder(services.streams, key)
-                session = await services.open_session(self.user_id, chat_id)
-                stored = await close_left_calls(services, session, moved_on=False)
-                then, stored = await self._settle_waiting_calls(session, stored)
-                history = _ends_with_user_turn(session.events)
-                self.carry_out(protocol.session_started(answers_history=history, stored=stored))
-                later = [] if then is None else [then]
-                while not self._settles.empty():  # sent while the last answers were recorded
-                    later.append(self._settles.get_nowait())
-                for settle in later:
-                    self.carry_out(protocol.dispatch(settle.request_id, settle.chat))
-                events = services.live_runner.run_live(
-                    user_id=self.user_id,
-                    session_id=chat_id,
-                    live_request_queue=self.queue,
-                    run_config=services.live_run_config_for(audio=self.audio),
-                )
-                async for event in events:
-                    self.carry_out(protocol.event(event))
-            self.carry_out(protocol.session_ended(None))
+                try:
+                    await self._session(chat_id, key)
+                    self.carry_out(self.protocol.session_ended(None))
+                finally:
+                    if self.recorder is not None:
+                        # (while the chat is still this connection's: the next one to hold
+                        # it may start a stream of its own at once)
+                        await self.recorder.aclose()
         except ChatBusy:
             # The connection stays open until its request is refused with this reason.
-            self.carry_out(protocol.session_busy())
+            self.carry_out(self.protocol.session_busy())
         except Exception as exc:
             # run_live raises without an error event (unlike run_async): report it the way
             # ADK's error events read over SSE, "<ExceptionClass>: <message>".
             logger.exception("adk_asgi: the live session failed")
-            self.carry_out(protocol.session_ended(f"{type(exc).__name__}: {exc}"))
+            self.carry_out(self.protocol.session_ended(f"{type(exc).__name__}: {exc}"))
+
+    async def _session(self, chat_id: str, key: ChatKey) -> None:
+        """The chat's live session, from its stored state to the end of ``run_live``."""
+        services = self.services
+        protocol = self.protocol
+        self.waits.claim = functools.partial(_claim_one, services, key)
+        session = await services.open_session(self.user_id, chat_id)
+        stored = await close_left_calls(services, session, moved_on=False)
+        then, stored = await self._settle_waiting_calls(session, stored)
+        history = _ends_with_user_turn(session.events)
+        self.carry_out(protocol.session_started(answers_history=history, stored=stored))
+        later = [] if then is None else [then]
+        while not self._settles.empty():  # sent while the last answers were recorded
+            later.append(self._settles.get_nowait())
+        for settle in later:
+            self.carry_out(protocol.dispatch(settle.request_id, settle.chat))
+        events = services.live_runner.run_live(
+            user_id=self.user_id,
+            session_id=chat_id,
+            live_request_queue=self.queue,
+            run_config=services.live_run_config_for(audio=self.audio),
+        )
+        async for event in events:
+            self.carry_out(protocol.event(event))
 
     async def _settle_waiting_calls(
         self, session: Session, state: ChatState

@@ -43,21 +43,14 @@ class LiveRecorder:
         """The stream being written (the chat's active one), once its ``begin`` is done."""
         self._records: list[Record] = []
         self._ready = asyncio.Event()
-        self._begun = asyncio.Event()
         self._closing = False
         self._task = asyncio.create_task(self._write(), name="adk_asgi live recorder")
 
     def record(self, record: Record) -> None:
+        if self._closing:
+            return  # (a session that failed after its chat was released: nobody resumes it)
         self._records.append(record)
         self._ready.set()
-
-    async def stopped(self) -> None:
-        """Return once the user stopped the answer being written (``DELETE .../stream``)."""
-        await self._begun.wait()
-        if self.stream_id is None:  # it ended already: nothing is left to stop
-            await asyncio.Event().wait()
-        else:
-            await self.store.stopped(self.key, self.stream_id)
 
     async def aclose(self) -> None:
         """Write what is queued; a stream left open (the connection stopped before its answer
@@ -89,7 +82,6 @@ class LiveRecorder:
                 if self.stream_id is not None:  # (defensive: every stream ends before the next)
                     await self._end(b"".join(piece) + SSE_DONE)
                 self.stream_id = await self.store.begin(self.key)
-                self._begun.set()
                 piece = []
             piece.append(_sse(record.chunks))
             if record.end:

@@ -78,46 +78,48 @@ class InMemoryStreamStore(StreamStore):
 
     def __init__(self, *, keep: float = 60.0) -> None:
         self.keep = keep
-        self._streams: dict[ChatKey, _Stream] = {}
-        self._ended: dict[str, tuple[_Stream, float]] = {}
-        """Ended streams by id, with when they are forgotten (loop time)."""
+        self._active: dict[ChatKey, _Stream] = {}
+        self._streams: dict[str, _Stream] = {}
+        """Every stream by id: under way (active or not: a newer one may have taken the
+        chat's place while its writer finishes), or ended less than ``keep`` seconds ago."""
+        self._forget: dict[str, float] = {}
+        """When each ended stream is forgotten (loop time)."""
 
     def __len__(self) -> int:
         """Streams kept: under way, or ended less than ``keep`` seconds ago."""
-        return len(self._streams) + len(self._ended)
+        return len(self._streams)
 
     async def begin(self, key: ChatKey) -> str:
         now = asyncio.get_running_loop().time()
-        for stream_id, (_, until) in list(self._ended.items()):
+        for stream_id, until in list(self._forget.items()):
             if until <= now:
-                del self._ended[stream_id]
-        stream = self._streams[key] = _Stream(secrets.token_hex(8))
+                del self._forget[stream_id], self._streams[stream_id]
+        stream = self._active[key] = _Stream(secrets.token_hex(8))
+        self._streams[stream.id] = stream
         return stream.id
 
-    def _get(self, key: ChatKey, stream_id: str) -> _Stream | None:
-        stream = self._streams.get(key)
-        return stream if stream is not None and stream.id == stream_id else None
-
     async def append(self, key: ChatKey, stream_id: str, data: bytes) -> None:
-        stream = self._get(key, stream_id)
-        if stream is not None:
+        stream = self._streams.get(stream_id)
+        if stream is not None and not stream.done:
             stream.pieces.append(data)
             stream.wake()
 
     async def end(self, key: ChatKey, stream_id: str) -> None:
-        stream = self._get(key, stream_id)
-        if stream is not None:
-            stream.done = True
-            stream.wake()
-            del self._streams[key]
-            self._ended[stream_id] = (stream, asyncio.get_running_loop().time() + self.keep)
+        stream = self._streams.get(stream_id)
+        if stream is None or stream.done:
+            return
+        stream.done = True
+        stream.wake()
+        if self._active.get(key) is stream:
+            del self._active[key]
+        self._forget[stream_id] = asyncio.get_running_loop().time() + self.keep
 
     async def active(self, key: ChatKey) -> str | None:
-        stream = self._streams.get(key)
+        stream = self._active.get(key)
         return None if stream is None else stream.id
 
     async def replay(self, key: ChatKey, stream_id: str) -> AsyncGenerator[bytes, None]:
-        stream = self._get(key, stream_id) or self._ended.get(stream_id, (None, 0.0))[0]
+        stream = self._streams.get(stream_id)
         if stream is None:
             return
         sent = 0
@@ -133,12 +135,12 @@ class InMemoryStreamStore(StreamStore):
                 await changed.wait()
 
     async def stop(self, key: ChatKey) -> bool:
-        stream = self._streams.get(key)
+        stream = self._active.get(key)
         if stream is None:
             return False
         stream.stop.set()
         return True
 
     async def stopped(self, key: ChatKey, stream_id: str) -> None:
-        stream = self._get(key, stream_id)
+        stream = self._streams.get(stream_id)
         await (stream.stop.wait() if stream is not None else asyncio.Future())
