@@ -50,7 +50,7 @@ from bench.live_rows import (
     Run,
     send_frame,
 )
-from bench.serve import UNMERGED
+from bench.serve import RESUMABLE, UNMERGED
 from bench.servers import ServerProcess
 from bench.throughput import Placement, _loop_factory, _table
 
@@ -60,6 +60,15 @@ IN_PROCESS: Final = "adk_asgi in-process"
 NO_DEFLATE: Final = "adk_asgi, no deflate"
 FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
 """``live_write_interval=0``: what coalescing the deltas changes (text and speech rows)."""
+RESUMABLE_ROW: Final = "adk_asgi, resumable"
+"""The app with a stream store (``streams=``): every answer recorded for a resume (text)."""
+
+
+class _Text:
+    """A row of the text measurement only."""
+
+    def __init__(self, client: LiveClient) -> None:
+        self.text = client.text
 
 
 class _TextOnly:
@@ -204,12 +213,14 @@ async def bench(url: str, plan: Plan, placement: Placement) -> Results:
         ours = LiveClient(http, url, compression="deflate")
         plain = LiveClient(http, url, compression=None)
         unmerged = LiveClient(http, url, compression="deflate", mount=UNMERGED)
+        kept = LiveClient(http, url, compression="deflate", mount=RESUMABLE)
         rows: dict[str, Any] = {
             "floor": floor,
             IN_PROCESS: inproc,
             OURS: ours,
             NO_DEFLATE: plain,
             FRAME_PER_DELTA: _TextOnly(unmerged),
+            RESUMABLE_ROW: _Text(kept),
         }
         floor.cpus = inproc.cpus = placement.pin()
         text, speech, listen = {}, {}, {}
@@ -309,7 +320,22 @@ def _text_report(results: Results, reps: int) -> list[str]:
         "Ratios of deltas/s: median of the per-round ratios; in brackets the ratio of the best"
         " runs;\n  cpu: the same from server CPU",
         *_ratios(results.text, target=True),
+        *_kept_ratios(results.text),
     ]
+
+
+def _kept_ratios(by_size: dict[int, dict[str, list[Run]]]) -> list[str]:
+    """What recording every answer in the stream store costs, next to the same app without."""
+    out = []
+    for size, by_row in by_size.items():
+        ratio = _ratio(by_row[OURS], by_row[RESUMABLE_ROW])
+        cpu = _ratio(by_row[OURS], by_row[RESUMABLE_ROW], "server_cpu")
+        verdict = "ok" if ratio >= 0.95 else "MISSED"
+        out.append(
+            f"  N={size:>6,}  {'resumable / adk_asgi':<36} {ratio:.3f}  cpu {cpu:.3f}"
+            f"  target >= 0.95: {verdict}"
+        )
+    return out
 
 
 def _audio_report(
