@@ -1,0 +1,199 @@
+"""The sdist and the wheel, built from the working tree: what they ship, how they build, and the
+wheel installed on its own.
+
+The build runs without isolation (``python -m build --no-isolation``) with this venv's
+setuptools and ``build`` (both in the ``dev`` extra), so it downloads nothing. It runs in a copy
+of the tree's top-level files and ``adk_asgi/``, not in the checkout itself: setuptools writes
+``*.egg-info`` and ``build/`` next to the sources, and a stale ``SOURCES.txt`` there would leak
+into the sdist.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "adk_asgi"
+TRANSPORT_JS = f"{PACKAGE}/static/transport.js"
+PY_TYPED = f"{PACKAGE}/py.typed"
+
+
+def source_files() -> set[str]:
+    """What the package is made of in the tree: every module (subpackages included), the
+    ``py.typed`` marker and the static files, as paths relative to the root."""
+    package = ROOT / PACKAGE
+    modules = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
+    static = {p for p in (package / "static").rglob("*") if p.is_file()}
+    return {p.relative_to(ROOT).as_posix() for p in modules | static} | {PY_TYPED}
+
+
+@dataclass(frozen=True)
+class Built:
+    sdist: Path
+    wheel: Path
+    output: str
+    """What the build printed (stdout and stderr together)."""
+
+
+def copy_tree(destination: Path) -> None:
+    """The checkout's top-level files and the package: what a build of the checkout reads."""
+    destination.mkdir()
+    for entry in ROOT.iterdir():
+        if entry.is_file():
+            shutil.copy2(entry, destination / entry.name)
+    shutil.copytree(
+        ROOT / PACKAGE,
+        destination / PACKAGE,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"),
+    )
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The sdist, and the wheel built from that sdist (``build``'s default), in a temp dir."""
+    work = tmp_path_factory.mktemp("distribution")
+    copy_tree(work / "src")
+    dist = work / "dist"
+    completed = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(work / "src")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout
+    sdists = list(dist.glob("*.tar.gz"))
+    wheels = list(dist.glob("*.whl"))
+    assert len(sdists) == 1 and len(wheels) == 1, sorted(p.name for p in dist.iterdir())
+    return Built(sdist=sdists[0], wheel=wheels[0], output=completed.stdout)
+
+
+def test_the_tree_has_what_the_distributions_must_ship() -> None:
+    """The lists the other tests compare against are not vacuous."""
+    files = source_files()
+    assert {f"{PACKAGE}/__init__.py", f"{PACKAGE}/app.py", TRANSPORT_JS, PY_TYPED} <= files
+    assert (ROOT / TRANSPORT_JS).is_file() and (ROOT / PY_TYPED).is_file()
+
+
+def test_the_build_warns_of_no_deprecation(built: Built) -> None:
+    """setuptools announces removals (a ``project.license`` table, say) as deprecations."""
+    found = [
+        line for line in built.output.splitlines() if re.search(r"deprecat", line, re.IGNORECASE)
+    ]
+    assert not found, built.output
+    assert "SetuptoolsDeprecationWarning" not in built.output
+
+
+def test_the_wheel_ships_every_module_the_transport_and_py_typed(built: Built) -> None:
+    with zipfile.ZipFile(built.wheel) as wheel:
+        names = set(wheel.namelist())
+        dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = HeaderParser().parsestr(wheel.read(f"{dist_info}/METADATA").decode())
+        assert wheel.read(TRANSPORT_JS) == (ROOT / TRANSPORT_JS).read_bytes()
+    missing = source_files() - names
+    assert not missing, f"not in the wheel: {sorted(missing)}"
+    # Nothing but the package: no tests, demo or benchmarks installed next to it.
+    assert {name.split("/")[0] for name in names} == {PACKAGE, dist_info}
+    assert f"{dist_info}/licenses/LICENSE" in names
+    assert metadata["License-Expression"] == "Apache-2.0"
+    assert metadata.get_all("License-File") == ["LICENSE"]
+
+
+def test_the_sdist_ships_the_package_readme_and_license(built: Built) -> None:
+    with tarfile.open(built.sdist) as sdist:
+        members = sdist.getnames()
+        top = members[0].split("/")[0]
+        names = {m[len(top) + 1 :] for m in members if m.startswith(f"{top}/")}
+        pkg_info = sdist.extractfile(f"{top}/PKG-INFO")
+        assert pkg_info is not None
+        metadata = HeaderParser().parsestr(pkg_info.read().decode())
+    missing = (source_files() | {"README.md", "LICENSE", "pyproject.toml"}) - names
+    assert not missing, f"not in the sdist: {sorted(missing)}"
+    assert metadata["License-Expression"] == "Apache-2.0"
+
+
+IMPORT_CHECK = """
+import importlib, importlib.metadata, importlib.resources, pkgutil, sys
+import adk_asgi
+print(adk_asgi.__file__)
+print(importlib.metadata.version("adk-asgi"))
+transport = importlib.resources.files("adk_asgi") / "static" / "transport.js"
+sys.stdout.flush()
+sys.stdout.buffer.write(transport.read_bytes())
+for module in pkgutil.walk_packages(adk_asgi.__path__, "adk_asgi."):
+    importlib.import_module(module.name)
+"""
+
+
+def test_the_wheel_installs_and_runs_on_its_own(built: Built, tmp_path: Path) -> None:
+    """Installed with ``--no-deps`` into a throwaway venv whose dependencies come from this
+    venv, the wheel is what ``import adk_asgi`` finds, and its ``transport.js`` is readable as
+    a package resource.
+
+    A venv made from a venv's interpreter inherits the *base* interpreter's site-packages, so
+    the dependencies come in through a ``.pth`` naming this venv's site-packages: a plain path
+    line, which does not run the ``.pth`` files there, so the editable install of the checkout
+    (a finder installed by one of them) cannot shadow the wheel."""
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        check=True,
+        timeout=60,
+    )
+    python = venv / "bin" / "python"
+    site_packages = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+    )
+    assert site_packages.is_relative_to(venv), site_packages
+    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    (site_packages / "dev_venv.pth").write_text("".join(f"{path}\n" for path in ours))
+
+    elsewhere = tmp_path / "cwd"  # not the checkout, whose adk_asgi/ would be on sys.path
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+    def check() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [str(python), "-c", IMPORT_CHECK],
+            cwd=elsewhere,
+            env=env,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+
+    before = check()
+    assert before.returncode != 0, "adk_asgi imports before the wheel is installed"
+    assert b"No module named 'adk_asgi'" in before.stderr, before.stderr.decode()
+
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    subprocess.run(
+        [*pip, "install", "--quiet", "--no-deps", "--no-index", str(built.wheel)],
+        check=True,
+        timeout=120,
+    )
+    after = check()
+    assert after.returncode == 0, after.stderr.decode()
+    module_file, version, transport = after.stdout.split(b"\n", 2)
+    assert Path(module_file.decode()) == site_packages / PACKAGE / "__init__.py"
+    assert version.decode() == built.wheel.name.split("-")[1]
+    assert transport == (ROOT / TRANSPORT_JS).read_bytes()
