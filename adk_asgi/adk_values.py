@@ -66,12 +66,6 @@ def tool_result_chunk(call_id: str, response: Any) -> ToolOutputAvailable | Tool
     return ToolOutputAvailable(tool_call_id=call_id, output=response)
 
 
-def describe_error(code: str | None, message: str | None) -> str:
-    if code and message:
-        return f"{code}: {message}"
-    return message or code or "The agent failed."
-
-
 _DEFAULT_HINT: Final = "Please approve or reject the tool call"
 
 
@@ -85,6 +79,12 @@ def approval_descriptor(confirmation: dict[str, Any]) -> dict[str, Any] | None:
     if confirmation.get("payload") is not None:
         descriptor["payload"] = confirmation["payload"]
     return descriptor or None
+
+
+def is_abort(event: Event) -> bool:
+    """ADK's record of a run stopped through its ``abort_signal`` (the user stopped it, or the
+    reader of a run that is not resumable went away): an end, not a failure."""
+    return event.error_code == "INVOCATION_ABORTED"
 
 
 def is_finish_reason(event: Event) -> bool:

@@ -31,6 +31,7 @@ from starlette.types import Receive, Scope, Send
 
 from .chat import ChatEndpoint
 from .claims import Claims, InMemoryClaims
+from .failures import ErrorHandler, mask_errors
 from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
@@ -87,6 +88,11 @@ class AdkApp:
     With a store, an answer outlives its reader: an SSE run goes on when its request is gone,
     and a live answer whose socket closed goes on for up to ``live_detached_timeout`` seconds
     (less than ``busy_timeout``, which a reconnecting client waits for its chat).
+
+    ``on_error``: what the client is shown when the agent fails (it gets an
+    :class:`~adk_asgi.failures.AgentError`, returns the text). By default the error is logged
+    and the client reads "An error occurred."; ``adk_asgi.failures.show_errors`` shows the
+    error itself (development).
     """
 
     def __init__(
@@ -116,6 +122,7 @@ class AdkApp:
         claims: Claims | None = None,
         streams: StreamStore | None = None,
         live_detached_timeout: float = 25.0,
+        on_error: ErrorHandler | None = None,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -184,6 +191,7 @@ class AdkApp:
             ai_sdk_version=ai_sdk_version,
             send_usage=send_usage,
             new_message_id=message_id_factory or _new_message_id,
+            on_error=on_error or mask_errors,
         )
         """What the endpoints are given (they never see the app itself)."""
         self.router = Router(

@@ -46,6 +46,9 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     expired: list[str] = msgspec.field(default_factory=list)
     """Waits that ended unanswered (approval ids and call ids): a denial or a browser's error
     recorded for a timeout, not for the user's decision."""
+    error: str | None = None
+    """A failed answer: the error the client was shown (with the text it was shown that ADK
+    did not store, :mod:`.failures`)."""
     expires: dict[str, float] = msgspec.field(default_factory=dict)
     """Call id → when its wait for the user or the browser ends (Unix time): a call recorded
     as waiting by a live connection that is gone is closed after it."""

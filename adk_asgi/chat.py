@@ -19,6 +19,7 @@ from .continuation import Conflict
 from .convert import EventConverter
 from .encoding import ChunkEncoder
 from .errors import ClientError
+from .failures import failed_answer
 from .identity import Identity
 from .locks import ChatBusy, ChatKey
 from .messages import ChatRequest
@@ -124,6 +125,7 @@ class ChatEndpoint:
             known_calls=known_calls or (),
             send_usage=self.services.send_usage,
             policy=self.services.tools,
+            on_error=self.services.on_error,
         )
 
     async def _stream(
@@ -154,6 +156,7 @@ class ChatEndpoint:
         if store is None:
             response = SSEResponse(body, abort=abort, headers=headers, write_interval=interval)
             await response(scope, receive, send)
+            await self._keep_failure(identity, chat, plan.converter)
             return
         # Resumable: the run goes on without its reader, every byte kept for GET .../stream.
         key = services.chat_key(identity.user_id, chat.id)
@@ -165,10 +168,27 @@ class ChatEndpoint:
         )
         try:
             await response(scope, receive, send)
+            await self._keep_failure(identity, chat, plan.converter)
         finally:
             stop.cancel()
             await asyncio.wait([stop])
             await store.end(key, stream_id)
+
+    async def _keep_failure(
+        self, identity: Identity, chat: ChatRequest, converter: EventConverter
+    ) -> None:
+        """A failed answer is kept as the client saw it (ADK stores no partial text)."""
+        if converter.failure is None:
+            return
+        services = self.services
+        shown, error_text = converter.failure
+        event = failed_answer(services.author, converter.message_id, shown, error_text)
+        try:
+            session = await services.session(identity.user_id, chat.id)
+            if session is not None:
+                await services.session_service.append_event(session, event)
+        except Exception:  # the answer was sent: only its record is lost
+            logger.exception("adk_asgi: a failed answer could not be recorded")
 
 
 async def _recorded(

@@ -32,8 +32,8 @@ from google.genai import types
 from .adk_values import (
     add_usage,
     approval_descriptor,
-    describe_error,
     file_chunk,
+    is_abort,
     is_finish_reason,
     is_live_audio,
     is_shown,
@@ -43,6 +43,8 @@ from .adk_values import (
     tool_result_chunk,
 )
 from .chunks import (
+    Abort,
+    DataChunk,
     Error,
     Finish,
     FinishReason,
@@ -56,6 +58,7 @@ from .chunks import (
     ToolOutputDenied,
     UIMessageChunk,
 )
+from .failures import ERROR_PART, AgentError, ErrorHandler, show_errors
 from .pending import CONFIRMATION_TOOL, client_approval_id
 from .policy import ToolPolicy
 from .text_blocks import HeardSpeech, TextBlocks
@@ -67,7 +70,8 @@ class EventConverter:
     Call :meth:`start`, then :meth:`feed` for every event, then :meth:`finish` (or
     :meth:`fail` first, when the run raised). Each returns the chunks to send, in order.
     ``known_calls`` are call ids the client already holds a tool part for (a continuation's
-    earlier calls), so their results can be shown.
+    earlier calls), so their results can be shown. ``on_error``: the text the client is shown
+    for a failure (``AdkApp(on_error=)``; this default shows the error itself).
     """
 
     def __init__(
@@ -78,8 +82,13 @@ class EventConverter:
         send_usage: bool = False,
         policy: ToolPolicy | None = None,
         live: bool = False,
+        on_error: ErrorHandler = show_errors,
     ) -> None:
         self.message_id = message_id
+        self.on_error = on_error
+        self.failure: tuple[list[types.Part], str] | None = None
+        """Once the response failed: the text and reasoning the client was shown that no
+        stored event holds (the model call cut short), and the error text it was shown."""
         self.live = live
         self.send_usage = send_usage
         self.policy = policy
@@ -115,10 +124,14 @@ class EventConverter:
         return [Start(message_id=self.message_id)]
 
     def fail(self, error_text: str) -> list[UIMessageChunk]:
-        """Report a failure no event reported (the run raised, the client's input was refused)."""
+        """Report a failure no event reported, in words already chosen."""
         if self._errored:
             return []
         return self._release_held_calls() + self._error(error_text)
+
+    def fail_with(self, exception: BaseException) -> list[UIMessageChunk]:
+        """Report an exception the run raised, as ``on_error`` words it."""
+        return self.fail(self.on_error(AgentError(exception=exception)))
 
     def waiting_on_calls(self) -> None:
         """The response ends because tool calls wait for the user or the browser."""
@@ -253,8 +266,12 @@ class EventConverter:
             add_usage(self._usage, event.usage_metadata)
         if event.finish_reason is not None:
             self._finish_reason = map_finish_reason(event.finish_reason)
-        if (event.error_code or event.error_message) and not is_finish_reason(event):
-            out.extend(self._error(describe_error(event.error_code, event.error_message)))
+        if is_abort(event):
+            self._blocks.close(out)
+            out.append(Abort())
+        elif (event.error_code or event.error_message) and not is_finish_reason(event):
+            error = AgentError(code=event.error_code, message=event.error_message)
+            out.extend(self._error(self.on_error(error)))
 
     # --- live transcriptions -----------------------------------------------------------------
 
@@ -403,8 +420,15 @@ class EventConverter:
     # --- errors ------------------------------------------------------------------------------
 
     def _error(self, error_text: str) -> list[UIMessageChunk]:
+        """The failure goes into the message (a ``data-error`` part, kept in history) before
+        the ``error`` chunk: the stock client stops reading the stream at that chunk."""
         self._errored = True
+        shown = [types.Part(text=t, thought=True) for t in self._streamed_thought.values() if t]
+        shown += [types.Part(text=t) for t in self._streamed_text.values() if t]
+        self.failure = (shown, error_text)
         out: list[UIMessageChunk] = []
         self._blocks.close(out)
+        data = {"errorText": error_text}
+        out.append(DataChunk(type=ERROR_PART, id=f"{self.message_id}-error", data=data))
         out.append(Error(error_text=error_text))
         return out

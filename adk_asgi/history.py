@@ -18,6 +18,7 @@ from google.genai import types
 from . import bookkeeping
 from .adk_values import tool_result_chunk
 from .chunks import ToolOutputError
+from .failures import ERROR_PART
 from .messages import (
     Approval,
     DataPart,
@@ -76,6 +77,16 @@ def rebuild_messages(events: Iterable[Event], policy: ToolPolicy) -> list[UIMess
             if isinstance(spoken[0], TextPart):
                 message.parts.extend(step_of(event, message))
             message.parts.extend(spoken)
+            continue
+        error = bookkeeping.read(event).error
+        if error is not None:  # a failed answer: what the client was shown (failures.py)
+            message = answer_of(event)
+            if content is not None and content.parts:
+                message.parts.extend(step_of(event, message))
+                for part in content.parts:
+                    message.parts.extend(_model_part(part, state))
+            data = {"errorText": error}
+            message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
             continue
         if content is None or not content.parts:
             continue

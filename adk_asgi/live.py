@@ -34,8 +34,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .answers import accept_answers, close_left_calls
 from .continuation import Conflict
 from .errors import ClientError
+from .failures import failed_answer
 from .live_outputs import (
     Close,
+    KeepFailure,
     OpenSession,
     Output,
     Record,
@@ -146,6 +148,7 @@ class _Connection:
             send_usage=services.send_usage,
             write_interval=limits.live_write_interval,
             stored_streams=services.streams is not None,
+            on_error=services.on_error,
         )
         self.waits = ToolWaits(
             self.protocol,
@@ -163,6 +166,7 @@ class _Connection:
         self._armed: float | None = None  # the deadline the timer waits for
         self._settles: asyncio.Queue[Settle] = asyncio.Queue()
         self.recorder: LiveRecorder | None = None
+        self._opened: Session | None = None
         self._replays: dict[str, asyncio.Task[None]] = {}
         self._answered: asyncio.Event | None = None
         """Set once no response is under way, while the client is gone (see :meth:`_reader`)."""
@@ -329,14 +333,18 @@ class _Connection:
             # run_live raises without an error event (unlike run_async): report it the way
             # ADK's error events read over SSE, "<ExceptionClass>: <message>".
             logger.exception("adk_asgi: the live session failed")
-            self.carry_out(self.protocol.session_ended(f"{type(exc).__name__}: {exc}"))
+            outputs = self.protocol.session_ended(exc)
+            self.carry_out(outputs)
+            for output in outputs:
+                if isinstance(output, KeepFailure):
+                    await self._keep_failure(output)
 
     async def _session(self, chat_id: str, key: ChatKey) -> None:
         """The chat's live session, from its stored state to the end of ``run_live``."""
         services = self.services
         protocol = self.protocol
         self.waits.claim = functools.partial(_claim_one, services, key)
-        session = await services.open_session(self.user_id, chat_id)
+        session = self._opened = await services.open_session(self.user_id, chat_id)
         stored = await close_left_calls(services, session, moved_on=False)
         then, stored = await self._settle_waiting_calls(session, stored)
         history = _ends_with_user_turn(session.events)
@@ -354,6 +362,18 @@ class _Connection:
         )
         async for event in events:
             self.carry_out(protocol.event(event))
+
+    async def _keep_failure(self, failure: KeepFailure) -> None:
+        """The answer the session failed in is kept as the client saw it."""
+        services, session = self.services, self._opened
+        event = failed_answer(
+            services.author, failure.message_id, failure.shown, failure.error_text
+        )
+        try:
+            if session is not None:
+                await services.session_service.append_event(session, event)
+        except Exception:
+            logger.exception("adk_asgi: a failed answer could not be recorded")
 
     async def _settle_waiting_calls(
         self, session: Session, state: ChatState

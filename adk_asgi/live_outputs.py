@@ -89,7 +89,28 @@ class StopReplay:
     request_id: str
 
 
-Output = Send | ToModel | OpenSession | Resolve | Settle | Close | Record | Replay | StopReplay
+@dataclass(frozen=True, slots=True)
+class KeepFailure:
+    """The session failed mid-answer: keep what the client was shown of the answer
+    (:func:`adk_asgi.failures.failed_answer`)."""
+
+    message_id: str
+    shown: list[types.Part]
+    error_text: str
+
+
+Output = (
+    Send
+    | ToModel
+    | OpenSession
+    | Resolve
+    | Settle
+    | Close
+    | Record
+    | Replay
+    | StopReplay
+    | KeepFailure
+)
 
 SPEECH: Final[dict[str, Callable[[], LiveRequest]]] = {
     "activity-start": lambda: LiveRequest(activity_start=types.ActivityStart()),

@@ -37,8 +37,19 @@ from .checks import check_chat, decode_resume_frame, decode_send_frame, frame_he
 from .continuation import Conflict, Continuation, continuation
 from .convert import EventConverter
 from .errors import ClientError
+from .failures import AgentError, ErrorHandler, show_errors
 from .live_calls import LiveCalls, WaitKind
-from .live_outputs import SPEECH, Close, OpenSession, Output, Replay, Settle, StopReplay, ToModel
+from .live_outputs import (
+    SPEECH,
+    Close,
+    KeepFailure,
+    OpenSession,
+    Output,
+    Replay,
+    Settle,
+    StopReplay,
+    ToModel,
+)
 from .live_streams import Response, Streams
 from .messages import ChatRequest, RequestError
 from .pending import PAYLOADS_KEY, ChatState, ToolCall
@@ -64,8 +75,10 @@ class LiveProtocol:
         send_usage: bool = False,
         write_interval: float = 0.0,
         stored_streams: bool = False,
+        on_error: ErrorHandler = show_errors,
     ) -> None:
         self.tools = tools
+        self.on_error = on_error
         self.new_message_id = new_message_id
         self.clock = clock
         self.audio = audio
@@ -303,11 +316,18 @@ class LiveProtocol:
         self._closed("this chat is busy in another request or connection", BUSY)
         return self._take()
 
-    def session_ended(self, error: str | None) -> list[Output]:
-        """``run_live`` returned (``error``: or raised, as ``"<Class>: <message>"``)."""
+    def session_ended(self, error: BaseException | None) -> list[Output]:
+        """``run_live`` returned (``error``: or raised it). The client reads what ``on_error``
+        says of the error; what it was shown of the answer cut short is kept."""
         converter = self._unasked_response().converter
-        failure = converter.fail(error or "the live session ended") + converter.finish()
-        self.streams.end(failure, self.clock())
+        if error is None:
+            failure = converter.fail("the live session ended")
+        else:
+            failure = converter.fail(self.on_error(AgentError(exception=error)))
+        self.streams.end(failure + converter.finish(), self.clock())
+        if error is not None and converter.failure is not None:
+            shown, text = converter.failure
+            self.out.append(KeepFailure(converter.message_id, shown, text))
         after = "" if error is None else " after an error"
         self._closed(f"the live session ended{after}", 1011)
         self.out.append(Close(1011))  # the writer sends what is queued, then closes
@@ -362,6 +382,7 @@ class LiveProtocol:
             send_usage=self.send_usage,
             policy=self.tools,
             live=True,
+            on_error=self.on_error,
         )
 
     def _unasked_response(self, message_id: str | None = None) -> Response:

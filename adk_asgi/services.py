@@ -23,6 +23,7 @@ from starlette.requests import HTTPConnection
 from . import bookkeeping
 from .claims import Claims
 from .errors import ClientError
+from .failures import ErrorHandler
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
 from .locks import ChatKey, ChatLocks
 from .policy import ToolPolicy
@@ -78,6 +79,8 @@ class Services:
     ai_sdk_version: Literal[6, 7]
     send_usage: bool
     new_message_id: Callable[[], str]
+    on_error: ErrorHandler
+    """What the client is shown for a failure (:mod:`.failures`)."""
 
     async def identity_of(self, conn: HTTPConnection) -> Identity:
         """Who is asking, or a 401 :class:`ClientError`."""

@@ -35,8 +35,6 @@ from .encoding import SSE_DONE, SSE_HEADERS, ChunkEncoder
 
 logger = logging.getLogger("adk_asgi")
 
-GENERIC_ERROR = "The agent failed while answering."
-
 DEFAULT_WRITE_INTERVAL: Final = 0.01
 """Seconds: at most one body write per interval (finer than a 60 Hz frame)."""
 
@@ -67,9 +65,9 @@ async def sse_body(
                 chunks = converter.feed(event)
                 if chunks:
                     yield b"".join(encoder.sse(c) for c in chunks)
-    except Exception:
+    except Exception as exc:
         logger.exception("adk_asgi: the run failed")
-        yield b"".join(encoder.sse(c) for c in converter.fail(GENERIC_ERROR))
+        yield b"".join(encoder.sse(c) for c in converter.fail_with(exc))
     yield b"".join(encoder.sse(c) for c in converter.finish()) + SSE_DONE
 
 

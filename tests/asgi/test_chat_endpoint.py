@@ -15,6 +15,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from starlette.requests import HTTPConnection
 
 from adk_asgi import AdkApp
+from adk_asgi.failures import show_errors
 from adk_asgi.testing import Call, Fail, Text
 from tests.support import SSE_HEADERS, counter, parse_sse, scripted_agent, user_body
 
@@ -88,12 +89,17 @@ async def test_server_tool_streams_call_result_and_answer() -> None:
     ]
 
 
-async def test_model_error_mid_stream_is_an_error_chunk_and_a_clean_end() -> None:
+async def test_model_error_mid_stream_is_an_error_chunk_and_a_clean_end(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     app = make_app(scripted_agent([[Text("Partial"), Fail("backend exploded")]]))
     async with client_for(app) as client:
         response = await client.post("/chat", json=user_body("hi"))
+        cookie = response.headers["set-cookie"].split(";")[0]
+        history = await client.get("/chat/chat-1/messages", headers={"cookie": cookie})
     assert response.status_code == 200
     t = f"{MID}-txt1"
+    masked = {"errorText": "An error occurred."}
     assert parse_sse(response.content) == [
         {"type": "start", "messageId": MID},
         {"type": "start-step"},
@@ -101,10 +107,61 @@ async def test_model_error_mid_stream_is_an_error_chunk_and_a_clean_end() -> Non
         {"type": "text-delta", "id": t, "delta": "Parti"},
         {"type": "text-delta", "id": t, "delta": "al"},
         {"type": "text-end", "id": t},
-        {"type": "error", "errorText": "ScriptedModelError: backend exploded"},
+        {"type": "data-error", "id": f"{MID}-error", "data": masked},
+        {"type": "error", "errorText": "An error occurred."},
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "error"},
     ]
+    # the client was not told the error; the log was
+    assert "ScriptedModelError: backend exploded" in caplog.text
+    # a reload shows what the stream showed: the text streamed before the failure, the error
+    assert history.json()[1:] == [
+        {
+            "id": MID,
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {"type": "text", "text": "Partial", "state": "done"},
+                {"type": "data-error", "id": f"{MID}-error", "data": masked},
+            ],
+        }
+    ]
+
+
+async def test_on_error_chooses_what_the_client_reads_of_a_failure() -> None:
+    app = make_app(
+        scripted_agent([[Fail("backend exploded")]]),
+        on_error=lambda error: f"failed ({error.code})",
+    )
+    async with client_for(app) as client:
+        response = await client.post("/chat", json=user_body("hi"))
+    assert parse_sse(response.content)[1:3] == [
+        {
+            "type": "data-error",
+            "id": f"{MID}-error",
+            "data": {"errorText": "failed (ScriptedModelError)"},
+        },
+        {"type": "error", "errorText": "failed (ScriptedModelError)"},
+    ]
+
+
+async def test_a_failure_with_nothing_shown_keeps_only_the_error_in_history() -> None:
+    app = make_app(scripted_agent([[Fail("backend exploded")]]), on_error=show_errors)
+    async with client_for(app) as client:
+        response = await client.post("/chat", json=user_body("hi"))
+        cookie = response.headers["set-cookie"].split(";")[0]
+        history = await client.get("/chat/chat-1/messages", headers={"cookie": cookie})
+    shown = {"errorText": "ScriptedModelError: backend exploded"}
+    assert parse_sse(response.content)[1] == {
+        "type": "data-error",
+        "id": f"{MID}-error",
+        "data": shown,
+    }
+    assert history.json()[1] == {
+        "id": MID,
+        "role": "assistant",
+        "parts": [{"type": "data-error", "id": f"{MID}-error", "data": shown}],
+    }
 
 
 async def test_tool_exception_is_an_error_chunk() -> None:
@@ -116,8 +173,9 @@ async def test_tool_exception_is_an_error_chunk() -> None:
     async with client_for(make_app(agent)) as client:
         response = await client.post("/chat", json=user_body("hi"))
     chunks = parse_sse(response.content)
-    assert chunks[-3:] == [
-        {"type": "error", "errorText": "ValueError: no weather for Oslo"},
+    assert chunks[-4:] == [
+        {"type": "data-error", "id": f"{MID}-error", "data": {"errorText": "An error occurred."}},
+        {"type": "error", "errorText": "An error occurred."},
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "error"},
     ]

@@ -531,8 +531,9 @@ async def test_a_model_failure_is_an_error_chunk_then_finish_and_done() -> None:
     coalesced = await run_chat(chat_app(HOUR, turns=turns))  # the end is not held
     assert coalesced.body == plain.body
     chunks = parse_sse(coalesced.body)
-    assert chunks[-3:] == [
-        {"type": "error", "errorText": "ScriptedModelError: backend exploded"},
+    assert chunks[-4:] == [
+        {"type": "data-error", "id": "msg1-error", "data": {"errorText": "An error occurred."}},
+        {"type": "error", "errorText": "An error occurred."},
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "error"},
     ]
@@ -542,7 +543,7 @@ async def test_a_run_that_raises_is_an_error_chunk_then_finish_and_done(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A failure ADK does not report itself (``run_async`` raising mid-answer) ends the body
-    with the generic ``error`` chunk."""
+    with the generic ``error`` chunk; the exception is logged, not shown."""
 
     def make(interval: float) -> AdkApp:
         app = chat_app(interval)
@@ -567,9 +568,10 @@ async def test_a_run_that_raises_is_an_error_chunk_then_finish_and_done(
     assert coalesced.body == plain.body
     chunks = parse_sse(coalesced.body)
     assert sum(c["type"] == "text-delta" for c in chunks) > 30
-    assert chunks[-4:] == [
+    assert chunks[-5:] == [
         {"type": "text-end", "id": "msg1-txt1"},
-        {"type": "error", "errorText": "The agent failed while answering."},
+        {"type": "data-error", "id": "msg1-error", "data": {"errorText": "An error occurred."}},
+        {"type": "error", "errorText": "An error occurred."},
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "error"},
     ]

@@ -182,18 +182,18 @@ def test_weather(demo_server: str, transport: str, sdk: int) -> None:
 
 @SDKS
 def test_model_error(demo_server: str, transport: str, sdk: int) -> None:
-    # not compared with the history: the text streamed before the failure is never stored
-    report = run(demo_server, (transport, sdk), "explode", same_history=False)
+    # compared with the history: the text streamed before the failure and the error are kept
+    report = run(demo_server, (transport, sdk), "explode")
     assert report["status"] == "error"
-    assert (
-        report["error"] == "ScriptedModelError: explode: the scripted demo model failed on purpose"
-    )
+    assert report["error"] == "An error occurred."  # the model's own words stay in the log
     assert len(report["requests"]) == 1
     # the text streamed before the failure stays, in the message the error ended
     assert shape(report["messages"]) == [
         ("user", ["text:explode"]),
-        ("assistant", ["step-start", "text:Something is about to go wrong..."]),
+        ("assistant", ["step-start", "text:Something is about to go wrong...", "data-error"]),
     ]
+    error = report["messages"][1]["parts"][-1]
+    assert error["data"] == {"errorText": "An error occurred."}
     assert report["serverRuns"] == {}
 
 

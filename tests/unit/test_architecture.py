@@ -18,6 +18,7 @@ SANS_IO = [
     "convert",
     "durable",
     "encoding",
+    "failures",
     "history",
     "live_calls",
     "live_outputs",

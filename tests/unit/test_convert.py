@@ -14,6 +14,7 @@ from google.genai import types
 from adk_asgi.adk_values import map_finish_reason
 from adk_asgi.chunks import UIMessageChunk
 from adk_asgi.convert import EventConverter
+from adk_asgi.failures import AgentError
 from adk_asgi.policy import ToolPolicy
 
 MID = "m1"
@@ -436,10 +437,69 @@ def test_error_event_mid_text_closes_the_text_first() -> None:
         {"type": "text-start", "id": T1},
         {"type": "text-delta", "id": T1, "delta": "Hello "},
         {"type": "text-end", "id": T1},
+        {
+            "type": "data-error",
+            "id": f"{MID}-error",
+            "data": {"errorText": "RuntimeError: stream broke"},
+        },
         {"type": "error", "errorText": "RuntimeError: stream broke"},
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "error"},
     ]
+    # what the client was shown and no event stores: the text of the call cut short
+    assert converter.failure == ([types.Part(text="Hello ")], "RuntimeError: stream broke")
+
+
+def test_on_error_words_what_the_client_reads_of_a_failure() -> None:
+    seen: list[AgentError] = []
+
+    def on_error(error: AgentError) -> str:
+        seen.append(error)
+        return "Sorry, something broke."
+
+    converter = EventConverter(message_id=MID, on_error=on_error)
+    event = Event(invocation_id="inv", author="agent", error_code="E", error_message="secret")
+    chunks = converter.start() + converter.feed(event) + converter.finish()
+    assert wire(chunks)[1:3] == [
+        {
+            "type": "data-error",
+            "id": f"{MID}-error",
+            "data": {"errorText": "Sorry, something broke."},
+        },
+        {"type": "error", "errorText": "Sorry, something broke."},
+    ]
+    boom = ValueError("key=hunter2")
+    other = EventConverter(message_id=MID, on_error=on_error)
+    assert wire(other.fail_with(boom))[-1] == {
+        "type": "error",
+        "errorText": "Sorry, something broke.",
+    }
+    assert seen == [AgentError(code="E", message="secret"), AgentError(exception=boom)]
+
+
+def test_a_run_stopped_by_its_abort_signal_is_an_abort_not_an_error() -> None:
+    events = [
+        model_event("e1", text("Hel"), partial=True),
+        Event(
+            invocation_id="inv",
+            author="agent",
+            error_code="INVOCATION_ABORTED",
+            error_message="Invocation was aborted by client.",
+        ),
+    ]
+    converter = EventConverter(message_id=MID)
+    chunks = converter.start()
+    for event in events:
+        chunks += converter.feed(event)
+    chunks += converter.finish()
+    assert wire(chunks)[3:] == [
+        {"type": "text-delta", "id": T1, "delta": "Hel"},
+        {"type": "text-end", "id": T1},
+        {"type": "abort"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert converter.failure is None
 
 
 def test_fail_without_an_error_event_reports_once() -> None:
@@ -448,9 +508,11 @@ def test_fail_without_an_error_event_reports_once() -> None:
     chunks += converter.finish() + converter.finish()
     assert wire(chunks) == [
         {"type": "start", "messageId": MID},
+        {"type": "data-error", "id": f"{MID}-error", "data": {"errorText": "boom"}},
         {"type": "error", "errorText": "boom"},
         {"type": "finish", "finishReason": "error"},
     ]
+    assert converter.failure == ([], "boom")
 
 
 def test_usage_is_summed_into_finish_metadata_when_asked() -> None:

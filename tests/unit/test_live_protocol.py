@@ -10,7 +10,15 @@ from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.live_outputs import Close, OpenSession, Output, Resolve, Send, ToModel
+from adk_asgi.live_outputs import (
+    Close,
+    KeepFailure,
+    OpenSession,
+    Output,
+    Resolve,
+    Send,
+    ToModel,
+)
 from adk_asgi.live_protocol import BUSY, TIMED_OUT
 from tests.unit.live_machine import (
     TURN_COMPLETE,
@@ -98,11 +106,14 @@ def test_the_end_of_the_session_fails_the_response_under_way_and_closes() -> Non
     live = Machine()
     live.open()
     live.say("r1")
-    ended = live.take(live.protocol.session_ended("RuntimeError: boom"))
+    ended = live.take(live.protocol.session_ended(RuntimeError("boom")))
+    shown = {"errorText": "RuntimeError: boom"}
     assert decoded(ended) == [
-        chunk("r1", 1, type="error", errorText="RuntimeError: boom"),
-        chunk("r1", 2, type="finish", finishReason="error"),
+        chunk("r1", 1, type="data-error", id="m1-error", data=shown),
+        chunk("r1", 2, type="error", errorText="RuntimeError: boom"),
+        chunk("r1", 3, type="finish", finishReason="error"),
         {"type": "end", "requestId": "r1"},
+        KeepFailure("m1", [], "RuntimeError: boom"),
         Close(1011),
     ]
     reason = "the live session ended after an error"
