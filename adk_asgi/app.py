@@ -30,6 +30,7 @@ from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from .chat import ChatEndpoint
+from .chats import ChatsEndpoint
 from .claims import Claims, InMemoryClaims
 from .failures import ErrorHandler, mask_errors
 from .identity import BrowserCookieIdentity, Identify
@@ -67,6 +68,7 @@ class AdkApp:
       streams the UI message stream over SSE.
     * ``GET /chat/{chat_id}/stream`` — the resume endpoint; ``204`` when nothing is streaming.
     * ``GET /chat/{chat_id}/messages`` — the chat's history as ``UIMessage[]``.
+    * ``GET /chats`` — the user's chats (id, title, updated); ``DELETE /chat/{chat_id}``.
     * ``WS /live`` — live mode: ``Runner.run_live`` behind the AI SDK v7
       ``WebSocketChatTransport`` protocol (docs/live.md).
     * ``GET /transport.js`` — the live transport for AI SDK v6 clients, with audio helpers.
@@ -194,9 +196,12 @@ class AdkApp:
             on_error=on_error or mask_errors,
         )
         """What the endpoints are given (they never see the app itself)."""
+        chats = ChatsEndpoint(self.services)
         self.router = Router(
             routes=[
                 Route("/chat", ChatEndpoint(self.services), methods=["POST"]),
+                Route("/chats", chats.list, methods=["GET"]),
+                Route("/chat/{chat_id}", chats.delete, methods=["DELETE"]),
                 Route(
                     "/chat/{chat_id}/stream",
                     ResumeEndpoint(self.services).respond,

@@ -17,14 +17,19 @@ Versions: 1 (the first release) wrote the same keys without ``v``; 2 adds ``v``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
 from google.adk.events.event import Event
+from google.genai import types
 
 KEY: Final = "adk_asgi"
 VERSION: Final = 2
 LIVE_USER_MESSAGE_KEY: Final = "adk_asgi:userMessageId"
+TITLE_KEY: Final = "adk_asgi:title"
+"""``session.state``: the chat's title (its first message's text) for ``GET /chats``."""
+TITLE_LENGTH: Final = 80
 
 
 class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
@@ -77,6 +82,24 @@ def live_user_message(message_id: str) -> dict[str, Any]:
     """The ``state_delta`` of a ``LiveRequest`` that carries a typed message, so the event ADK
     stores for it records the client's id."""
     return {LIVE_USER_MESSAGE_KEY: message_id}
+
+
+def title(state: Mapping[str, Any]) -> str | None:
+    value = state.get(TITLE_KEY)
+    return value if isinstance(value, str) else None
+
+
+def title_delta(state: Mapping[str, Any], content: types.Content) -> dict[str, Any]:
+    """The ``state_delta`` that names a chat after ``content``'s text, while it has no name:
+    it is applied with the user's message, in the same write."""
+    if TITLE_KEY in state:
+        return {}
+    text = " ".join(" ".join(p.text.split()) for p in content.parts or [] if p.text).strip()
+    if not text:
+        return {}
+    if len(text) > TITLE_LENGTH:
+        text = text[: TITLE_LENGTH - 1].rstrip() + "…"
+    return {TITLE_KEY: text}
 
 
 def with_tags(metadata: dict[str, Any] | None, **tags: Any) -> dict[str, Any]:

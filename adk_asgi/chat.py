@@ -12,6 +12,7 @@ from google.genai import types
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from . import bookkeeping
 from .answers import accept_answers, close_left_calls
 from .checks import decode_and_check
 from .chunks import UIMessageChunk
@@ -43,11 +44,13 @@ class _Plan:
         converter: EventConverter,
         lead: list[UIMessageChunk],
         user_message_id: str | None,
+        state_delta: dict[str, Any] | None = None,
     ) -> None:
         self.new_message = new_message
         self.converter = converter
         self.lead = lead
         self.user_message_id = user_message_id
+        self.state_delta = state_delta
 
 
 class ChatEndpoint:
@@ -98,7 +101,8 @@ class ChatEndpoint:
             session = await self.services.open_session(identity.user_id, chat.id)
             await close_left_calls(self.services, session, moved_on=True)
             converter = self._converter(self.services.new_message_id())
-            return _Plan(content, converter, [], last.id)
+            title = bookkeeping.title_delta(session.state, content)
+            return _Plan(content, converter, [], last.id, title or None)
         return await self._continue(identity, chat)
 
     async def _continue(self, identity: Identity, chat: ChatRequest) -> _Plan:
@@ -146,6 +150,7 @@ class ChatEndpoint:
                 user_id=identity.user_id,
                 session_id=chat.id,
                 new_message=plan.new_message,
+                state_delta=plan.state_delta,
                 run_config=services.sse_run_config(plan.converter.message_id, plan.user_message_id),
                 abort_signal=abort,
             )

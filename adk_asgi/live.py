@@ -348,7 +348,9 @@ class _Connection:
         stored = await close_left_calls(services, session, moved_on=False)
         then, stored = await self._settle_waiting_calls(session, stored)
         history = _ends_with_user_turn(session.events)
-        self.carry_out(protocol.session_started(answers_history=history, stored=stored))
+        self.carry_out(
+            protocol.session_started(answers_history=history, stored=stored, state=session.state)
+        )
         later = [] if then is None else [then]
         while not self._settles.empty():  # sent while the last answers were recorded
             later.append(self._settles.get_nowait())

@@ -25,7 +25,7 @@ machine has seen (:attr:`~LiveProtocol.state`), and the rest of the turn streams
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
 from google.adk.agents.live_request_queue import LiveRequest
@@ -101,6 +101,8 @@ class LiveProtocol:
         self._aborted: set[str] = set()
         """Queued ``send`` requests the client aborted before they were dispatched."""
         self.calls = LiveCalls(self.out, tools)
+        self.titled = False
+        """The chat has its title (``GET /chats``), from an earlier message or this one."""
         self.turn_called_tools = False
 
     def _take(self) -> list[Output]:
@@ -260,15 +262,21 @@ class LiveProtocol:
     # --- the session's fate ------------------------------------------------------------------
 
     def session_started(
-        self, *, answers_history: bool, stored: ChatState | None = None
+        self,
+        *,
+        answers_history: bool,
+        stored: ChatState | None = None,
+        state: Mapping[str, Any] | None = None,
     ) -> list[Output]:
         """``run_live`` is about to start. ``answers_history``: the stored history ends with the
         user's turn, so the model answers it before any request — that answer gets a response
         of its own now, so a message sent before it starts does not take it for its own (it is
         drained, see :meth:`_user_turn`) and it is kept for a ``resume`` if nobody sends.
         ``stored``: the chat's calls as the session has them (none waits by now), so a late
-        answer to one of them is refused for what it is (closed), not as a stranger."""
+        answer to one of them is refused for what it is (closed), not as a stranger.
+        ``state``: the session's (what the bridge keeps there, its title)."""
         self.phase = "open"
+        self.titled = bookkeeping.title(state or {}) is not None
         if stored is not None:
             self.calls.state = stored
         if answers_history:
@@ -352,6 +360,10 @@ class LiveProtocol:
         self.streams.begin(self._converter(self.new_message_id(), known_calls=set()))
         self.streams.open(request_id, [], self.clock())
         state_delta = bookkeeping.live_user_message(message_id)
+        if not self.titled:
+            title = bookkeeping.title_delta({}, content)
+            state_delta |= title
+            self.titled = bool(title)
         self.out.append(ToModel(LiveRequest(content=content, state_delta=state_delta)))
 
     def _answers(self, request_id: str, chat: ChatRequest) -> None:

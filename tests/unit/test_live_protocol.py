@@ -31,7 +31,8 @@ from tests.unit.live_machine import (
 HI = ToModel(
     LiveRequest(
         content=types.Content(role="user", parts=[types.Part(text="hi")]),
-        state_delta={"adk_asgi:userMessageId": "u1"},
+        # the client's message id, and the chat's title: this is its first message
+        state_delta={"adk_asgi:userMessageId": "u1", "adk_asgi:title": "hi"},
     )
 )
 
