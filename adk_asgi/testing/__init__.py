@@ -3,8 +3,10 @@
 ``ScriptedLlm`` streams like Gemini (delta partials, one aggregated final response, call ids,
 usage), so code written against it meets the same event shapes in production; its live
 connection (``ScriptedLlm.connect``, for ``Runner.run_live``) does the same for Gemini Live.
+``ChatClient`` drives an app like the stock AI SDK client (docs/testing.md#testing-your-app).
 """
 
+from adk_asgi.testing.client import ChatClient, ChatResponse, parse_sse_chunks
 from adk_asgi.testing.demo_grammar import demo_model, demo_responder, parse_stages
 from adk_asgi.testing.live import (
     OUTPUT_AUDIO_MIME_TYPE,
@@ -29,11 +31,21 @@ from adk_asgi.testing.scripted import (
     prompt_tokens,
     turn_to_responses,
 )
+from adk_asgi.testing.ui_message import (
+    StreamingMessage,
+    UIMessageStreamError,
+    last_assistant_message_is_complete_with_approval_responses,
+    last_assistant_message_is_complete_with_tool_calls,
+    read_ui_message,
+    stock_send_automatically_when,
+)
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "OUTPUT_AUDIO_MIME_TYPE",
     "Call",
+    "ChatClient",
+    "ChatResponse",
     "Fail",
     "Responder",
     "ScriptExhaustedError",
@@ -41,15 +53,22 @@ __all__ = [
     "ScriptedLlm",
     "ScriptedModelError",
     "Segment",
+    "StreamingMessage",
     "Text",
     "Thought",
     "Turn",
+    "UIMessageStreamError",
     "assign_call_ids",
     "demo_model",
     "demo_responder",
+    "last_assistant_message_is_complete_with_approval_responses",
+    "last_assistant_message_is_complete_with_tool_calls",
     "new_call_id",
+    "parse_sse_chunks",
     "parse_stages",
     "prompt_tokens",
+    "read_ui_message",
+    "stock_send_automatically_when",
     "synthesize_utf8",
     "transcribe_utf8",
     "turn_to_responses",

@@ -1,0 +1,422 @@
+"""``ChatClient``: drive an app the way the stock AI SDK ``useChat`` client does, in a test.
+
+An app's own tests should not re-implement the browser: which body a continuation carries, which
+message id it names, when the stock ``sendAutomaticallyWhen`` helpers send a chat by themselves,
+and what the user sees once the chunks are applied. ``ChatClient`` keeps the chat's messages
+like ``useChat`` (``DefaultChatTransport`` + ``toolCallsDone || approvalsDone``, as in
+docs/hitl.md) and talks to the app in process through ``httpx.ASGITransport``: no server, no
+browser, the real request and response bytes.
+
+It needs httpx (``pip install "adk-asgi[testing]"``), imported when a client is made, so the
+rest of :mod:`adk_asgi.testing` works without it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import secrets
+import string
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from starlette.types import ASGIApp
+
+from adk_asgi.testing.ui_message import (
+    Chunk,
+    SendAutomaticallyWhen,
+    StreamingMessage,
+    UIMessageDict,
+    is_tool_part,
+    stock_send_automatically_when,
+    tool_name,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["MAX_AUTOMATIC_REQUESTS", "ChatClient", "ChatResponse", "parse_sse_chunks"]
+
+MAX_AUTOMATIC_REQUESTS = 8
+"""Automatic requests in a row after which the client gives up: the stock client would go on
+sending the chat forever."""
+
+_ID_ALPHABET = string.digits + string.ascii_letters
+
+
+def _generate_id() -> str:
+    """The AI SDK's default ``generateId``: 16 random letters and digits."""
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
+
+
+def parse_sse_chunks(body: str) -> list[Chunk]:
+    """The chunks of a UI message stream body: each event's ``data:`` (lines joined), up to
+    ``data: [DONE]``; comments and other fields are skipped, as an SSE parser does."""
+    chunks: list[Chunk] = []
+    for event in body.replace("\r\n", "\n").split("\n\n"):
+        data = [
+            line[5:].removeprefix(" ") for line in event.split("\n") if line.startswith("data:")
+        ]
+        if not data:
+            continue
+        text = "\n".join(data)
+        if text == "[DONE]":
+            break
+        chunks.append(json.loads(text))
+    return chunks
+
+
+@dataclass
+class ChatResponse:
+    """One request and what came of it."""
+
+    status: int
+    """The HTTP status: 200 for a stream; 4xx when the app refused the request."""
+    body: dict[str, Any]
+    """The JSON body that was posted, exactly."""
+    chunks: list[Chunk]
+    """The stream's chunks as sent (``[DONE]`` left out); empty when refused."""
+    message: UIMessageDict | None
+    """The assistant message after this response, as the client shows it (a copy); ``None``
+    when the request was refused."""
+    error: str | None
+    """The refusal's ``{"error": …}`` (the body's text if it is not that JSON), or an
+    ``error`` chunk's text: what ``useChat``'s ``error`` would say."""
+    finish_reason: str | None
+    """The ``finish`` chunk's ``finishReason`` (``stop``, ``tool-calls``, ``error``…)."""
+    followup: ChatResponse | None = None
+    """The request the stock client sent by itself right after this one (its
+    ``sendAutomaticallyWhen`` held when the stream ended); normally ``None``."""
+
+    @property
+    def text(self) -> str:
+        """The message's text parts, joined: what the user reads."""
+        if self.message is None:
+            return ""
+        return "".join(p["text"] for p in self.message["parts"] if p.get("type") == "text")
+
+
+class ChatClient:
+    """One chat in one browser, over an ASGI app that serves an ``AdkApp``.
+
+    ``ChatClient(app, api="/agent/chat")`` — ``api`` as in ``DefaultChatTransport``: the
+    ``POST /chat`` route under the app's mount prefix. ``messages`` holds the chat like
+    ``useChat``'s ``messages`` (JSON ``UIMessage`` dicts); set it to a reloaded history to
+    continue from there. Requests carry ``headers`` (for an ``identify`` of your own) and the
+    cookies the app set, so by default the client is one browser with AdkApp's per-browser
+    cookie; pass ``http`` (another client's ``.http``) for another tab of the same browser.
+    ``id_factory`` makes the chat id and the client's message ids (the AI SDK's
+    ``generateId`` by default). ``send_automatically_when`` decides, after every answer and
+    after ``approve`` / ``tool_result``, whether the chat is sent on its own; ``None`` never
+    sends (then call :meth:`submit`).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp | None = None,
+        *,
+        http: httpx.AsyncClient | None = None,
+        api: str = "/chat",
+        chat_id: str | None = None,
+        messages: Iterable[UIMessageDict] = (),
+        headers: Mapping[str, str] | None = None,
+        base_url: str = "http://testserver",
+        id_factory: Callable[[], str] = _generate_id,
+        send_automatically_when: SendAutomaticallyWhen | None = stock_send_automatically_when,
+    ) -> None:
+        if (app is None) == (http is None):
+            raise TypeError("pass exactly one of an ASGI app or http=<httpx.AsyncClient>")
+        if app is not None:
+            try:
+                import httpx
+            except ImportError as exc:  # pragma: no cover - httpx comes with google-genai
+                raise ImportError(
+                    'ChatClient needs httpx: pip install "adk-asgi[testing]"'
+                ) from exc
+            http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
+        assert http is not None
+        self.http: httpx.AsyncClient = http
+        """The HTTP client: cookies, and any request of your own."""
+        self._owns_http = app is not None
+        self.api = api
+        self.headers = dict(headers or {})
+        self.id_factory = id_factory
+        self.id = chat_id if chat_id is not None else id_factory()
+        """The chat id: the ADK session id of this user's chat."""
+        self.messages: list[UIMessageDict] = [copy.deepcopy(m) for m in messages]
+        self.send_automatically_when = send_automatically_when
+
+    async def __aenter__(self) -> ChatClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client, if this client made it."""
+        if self._owns_http:
+            await self.http.aclose()
+
+    # --- what the user does ---------------------------------------------------------------
+
+    async def send(
+        self,
+        text: str | None = None,
+        *,
+        files: Sequence[Mapping[str, Any]] = (),
+        metadata: Any = None,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChatResponse:
+        """``sendMessage({text, files, metadata})``: append a user message and post the chat.
+        ``files`` are ``FileUIPart`` dicts (``{"type": "file", "mediaType", "url"}``); ``body``
+        adds keys to the request body (``sendMessage(msg, {body})``)."""
+        parts: list[dict[str, Any]] = [dict(f) for f in files]
+        if text is not None:
+            parts.append({"type": "text", "text": text})
+        message: UIMessageDict = {"id": self.id_factory(), "role": "user", "parts": parts}
+        if metadata is not None:
+            message["metadata"] = metadata
+        self.messages.append(message)
+        return await self._request(None, body, headers)
+
+    async def approve(
+        self,
+        tool: str,
+        approved: bool = True,
+        *,
+        reason: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChatResponse | None:
+        """``addToolApprovalResponse({id, approved, reason})`` on the part waiting for approval
+        that ``tool`` names (a tool name — its first waiting part in the latest message that
+        has one —, a tool call id or an approval id), then the request the stock
+        ``sendAutomaticallyWhen`` sends: the whole chat, ``messageId`` = that message's id.
+        ``None`` when it sends nothing yet (another part of the step still waits).
+        ``body={"confirmationPayloads": {approval_id: {...}}}`` answers a tool that asked for
+        a payload."""
+        index, part = self._find(
+            tool, "waiting for approval", lambda p: p.get("state") == "approval-requested"
+        )
+        if part.get("state") != "approval-requested":
+            raise LookupError(f"{tool!r} is {part.get('state')}, not waiting for approval")
+        message = self.messages[index]
+        approval = {**part["approval"], "approved": approved}
+        if reason is not None:
+            approval["reason"] = reason
+        self.messages[index] = {
+            **message,
+            "parts": [
+                {**p, "state": "approval-responded", "approval": approval} if p is part else p
+                for p in message["parts"]
+            ],
+        }
+        return await self._send_if_due(self.messages[index]["id"], body, headers)
+
+    async def deny(
+        self,
+        tool: str,
+        *,
+        reason: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChatResponse | None:
+        """``approve(tool, approved=False, reason=…)``."""
+        return await self.approve(tool, False, reason=reason, body=body, headers=headers)
+
+    async def tool_result(
+        self,
+        tool: str,
+        output: Any,
+        *,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChatResponse | None:
+        """``addToolOutput({toolCallId, output})`` for the browser tool call ``tool`` names (a
+        tool name — its first part waiting for a result, ``input-available`` or
+        ``approval-responded``, in the latest message that has one —, or a tool call id),
+        then the request the stock ``sendAutomaticallyWhen`` sends, or ``None``."""
+        return await self._add_output(tool, "output-available", output, None, body, headers)
+
+    async def tool_error(
+        self,
+        tool: str,
+        error_text: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChatResponse | None:
+        """``addToolOutput({toolCallId, state: "output-error", errorText})``: the browser tool
+        failed. As :meth:`tool_result` otherwise."""
+        return await self._add_output(tool, "output-error", None, error_text, body, headers)
+
+    async def submit(
+        self,
+        *,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChatResponse:
+        """``sendMessage()`` with no message: post the chat as it is, continuing the latest
+        assistant message with an answered approval, else the last message. For a client
+        whose ``sendAutomaticallyWhen`` did not send, or a ``messages`` list you edited."""
+        message_id = self.messages[-1]["id"] if self.messages else None
+        for message in reversed(self.messages):
+            if message.get("role") == "assistant" and any(
+                is_tool_part(p) and p.get("state") == "approval-responded"
+                for p in message.get("parts", [])
+            ):
+                message_id = message["id"]
+                break
+        return await self._request(message_id, body, headers)
+
+    async def history(self) -> list[UIMessageDict]:
+        """``GET {api}/{chat_id}/messages``: the chat as the server keeps it (what a reloaded
+        page loads into ``useChat({messages})``). Raises ``httpx.HTTPStatusError`` on a
+        refusal."""
+        response = await self.http.get(f"{self.api}/{self.id}/messages", headers=self.headers)
+        response.raise_for_status()
+        messages: list[UIMessageDict] = response.json()
+        return messages
+
+    # --- how the stock client does it ----------------------------------------------------
+
+    def _find(
+        self, target: str, what: str, waiting: Callable[[dict[str, Any]], bool]
+    ) -> tuple[int, dict[str, Any]]:
+        """The tool part ``target`` names: by call or approval id anywhere, else by tool name,
+        the first waiting part in the latest message that has one."""
+        for index, message in enumerate(self.messages):
+            for part in message.get("parts", []):
+                if is_tool_part(part) and target in (
+                    part.get("toolCallId"),
+                    (part.get("approval") or {}).get("id"),
+                ):
+                    return index, part
+        for index in reversed(range(len(self.messages))):
+            for part in self.messages[index].get("parts", []):
+                if is_tool_part(part) and waiting(part) and tool_name(part) == target:
+                    return index, part
+        raise LookupError(f"no tool call {what} matches {target!r}")
+
+    async def _add_output(
+        self,
+        tool: str,
+        state: str,
+        output: Any,
+        error_text: str | None,
+        body: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+    ) -> ChatResponse | None:
+        index, part = self._find(
+            tool,
+            "waiting for a result",
+            lambda p: p.get("state") in ("input-available", "approval-responded"),
+        )
+        updated = {**part, "state": state}
+        updated.pop("output", None)
+        updated.pop("errorText", None)
+        if state == "output-error":
+            updated["errorText"] = error_text
+        else:
+            updated["output"] = output
+        message = self.messages[index]
+        self.messages[index] = {
+            **message,
+            "parts": [updated if p is part else p for p in message["parts"]],
+        }
+        return await self._send_if_due(self.messages[index]["id"], body, headers)
+
+    def _due(self) -> bool:
+        return self.send_automatically_when is not None and self.send_automatically_when(
+            self.messages
+        )
+
+    async def _send_if_due(
+        self,
+        message_id: str,
+        body: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+    ) -> ChatResponse | None:
+        return await self._request(message_id, body, headers) if self._due() else None
+
+    async def _request(
+        self,
+        message_id: str | None,
+        extra: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+        automatic: int = 0,
+    ) -> ChatResponse:
+        """``makeRequest({trigger: "submit-message", messageId})``: post the chat, apply the
+        answer to the message it continues, then send again if the helpers say so."""
+        body: dict[str, Any] = {
+            **(extra or {}),
+            "id": self.id,
+            "messages": copy.deepcopy(self.messages),
+            "trigger": "submit-message",
+        }
+        if message_id is not None:
+            body["messageId"] = message_id
+        index = len(self.messages) - 1
+        if message_id is not None:
+            index = next((i for i, m in enumerate(self.messages) if m["id"] == message_id), -1)
+        continued = self.messages[index] if index != -1 else None
+        if continued is None and self.messages:
+            continued = self.messages[-1]
+        earlier_id = None
+        if continued is not None and continued["role"] == "assistant":
+            earlier_id = continued["id"] if 0 <= index < len(self.messages) - 1 else None
+        response = await self.http.post(
+            self.api, json=body, headers={**self.headers, **(headers or {})}
+        )
+        if not response.is_success:
+            return ChatResponse(response.status_code, body, [], None, _refusal(response), None)
+        chunks = parse_sse_chunks(response.text)
+        state = StreamingMessage.begin(continued, self.id_factory())
+        for chunk in chunks:
+            if state.apply(chunk):
+                self._write(state.message, earlier_id)
+        result = ChatResponse(
+            response.status_code,
+            body,
+            chunks,
+            copy.deepcopy(state.message),
+            state.error,
+            state.finish_reason,
+        )
+        if state.error is None and self._due():
+            if automatic >= MAX_AUTOMATIC_REQUESTS:
+                raise RuntimeError(
+                    f"the stock client would send this chat again after {automatic} automatic "
+                    "requests in a row: its sendAutomaticallyWhen never stops holding"
+                )
+            result.followup = await self._request(
+                self.messages[-1]["id"], extra, headers, automatic + 1
+            )
+        return result
+
+    def _write(self, message: UIMessageDict, earlier_id: str | None) -> None:
+        """Show the message: replace the one with its id, else the earlier assistant message
+        the request continued, else append it."""
+        for target in (message["id"], earlier_id):
+            found = [i for i, m in enumerate(self.messages) if m["id"] == target]
+            if target is not None and found:
+                self.messages[found[-1]] = message
+                return
+        self.messages.append(message)
+
+
+def _refusal(response: httpx.Response) -> str:
+    try:
+        reason = response.json()
+    except ValueError:
+        return response.text
+    error = reason.get("error") if isinstance(reason, dict) else None
+    return error if isinstance(error, str) else response.text
