@@ -108,6 +108,41 @@ function equal(actual, expected, what) {
   }
 }
 
+/** What the page does about its answer once reloaded (start waiting before the reload):
+ * "resumed" when its resume found the answer still streaming (SSE: GET .../stream is 200; live:
+ * the server starts the `resume` request's stream), else what it got instead. */
+function resumeAfterReload(page, mode) {
+  if (mode === "sse") {
+    return page
+      .waitForResponse((r) => r.url().endsWith("/stream"), { timeout: TIMEOUT_MS })
+      .then((r) => (r.status() === 200 ? "resumed" : `GET .../stream: HTTP ${r.status()}`));
+  }
+  let onSocket;
+  const answered = new Promise((resolve) => {
+    onSocket = (socket) => {
+      let resumeId;
+      socket.on("framesent", ({ payload }) => {
+        const frame = typeof payload === "string" ? JSON.parse(payload) : {};
+        if (frame.type === "resume") resumeId = frame.requestId;
+      });
+      socket.on("framereceived", ({ payload }) => {
+        const frame = typeof payload === "string" ? JSON.parse(payload) : {};
+        if (resumeId === undefined || frame.requestId !== resumeId) return;
+        resolve(["start", "chunk"].includes(frame.type) ? "resumed" : `a ${frame.type} frame`);
+      });
+    };
+    page.on("websocket", onSocket);
+  });
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(`no answer to a resume within ${TIMEOUT_MS} ms`), TIMEOUT_MS);
+  });
+  return Promise.race([answered, late]).finally(() => {
+    clearTimeout(timer);
+    page.off("websocket", onSocket);
+  });
+}
+
 // --- the scenarios ----------------------------------------------------------------------------
 
 const SCENARIOS = {
@@ -184,7 +219,7 @@ const SCENARIOS = {
     await settled(page, {
       tools: [],
       answer: "Something is about to go wrong...",
-      error: "Error: ScriptedModelError: explode: the scripted demo model failed on purpose",
+      error: "Error: An error occurred.", // masked (on_error): the model's own words are logged
     });
   },
 
@@ -205,22 +240,35 @@ const SCENARIOS = {
     if (seen.audioFrames === 0) throw new Error("no audio frame reached the page");
   },
 
-  async "reload-mid-answer"(page) {
-    // A reload while the answer streams: the page resumes it (GET /agent/chat/{id}/stream) and
-    // shows it whole, once.
+  async "reload-mid-answer"(page, seen, mode) {
+    // A reload while the answer streams: the new page resumes it (SSE: GET .../stream; live: a
+    // `resume` frame on its new socket), replayed from its start, and shows it whole, once; a
+    // second reload shows the same from history.
     const slow = "tell me a long story slowly";
     await page.getByRole("textbox", { name: "Message" }).fill(slow);
     await page.getByRole("button", { name: "Send", exact: true }).click();
     await waitFor(page.locator('.status[data-status="streaming"]'), "the answer streaming");
     await waitFor(page.locator(".message.assistant > p", { hasText: "You said" }), "some text");
-    const resumed = page.waitForResponse((r) => r.url().endsWith("/stream"));
+    const resumed = resumeAfterReload(page, mode);
     await page.reload();
-    equal((await resumed).status(), 200, "GET .../stream after the reload");
+    equal(await resumed, "resumed", "the resume after the reload");
     const answer =
       `You said: "${slow}". I can try "weather in Paris", "pay 5 to alice", "play track 3" ` +
       'or "where am i" (join them with "and" or "then").';
-    await settled(page, { tools: [], answer });
-    equal(await page.locator(".message.assistant").count(), 1, "assistant messages");
+    const once = async (when) => {
+      await settled(page, { tools: [], answer });
+      const shown = await page
+        .locator(".message")
+        .evaluateAll((all) => all.map((m) => [m.dataset.role, m.innerText]));
+      equal(shown, [["user", slow], ["assistant", answer]], `the messages shown ${when}`);
+    };
+    await once("after the reload mid-answer");
+    const chatId = await page.locator(".chat-id code").textContent();
+    const history = page.waitForResponse((r) => r.url().endsWith(`/chat/${chatId}/messages`));
+    await page.reload();
+    const roles = (await (await history).json()).map((m) => m.role);
+    equal(roles, ["user", "assistant"], `GET /agent/chat/${chatId}/messages: the roles`);
+    await once("after a second reload");
   },
 
   async "switch-mode"(page) {
@@ -359,7 +407,7 @@ async function run(browser, { base, mode, name, values, deadline, deadlineMs }) 
     await page.getByRole("button", { name: MODES[mode], exact: true }).click();
     const chosen = page.getByRole("button", { name: MODES[mode], exact: true, pressed: true });
     await waitFor(chosen, `mode ${mode}`);
-    await SCENARIOS[name](page, seen);
+    await SCENARIOS[name](page, seen, mode);
     if (problems.length) throw new Error("the page reported errors");
     if (values.screenshot) await page.screenshot({ path: values.screenshot, fullPage: true });
   };

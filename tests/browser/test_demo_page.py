@@ -51,7 +51,8 @@ SCENARIOS = [
 ]
 CASES = [
     *((mode, scenario) for scenario in SCENARIOS for mode in ("sse", "live")),
-    ("sse", "reload-mid-answer"),  # live resume from a new connection: not yet
+    ("sse", "reload-mid-answer"),  # resumed with GET .../stream
+    ("live", "reload-mid-answer"),  # resumed with a `resume` frame on a new connection
     ("voice", "weather"),  # typed, answered with audio and its transcript
     ("voice", "talk"),  # the microphone
 ]

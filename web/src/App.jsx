@@ -147,10 +147,12 @@ function NowPlaying() {
 
 function ChatView({ session, onOpen, onSwitch }) {
   const { mode, chat, transport, voice } = session;
-  // resume: an answer still streaming when the page was reloaded goes on (GET .../stream)
+  // resume: an answer still streaming when the page was reloaded goes on, replayed from its
+  // start (SSE: GET .../stream; live: a `resume` frame on the new socket). Not voice yet: a
+  // voice socket reopened on a chat whose last answer was spoken gets a resume that never ends.
   const { messages, status, error, sendMessage, addToolApprovalResponse } = useChat({
     chat,
-    resume: mode === "sse",
+    resume: mode !== "voice",
   });
   const [input, setInput] = useState("");
   useEffect(() => () => transport.close?.(), [transport]); // live: close the socket when done
