@@ -160,6 +160,9 @@ def _answer_approval(
         if not approval.approved:
             result.denied.append(call.id)
         return
+    closed = state.closed_unanswered(call.id)
+    if closed is not None and approval.id not in state.open_confirmations:
+        raise Conflict(f"approval {approval.id!r} was closed unanswered ({closed})")
     if approval.approved is False and state.denied(call.id):
         result.redenied.append(call.id)  # decided already; shown late (``shown_denials``)
         return

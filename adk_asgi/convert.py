@@ -56,6 +56,7 @@ from .chunks import (
     ToolInputDelta,
     ToolInputStart,
     ToolOutputDenied,
+    ToolOutputError,
     UIMessageChunk,
 )
 from .failures import ERROR_PART, AgentError, ErrorHandler, show_errors
@@ -389,6 +390,14 @@ class EventConverter:
             return
         self._blocks.close(out)
         out.append(tool_result_chunk(call_id, response.response))
+
+    def closed_unanswered(self, call_id: str, why: str) -> list[UIMessageChunk]:
+        """A call whose approval closed without the user's answer (it timed out): shown as an
+        error saying so, not as the user's denial."""
+        if call_id not in self._known_calls or call_id in self._settled:
+            return []
+        self._settled.add(call_id)
+        return [ToolOutputError(tool_call_id=call_id, error_text=why)]
 
     def deny(self, call_id: str) -> list[UIMessageChunk]:
         """A call the user denied. The request said so; ADK's rejection response that follows

@@ -17,6 +17,8 @@ closed after (:func:`~adk_asgi.pending.closing_answers`). Sans-I/O: it builds ev
 
 from __future__ import annotations
 
+from typing import Literal
+
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.tools.tool_confirmation import ToolConfirmation
@@ -24,6 +26,9 @@ from google.genai import types
 
 from . import bookkeeping
 from .pending import CONFIRMATION_TOOL, NEEDS_CONFIRMATION, ToolCall, client_approval_id
+
+ClosedHow = Literal["expired", "moved-on"]
+"""How a wait closed without the user's answer."""
 
 
 def _tags(call: ToolCall, **tags: object) -> dict[str, object]:
@@ -71,12 +76,18 @@ def waiting_for_browser(call: ToolCall, expires: float) -> list[Event]:
     return [Event(invocation_id="", author="user", custom_metadata=tags)]
 
 
-def decided(call: ToolCall, approved: bool, *, confirmation: bool, timed_out: bool) -> list[Event]:
-    """The decision on ``call`` made on the connection — the user's, or a denial because the
-    wait ran out (``timed_out``, tagged so): the answer to its recorded confirmation, or a
-    browser tool's approval (its denial is the rejection ADK records)."""
-    expired = {"expired": [client_approval_id(call.id) if confirmation else call.id]}
-    tags = _tags(call, **expired) if timed_out else None
+def decided(
+    call: ToolCall, approved: bool, *, confirmation: bool, closed: ClosedHow | None = None
+) -> list[Event]:
+    """The decision on ``call`` made on the connection — the user's, or a denial because
+    nobody answered (``closed``: the wait ran out, or the user sent a new message; tagged so):
+    the answer to its recorded confirmation, or a browser tool's approval (its denial is the
+    rejection ADK records)."""
+    tags = None
+    if closed == "expired":
+        tags = _tags(call, expired=[client_approval_id(call.id) if confirmation else call.id])
+    elif closed == "moved-on":
+        tags = _tags(call, closed_approvals=[client_approval_id(call.id)])
     if confirmation:
         answer = types.FunctionResponse(
             id=client_approval_id(call.id), name=CONFIRMATION_TOOL, response={"confirmed": approved}
@@ -86,4 +97,4 @@ def decided(call: ToolCall, approved: bool, *, confirmation: bool, timed_out: bo
     if approved:
         marker = _tags(call, approved_call=call.id)
         return [Event(invocation_id="", author="user", custom_metadata=marker)]
-    return [Event(invocation_id="", author="user", custom_metadata=tags)] if timed_out else []
+    return [Event(invocation_id="", author="user", custom_metadata=tags)] if tags else []

@@ -176,6 +176,11 @@ def _tool_part(call: ToolCall, state: ChatState) -> ToolPart:
     if client_approval or call.id in state.live_decisions:
         approval_id = client_approval_id(call.id)
     if state.denied(call.id):
+        closed = state.closed_unanswered(call.id)
+        if closed is not None:  # not the user's denial: nobody answered
+            part.state, part.error_text = "output-error", closed
+            part.approval = Approval(id=approval_id or "")
+            return part
         part.state, part.approval = "output-denied", Approval(id=approval_id or "", approved=False)
         return part
     if approval_id is not None:

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from .chunks import ToolApprovalRequest, UIMessageChunk
 from .continuation import Continuation
 from .live_outputs import Output, Resolve
 from .pending import MOVED_ON, ChatState, ToolCall, client_approval_id
 from .policy import ToolPolicy
+
+UNANSWERED: Final = "unanswered"
+"""The outcome of an approval wait the user left by sending a new message (not a denial)."""
 
 WaitKind = Literal["approval", "result"]
 
@@ -80,9 +83,10 @@ class LiveCalls:
             self.out.append(Resolve(wait.call.id, value))
 
     def move_on(self) -> None:
-        """A new user message: pending waits are abandoned (denied, or :data:`MOVED_ON`)."""
+        """A new user message: pending waits are closed unanswered (:data:`UNANSWERED`, or
+        :data:`MOVED_ON` for a browser's result)."""
         for wait in list(self.waits.values()):
-            self.resolve(wait, False if wait.kind == "approval" else MOVED_ON)
+            self.resolve(wait, UNANSWERED if wait.kind == "approval" else MOVED_ON)
 
     def answer(self, answers: Continuation, payloads: dict[str, Any]) -> None:
         """Resolve the waits a checked continuation answers."""

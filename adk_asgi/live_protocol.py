@@ -36,6 +36,7 @@ from . import bookkeeping
 from .checks import check_chat, decode_resume_frame, decode_send_frame, frame_head
 from .continuation import Conflict, Continuation, continuation
 from .convert import EventConverter
+from .durable import ClosedHow
 from .errors import ClientError
 from .failures import AgentError, ErrorHandler, show_errors
 from .live_calls import LiveCalls, WaitKind
@@ -52,7 +53,7 @@ from .live_outputs import (
 )
 from .live_streams import Response, Streams
 from .messages import ChatRequest, RequestError
-from .pending import PAYLOADS_KEY, ChatState, ToolCall
+from .pending import PAYLOADS_KEY, ChatState, ToolCall, client_approval_id
 from .policy import ToolPolicy
 from .stored_replay import StoredReplay
 from .translate import TranslationError, user_content
@@ -515,14 +516,29 @@ class LiveProtocol:
             return TIMED_OUT, self._take()
         return False, self._take()
 
-    def decided(self, call: ToolCall, approved: bool) -> list[Output]:
-        """The user's decision on a gated call is final (denied, abandoned or timed out: the
-        client sees a denial)."""
-        self.calls.state.live_decisions[call.id] = approved
+    def decided(
+        self, call: ToolCall, approved: bool, *, closed: ClosedHow | None = None
+    ) -> list[Output]:
+        """The decision on a gated call is final: the user's, or a denial because nobody
+        answered (``closed``), which the client sees as an error saying so, not as a
+        denial."""
+        state = self.calls.state
+        state.live_decisions[call.id] = approved
+        approval_id = client_approval_id(call.id)
+        if closed == "expired":
+            state.expired.add(approval_id)
+        elif closed == "moved-on":
+            state.closed_approvals.add(approval_id)
         if not approved:
-            message_id = self.calls.state.calls.get(call.id, call).message_id
-            response = self._unasked_response(message_id)
-            self.streams.emit(response.converter.deny(call.id), self.clock())
+            message_id = state.calls.get(call.id, call).message_id
+            converter = self._unasked_response(message_id).converter
+            why = state.closed_unanswered(call.id)
+            chunks = (
+                converter.deny(call.id)
+                if why is None
+                else converter.closed_unanswered(call.id, why)
+            )
+            self.streams.emit(chunks, self.clock())
         return self._take()
 
     def tool_finished(self, call_id: str | None, result: Any) -> list[Output]:

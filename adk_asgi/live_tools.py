@@ -32,7 +32,7 @@ from google.genai import types
 
 from . import durable
 from .adk_values import approval_descriptor
-from .live_calls import WaitKind
+from .live_calls import UNANSWERED, WaitKind
 from .live_outputs import Output
 from .live_protocol import LiveProtocol
 from .pending import REJECTED, ToolCall, client_approval_id
@@ -161,11 +161,14 @@ class ToolWaits:
             self.carry_out(self.protocol.decided(call, False))
             return False  # decided (and recorded) by whoever took it
         approved = decision is True
-        self.carry_out(self.protocol.decided(call, approved))
+        closed: durable.ClosedHow | None = None
+        if timed_out:
+            closed = "expired"
+        elif decision == UNANSWERED:
+            closed = "moved-on"
+        self.carry_out(self.protocol.decided(call, approved, closed=closed))
         confirmation = asked is not None
-        await record(
-            durable.decided(call, approved, confirmation=confirmation, timed_out=timed_out)
-        )
+        await record(durable.decided(call, approved, confirmation=confirmation, closed=closed))
         return approved
 
     async def _wait(self, call: ToolCall, kind: WaitKind, limit: float) -> Any:

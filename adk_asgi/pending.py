@@ -37,6 +37,11 @@ INTERRUPTED: Final = {
     "error": "The server stopped while this tool ran; it is not known whether it finished."
 }
 """The result of a call a crashed server left without one (it is never run again)."""
+APPROVAL_EXPIRED: Final = "Not run: the approval was not answered in time."
+APPROVAL_MOVED_ON: Final = "Not run: a new message was sent before the approval was answered."
+"""What the client is shown for an approval closed without the user's answer (its card ends
+as ``output-error`` with this text, not as the user's own ``output-denied``); the model reads
+ADK's rejection for these as for a denial."""
 NEEDS_CONFIRMATION: Final = {
     "error": "This tool call requires confirmation, please approve or reject."
 }
@@ -90,6 +95,8 @@ class ChatState:
     """Calls with any response, ADK's confirmation placeholders included."""
     expired: set[str] = field(default_factory=set)
     """Approval ids and call ids whose wait ended unanswered (closed for a timeout)."""
+    closed_approvals: set[str] = field(default_factory=set)
+    """Approval ids closed unanswered because the user sent a new message."""
 
     def waiting(self) -> list[ToolCall]:
         """The calls that wait for the user or the browser: open confirmations, open browser
@@ -106,6 +113,16 @@ class ChatState:
             for call in self.calls.values()
             if call.id not in self.responded and not call.long_running
         ]
+
+    def closed_unanswered(self, call_id: str) -> str | None:
+        """Why the approval of ``call_id`` was closed without the user's answer
+        (:data:`APPROVAL_EXPIRED`, :data:`APPROVAL_MOVED_ON`), or ``None``."""
+        ids = {call_id, client_approval_id(call_id), self.confirmation_of_call.get(call_id)}
+        if ids & self.expired:
+            return APPROVAL_EXPIRED
+        if ids & self.closed_approvals:
+            return APPROVAL_MOVED_ON
+        return None
 
     def open_client_call(self, call_id: str) -> ToolCall | None:
         call = self.calls.get(call_id)
@@ -148,6 +165,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
         state.live_decisions.update(tags.decisions)  # live mode records the user's decisions
         state.expires.update(tags.expires)
         state.expired.update(tags.expired)
+        state.closed_approvals.update(tags.closed_approvals)
         for approval_id in tags.closed_approvals:  # the user moved on
             if state.open_confirmations.pop(approval_id, None) is not None:
                 state.decided_confirmations[approval_id] = False
@@ -230,6 +248,8 @@ def closing_answers(
             unapproved = call.id in state.gated and call.id not in state.approved_client_calls
             result = REJECTED if unapproved else MOVED_ON if moved_on else EXPIRED
             parts.append(_response(call, result))
+            if unapproved and moved_on:
+                closed.append(client_approval_id(call.id))
         else:
             continue
         if not moved_on:

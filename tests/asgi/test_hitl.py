@@ -16,6 +16,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi import AdkApp
+from adk_asgi.pending import APPROVAL_MOVED_ON
 from adk_asgi.testing import Call, Text, demo_model
 from demo_app import change_bgm, get_location, get_weather
 from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse, scripted_agent
@@ -658,15 +659,21 @@ async def test_a_new_message_closes_the_calls_left_open(demo: Demo) -> None:
     ]
     history = (await demo.client.get("/chat/chat-1/messages")).json()
     tools = [p for m in history for p in m["parts"] if p["type"].startswith("tool-")]
+    # closed, not denied: the user never answered the approvals (the model reads a rejection)
     assert [(t["type"], t["state"], t.get("errorText")) for t in tools] == [
-        ("tool-process_payment", "output-denied", None),
+        ("tool-process_payment", "output-error", APPROVAL_MOVED_ON),
         ("tool-change_bgm", "output-error", "The user moved on before the browser answered."),
-        ("tool-get_location", "output-denied", None),
+        ("tool-get_location", "output-error", APPROVAL_MOVED_ON),
     ]
-    # The old cards can no longer be answered: the payment never runs.
+    # The old cards can no longer be answered, and the refusal says why: the payment never runs.
+    approval_id = payment[-3]["approvalId"]
     answer(payment_message, "process_payment", approved=True)
     answer(bgm_message, "change_bgm", output={"playing": 3})
-    for user, message in [(payment_user, payment_message), (bgm_user, bgm_message)]:
-        stale = await demo.post({"id": "chat-1", "messages": [user, message]})
-        assert stale.status_code == 409, stale.text
+    stale = await demo.post({"id": "chat-1", "messages": [payment_user, payment_message]})
+    assert (stale.status_code, stale.json()) == (
+        409,
+        {"error": f"approval {approval_id!r} was closed unanswered ({APPROVAL_MOVED_ON})"},
+    )
+    stale = await demo.post({"id": "chat-1", "messages": [bgm_user, bgm_message]})
+    assert stale.status_code == 409, stale.text
     assert demo.payments == {}

@@ -95,12 +95,17 @@ async def test_an_approval_past_its_wait_is_closed_when_the_chat_opens_again(
     assert frame == {
         "type": "error",
         "requestId": request_id,
-        "errorText": f"approval 'approval-{call_id}' is not open in this chat",
+        "errorText": (
+            f"approval 'approval-{call_id}' was closed unanswered (Not run: the approval was"
+            " not answered in time.)"
+        ),
     }
     history = await _history(app, live.chat_id)
-    assert [p["state"] for p in history[1]["parts"] if p["type"] == "tool-process_payment"] == [
-        "output-denied"
-    ]
+    assert [
+        (p["state"], p["errorText"])
+        for p in history[1]["parts"]
+        if p["type"] == "tool-process_payment"
+    ] == [("output-error", "Not run: the approval was not answered in time.")]
 
 
 async def test_an_approval_another_request_took_is_not_acted_on_by_the_connection() -> None:

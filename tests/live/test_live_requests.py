@@ -25,7 +25,7 @@ from websockets.asyncio.client import connect
 from adk_asgi import AdkApp
 from adk_asgi.live import MAX_AUDIO_BACKLOG
 from adk_asgi.live_tools import LiveQueue
-from adk_asgi.pending import chat_state
+from adk_asgi.pending import APPROVAL_EXPIRED, chat_state
 from adk_asgi.testing import Text
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async, validate_sse
@@ -65,11 +65,12 @@ PAUSED = [
 """The paused payment (``pay 5 to alice``), ids normalised."""
 DENIED = [
     {"type": "start", "messageId": "<msg1>"},
-    {"type": "tool-output-denied", "toolCallId": "<call1>"},
+    {"type": "tool-output-error", "toolCallId": "<call1>", "errorText": APPROVAL_EXPIRED},
     *closing(""),
     {"type": "finish", "finishReason": "stop"},
 ]
-"""What the paused message goes on with once its approval timed out (as ``squash`` folds it)."""
+"""What the paused message goes on with once its approval timed out (as ``squash`` folds it):
+closed unanswered, not the user's denial; the model read ADK's rejection."""
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -135,13 +136,13 @@ async def test_a_timed_out_approval_is_resumed_as_the_whole_message(
 
 
 @pytest.mark.parametrize(("transport", "sdk"), [("ws", 7), ("ws-js", 6), ("ws-js", 7)])
-async def test_an_abandoned_approval_reaches_the_real_client_as_a_denial(
+async def test_an_abandoned_approval_reaches_the_real_client_as_closed_unanswered(
     server: tuple[AdkApp, str], transport: str, sdk: int
 ) -> None:
     """The "payment abandoned" scenario (docs/architecture.md#timeouts-and-leaving) in live
     mode: the user never answers, the approval times out, and the stock client's
-    ``resumeStream()`` shows the denial and the model's answer in the same message, ending
-    ``ready``."""
+    ``resumeStream()`` shows the approval closed unanswered (an error saying so, not the
+    user's denial) and the model's answer in the same message, ending ``ready``."""
     _, url = server
     chat_id = f"chat-{secrets.token_hex(4)}"
     base = url.replace("ws", "http", 1).removesuffix("/live")
@@ -162,16 +163,18 @@ async def test_an_abandoned_approval_reaches_the_real_client_as_a_denial(
     report = await drive_chat_async(spec, sdk)
     assert (report["status"], report["error"], len(report["requests"])) == ("ready", None, 1)
     [user, assistant] = report["messages"]
-    assert [(p["type"], p.get("state"), p.get("text")) for p in assistant["parts"]] == [
+    parts = assistant["parts"]
+    assert [(p["type"], p.get("state"), p.get("text")) for p in parts] == [
         ("step-start", None, None),
-        ("tool-process_payment", "output-denied", None),
+        ("tool-process_payment", "output-error", None),
         ("step-start", None, None),
         ("text", "done", "Here you go: process_payment was denied."),
     ]
+    assert parts[1]["errorText"] == APPROVAL_EXPIRED
     assert assistant["id"].startswith("msg_") and user["role"] == "user"
 
 
-async def test_a_late_answer_to_a_timed_out_approval_gets_the_denial(
+async def test_a_late_answer_to_a_timed_out_approval_gets_what_happened_instead(
     server: tuple[AdkApp, str],
 ) -> None:
     app, url = server

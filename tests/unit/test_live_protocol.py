@@ -10,6 +10,7 @@ from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events.event import Event
 from google.genai import types
 
+from adk_asgi.live_calls import UNANSWERED
 from adk_asgi.live_outputs import (
     Close,
     KeepFailure,
@@ -293,8 +294,8 @@ def test_a_browser_result_that_never_comes_times_out_into_the_paused_message() -
     assert decoded(outputs) == []
 
 
-def test_a_new_message_denies_the_waiting_approval() -> None:
+def test_a_new_message_closes_the_waiting_approval_unanswered() -> None:
     live = paused_for_approval()
     moved_on = live.say("r2", text="hi", message_id="u2")
-    assert moved_on[0] == Resolve("c1", False)
+    assert moved_on[0] == Resolve("c1", UNANSWERED)  # not the user's denial
     assert live.protocol.calls.waits == {}

@@ -12,6 +12,8 @@ from google.genai import types
 
 from adk_asgi import durable
 from adk_asgi.pending import (
+    APPROVAL_EXPIRED,
+    APPROVAL_MOVED_ON,
     CONFIRMATION_TOOL,
     EXPIRED,
     INTERRUPTED,
@@ -94,7 +96,7 @@ def test_a_recorded_approval_waits_until_its_time_is_up() -> None:
 
 def test_a_decision_made_on_the_connection_closes_the_recorded_approval() -> None:
     call = tool_call("process_payment", "c1")
-    decided = durable.decided(call, True, confirmation=True, timed_out=False)
+    decided = durable.decided(call, True, confirmation=True, closed=None)
     state = chat_state(live_approval(60) + decided, POLICY)
     assert state.open_confirmations == {}
     assert state.decided_confirmations == {"approval-c1": True}
@@ -105,7 +107,7 @@ def browser_wait(name: str, limit: float, *, approved: bool = False) -> list[Eve
     call = tool_call(name, "b1")
     events = [call_event(name, "b1", long_running=True)]
     if approved:
-        events += durable.decided(call, True, confirmation=False, timed_out=False)
+        events += durable.decided(call, True, confirmation=False, closed=None)
     return events + durable.waiting_for_browser(call, NOW + limit)
 
 
@@ -136,10 +138,36 @@ def test_a_wait_closed_for_its_end_is_recorded_as_expired_not_as_a_denial() -> N
 
 def test_an_approval_that_timed_out_on_the_connection_is_recorded_as_expired() -> None:
     call = tool_call("process_payment", "c1")
-    timed_out = durable.decided(call, False, confirmation=True, timed_out=True)
+    timed_out = durable.decided(call, False, confirmation=True, closed="expired")
     state = chat_state(live_approval(60) + timed_out, POLICY)
     assert (state.decided_confirmations, state.expired) == ({"approval-c1": False}, {"approval-c1"})
     browser = durable.decided(
-        tool_call("read_clipboard", "b1"), False, confirmation=False, timed_out=True
+        tool_call("read_clipboard", "b1"), False, confirmation=False, closed="expired"
     )
     assert chat_state(browser, POLICY).expired == {"b1"}
+
+
+def test_an_approval_closed_unanswered_says_why_and_the_users_denial_does_not() -> None:
+    call = tool_call("process_payment", "c1")
+    by_user = durable.decided(call, False, confirmation=True)
+    expired = durable.decided(call, False, confirmation=True, closed="expired")
+    left = durable.decided(call, False, confirmation=True, closed="moved-on")
+    reasons = [
+        chat_state(live_approval(60) + events, POLICY).closed_unanswered("c1")
+        for events in (by_user, expired, left)
+    ]
+    assert reasons == [None, APPROVAL_EXPIRED, APPROVAL_MOVED_ON]
+    # each is a denial all the same: the tool never runs, the model reads ADK's rejection
+    assert all(
+        chat_state(live_approval(60) + events, POLICY).denied("c1")
+        for events in (by_user, expired, left)
+    )
+
+
+def test_a_browser_approval_left_by_a_new_message_is_closed_unanswered() -> None:
+    events = browser_wait("read_clipboard", 60)
+    assert closing(events, moved_on=True) == ({"b1": REJECTED}, ["approval-b1"])
+    closed = closing_answers(chat_state(events, POLICY), POLICY, now=NOW, moved_on=True)
+    assert closed is not None
+    state = chat_state([*events, closed], POLICY)
+    assert (state.denied("b1"), state.closed_unanswered("b1")) == (True, APPROVAL_MOVED_ON)
