@@ -448,8 +448,12 @@ async def _claim_one(services: Services, key: ChatKey, answer_id: str) -> bool:
 def _ends_with_user_turn(events: list[Event]) -> bool:
     """Whether the model answers the history as the session opens: Gemini does when what it
     is sent ends with the user's turn (text, or the answers to calls). ADK leaves its
-    confirmation requests and answers out of what the model sees, and so does this."""
+    confirmation requests and answers out of what the model sees, and so does this; a spoken
+    answer is the model's turn though ADK stores only its transcription."""
     for event in reversed(events):
+        said = event.output_transcription
+        if not event.partial and said is not None and said.finished and said.text:
+            return False  # an answer spoken aloud: ADK keeps only its transcription
         if event.partial or event.content is None:
             continue
         if any(not _is_confirmation(part) for part in event.content.parts or []):

@@ -1106,3 +1106,29 @@ async def test_history_after_a_voice_turn_shows_what_the_model_said() -> None:
 
     shown = apply_chunks({"role": "assistant"}, answered)
     assert [spoken(m) for m in history if m["role"] == "assistant"] == [spoken(shown)]
+
+
+async def test_a_chat_whose_last_answer_was_spoken_is_not_answered_again_on_reconnect() -> None:
+    """ADK keeps a spoken answer as its transcription alone (no content): the history then
+    ends with the model's turn all the same, so a new connection must not wait for the model
+    to answer it again — the next typed message gets its own answer, in order."""
+    app = AdkApp(build_agent())
+    async with serve(app) as url:
+        voice, socket = await open_live(url, audio="1")
+        async with socket:
+            spoken = await voice.turn("hello")  # typed, answered aloud
+        cookie = cookie_of(socket)
+        await wait_until_closed(app)
+        typed, socket = await open_live(url, voice.chat_id, cookie=cookie)
+        async with socket:
+            folded, text = squash(await typed.turn("hello again"))
+        history = await http_history(url, cookie, voice.chat_id)
+    assert [c["type"] for c in spoken][-1] == "finish"
+    assert folded == [
+        {"type": "start", "messageId": "<msg1>"},
+        *closing(text),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert text.startswith('You said: "hello again".')
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
+    assert history[2] == typed.user
