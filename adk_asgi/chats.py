@@ -13,9 +13,9 @@ from . import bookkeeping
 from .errors import ClientError
 from .locks import ChatBusy
 from .messages import CHAT_ID, CHAT_ID_RULE
+from .routes import UNKNOWN_CHAT
 from .services import Services
 
-UNKNOWN_CHAT = "this chat does not exist"
 BUSY_CHAT = "this chat is busy (an answer is streaming, or a live connection is open on it)"
 DELETE_WAIT = 1.0
 """Seconds a deletion waits for the chat's run under way to end before it is refused."""

@@ -16,10 +16,13 @@ from .messages import CHAT_ID, CHAT_ID_RULE
 from .services import Services
 from .sse import SSEResponse
 
+UNKNOWN_CHAT = "this chat does not exist"
+
 
 class MessagesEndpoint:
-    """``GET /chat/{chat_id}/messages``: the chat as ``UIMessage[]`` (``[]`` for a chat that
-    does not exist yet)."""
+    """``GET /chat/{chat_id}/messages``: the chat as ``UIMessage[]``; ``404`` for a chat this
+    user does not have (never created, deleted, or another user's), so a page can tell a chat
+    that is gone from one with no messages yet (``[]``)."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -33,8 +36,10 @@ class MessagesEndpoint:
         if not CHAT_ID.match(chat_id):
             return ClientError(400, CHAT_ID_RULE).response()
         session = await self.services.session(identity.user_id, chat_id)
-        messages = rebuild_messages(session.events, self.services.tools) if session else []
         headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
+        if session is None:
+            return ClientError(404, UNKNOWN_CHAT).response(headers)
+        messages = rebuild_messages(session.events, self.services.tools)
         return Response(
             msgspec.json.encode(messages), media_type="application/json", headers=headers
         )

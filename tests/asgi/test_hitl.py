@@ -582,8 +582,13 @@ async def test_history_reload_mid_approval_can_be_approved(demo: Demo) -> None:
     ]
 
 
-async def test_history_of_an_unknown_chat_is_empty(demo: Demo) -> None:
+async def test_history_of_an_unknown_chat_is_a_404_and_of_a_new_one_empty(demo: Demo) -> None:
     response = await demo.client.get("/chat/nothing-here/messages")
+    assert (response.status_code, response.json()) == (404, {"error": "this chat does not exist"})
+    await demo.app.session_service.create_session(  # a chat with no messages yet
+        app_name=demo.app.app_name, user_id="alice", session_id="empty"
+    )
+    response = await demo.client.get("/chat/empty/messages")
     assert (response.status_code, response.json()) == (200, [])
 
 

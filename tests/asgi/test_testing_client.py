@@ -439,7 +439,9 @@ async def test_one_browser_keeps_its_cookie_another_browser_does_not_see_its_cha
         same_browser = ChatClient(http=first.http, chat_id="chat-1")
         assert await same_browser.history() == first.messages
         other_browser.id = "chat-1"
-        assert await other_browser.history() == []
+        with pytest.raises(httpx.HTTPStatusError) as refused:  # not this browser's chat
+            await other_browser.history()
+        assert refused.value.response.status_code == 404
         assert first.http.cookies["adk_asgi_uid"] != other_browser.http.cookies["adk_asgi_uid"]
 
 

@@ -440,7 +440,7 @@ async def test_a_first_visit_over_live_gets_the_identity_cookie_history_needs(
         mine = await client.get(f"{base}/chat/{chat_id}/messages", headers={"cookie": cookie})
         stranger = await client.get(f"{base}/chat/{chat_id}/messages")
     assert [m["role"] for m in mine.json()] == ["user", "assistant"]
-    assert stranger.json() == []
+    assert (stranger.status_code, stranger.json()) == (404, {"error": "this chat does not exist"})
 
 
 async def test_a_resume_sent_as_the_user_stops_talking_gets_the_voice_answer(

@@ -195,7 +195,10 @@ def test_a_user_cannot_reach_another_users_chat(base: str) -> None:
 
         # Bob asks for Alice's chat by its id: he has no such chat.
         messages = bob.get(f"/agent/chat/{chat_id}/messages")
-        assert (messages.status_code, messages.json()) == (200, [])
+        assert (messages.status_code, messages.json()) == (
+            404,
+            {"error": "this chat does not exist"},
+        )
         assert bob.get(f"/agent/chat/{chat_id}/stream").status_code == 204
         stop = bob.delete(f"/agent/chat/{chat_id}/stream")
         assert (stop.status_code, stop.json()) == (200, {"stopped": False})

@@ -145,7 +145,7 @@ def test_a_chat_streams_to_the_frontend_and_its_cookie_comes_back(base: str) -> 
 
     # Without the cookie it is another user, who has no such chat.
     stranger = httpx.get(f"{base}/agent/chat/{chat_id}/messages", headers=page, timeout=10)
-    assert stranger.json() == []
+    assert (stranger.status_code, stranger.json()) == (404, {"error": "this chat does not exist"})
 
 
 @pytest.mark.parametrize("origin", [FOREIGN, SAME_SITE_STRANGER])
@@ -168,8 +168,8 @@ def test_a_foreign_page_cannot_run_the_chat_with_the_browsers_cookie(
         assert "access-control-allow-origin" not in forged.headers
         stop = browser.delete(f"/agent/chat/{chat_id}/stream", headers={"origin": origin})
         assert (stop.status_code, stop.text) == (403, "origin not allowed")
-        # Nothing ran in the chat.
-        assert browser.get(f"/agent/chat/{chat_id}/messages").json() == []
+        # Nothing ran: the chat was never created.
+        assert browser.get(f"/agent/chat/{chat_id}/messages").status_code == 404
 
 
 def live_turn(ws: ClientConnection, chat_id: str) -> list[dict[str, Any]]:
