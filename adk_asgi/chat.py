@@ -73,6 +73,7 @@ class ChatEndpoint:
             identity = await services.identity_of(request)
             if identity.set_cookie:
                 headers["set-cookie"] = identity.set_cookie
+            _check_json(request)
             chat = decode_and_check(await _read_body(request, services.limits.max_body_size))
             wait = services.limits.busy_timeout
             key = services.chat_key(identity.user_id, chat.id)
@@ -213,6 +214,16 @@ async def _abort_on_stop(
     streams are not resumable."""
     await store.stopped(key, stream_id)
     abort.set()
+
+
+def _check_json(request: Request) -> None:
+    """Only a JSON body is a chat request. A page of another origin can send ``text/plain``,
+    form or body-less POSTs without asking first (no CORS preflight), with the browser's
+    cookie when it is of the same site: a chat turn run for it would be a forged request. The
+    stock transports send ``application/json``, which needs the preflight CORS decides on."""
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise ClientError(415, "content-type: expected application/json")
 
 
 async def _read_body(request: Request, limit: int) -> bytes:

@@ -20,6 +20,7 @@ from adk_asgi.testing import Call, Fail, Text
 from tests.support import SSE_HEADERS, counter, parse_sse, scripted_agent, user_body
 
 MID = "msg1"
+JSON = {"content-type": "application/json"}
 
 
 def make_app(agent: LlmAgent, **options: Any) -> AdkApp:
@@ -375,7 +376,7 @@ async def test_bad_requests_get_a_json_reason_and_touch_nothing(
     sessions = InMemorySessionService()
     app = make_app(scripted_agent([]), session_service=sessions, identify=lambda conn: "u")
     async with client_for(app) as client:
-        response = await client.post("/chat", content=body)
+        response = await client.post("/chat", content=body, headers=JSON)
     assert response.status_code == status
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"].startswith(reason)
@@ -391,8 +392,8 @@ async def test_a_body_over_the_limit_is_a_413_whether_declared_or_streamed() -> 
             yield big[i : i + 100]
 
     async with client_for(app) as client:
-        declared = await client.post("/chat", content=big)
-        streamed = await client.post("/chat", content=chunked())
+        declared = await client.post("/chat", content=big, headers=JSON)
+        streamed = await client.post("/chat", content=chunked(), headers=JSON)
     for response in (declared, streamed):
         assert response.status_code == 413
         assert response.json() == {"error": "the request body is larger than 1000 bytes"}
@@ -410,3 +411,34 @@ async def test_resume_has_nothing_to_resume() -> None:
     async with client_for(app) as client:
         response = await client.get("/chat/chat-1/stream")
     assert (response.status_code, response.content) == (204, b"")
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded"],
+)
+async def test_a_body_a_page_could_send_without_a_preflight_is_refused(
+    content_type: str | None,
+) -> None:
+    """``text/plain``, form and body-less POSTs need no CORS preflight, so another page of the
+    same site could send them with the browser's cookie: none of them runs the agent."""
+    sessions = InMemorySessionService()
+    app = make_app(scripted_agent([]), session_service=sessions, identify=lambda conn: "u")
+    headers = {} if content_type is None else {"content-type": content_type}
+    async with client_for(app) as client:
+        body = json.dumps(user_body("pay 5 to mallory")).encode()
+        response = await client.post("/chat", content=body, headers=headers)
+    assert (response.status_code, response.json()) == (
+        415,
+        {"error": "content-type: expected application/json"},
+    )
+    assert (await sessions.list_sessions(app_name=app.app_name, user_id="u")).sessions == []
+
+
+async def test_a_json_content_type_with_a_charset_is_json() -> None:
+    app = make_app(scripted_agent([[Text("ok")]]))
+    async with client_for(app) as client:
+        body = json.dumps(user_body("hi")).encode()
+        headers = {"content-type": "Application/JSON; charset=utf-8"}
+        response = await client.post("/chat", content=body, headers=headers)
+    assert response.status_code == 200

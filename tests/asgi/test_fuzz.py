@@ -85,7 +85,8 @@ APP = AdkApp(scripted_agent(responder=lambda contents: [Text("ok")]), identify=l
 async def test_endpoint_never_fails_with_a_500(body: bytes) -> None:
     transport = httpx.ASGITransport(app=APP)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        response = await client.post("/chat", content=body)
+        headers = {"content-type": "application/json"}
+        response = await client.post("/chat", content=body, headers=headers)
     if response.status_code == 200:
         assert response.text.endswith("data: [DONE]\n\n")
         return
