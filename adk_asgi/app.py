@@ -42,7 +42,7 @@ from .policy import ToolPolicy, toolsets
 from .resumable import StreamStore
 from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
 from .services import Limits, Services
-from .sse import DEFAULT_WRITE_INTERVAL
+from .sse import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
 
 logger = logging.getLogger("adk_asgi")
 
@@ -125,6 +125,7 @@ class AdkApp:
         streams: StreamStore | None = None,
         live_detached_timeout: float = 25.0,
         on_error: ErrorHandler | None = None,
+        sse_keep_alive: float | None = DEFAULT_KEEP_ALIVE,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -181,6 +182,7 @@ class AdkApp:
                 approval_timeout=approval_timeout,
                 client_tool_timeout=client_tool_timeout,
                 sse_write_interval=sse_write_interval,
+                sse_keep_alive=sse_keep_alive,
                 live_write_interval=live_write_interval,
                 live_detached_timeout=live_detached_timeout,
             ),

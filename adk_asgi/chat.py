@@ -158,9 +158,12 @@ class ChatEndpoint:
         encoder = ChunkEncoder(v7=services.ai_sdk_version == 7)
         body = sse_body(events, plan.converter, encoder, lead=plan.lead)
         interval = services.limits.sse_write_interval
+        keep_alive = services.limits.sse_keep_alive
         store = services.streams
         if store is None:
-            response = SSEResponse(body, abort=abort, headers=headers, write_interval=interval)
+            response = SSEResponse(
+                body, abort=abort, headers=headers, write_interval=interval, keep_alive=keep_alive
+            )
             await response(scope, receive, send)
             await self._keep_failure(identity, chat, plan.converter)
             return
@@ -170,7 +173,12 @@ class ChatEndpoint:
         stop = asyncio.create_task(_abort_on_stop(store, key, stream_id, abort))
         recorded = _recorded(body, store, key, stream_id)
         response = SSEResponse(
-            recorded, abort=abort, headers=headers, write_interval=interval, detached=True
+            recorded,
+            abort=abort,
+            headers=headers,
+            write_interval=interval,
+            detached=True,
+            keep_alive=keep_alive,
         )
         try:
             await response(scope, receive, send)

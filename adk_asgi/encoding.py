@@ -14,11 +14,13 @@ from .chunks import Finish, UIMessageChunk, is_v7_only
 
 SSE_HEADERS: Final[dict[str, str]] = {
     "content-type": "text/event-stream",
-    "cache-control": "no-cache",
+    "cache-control": "no-cache, no-transform",
     "x-vercel-ai-ui-message-stream": "v1",
     "x-accel-buffering": "no",
 }
 SSE_DONE: Final = b"data: [DONE]\n\n"
+SSE_KEEP_ALIVE: Final = b": keep-alive\n\n"
+"""An SSE comment: every client ignores it; a proxy sees the stream is alive."""
 
 
 class ChunkEncoder:

@@ -73,9 +73,14 @@ class ResumeEndpoint:
         stream_id = None if store is None else await store.active(key)
         if store is None or stream_id is None:
             return Response(status_code=204, headers=headers)
-        interval = services.limits.sse_write_interval
         replay = store.replay(key, stream_id)
-        return SSEResponse(replay, abort=asyncio.Event(), headers=headers, write_interval=interval)
+        return SSEResponse(
+            replay,
+            abort=asyncio.Event(),
+            headers=headers,
+            write_interval=services.limits.sse_write_interval,
+            keep_alive=services.limits.sse_keep_alive,
+        )
 
 
 _TRANSPORT_JS: Final = (resources.files("adk_asgi") / "static" / "transport.js").read_bytes()

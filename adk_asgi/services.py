@@ -51,6 +51,7 @@ class Limits:
     approval_timeout: float
     client_tool_timeout: float
     sse_write_interval: float
+    sse_keep_alive: float | None
     live_write_interval: float
     live_detached_timeout: float
     """How long a live answer goes on after its socket closed (with a stream store)."""

@@ -31,12 +31,17 @@ from starlette.types import Receive, Scope, Send
 
 from .chunks import UIMessageChunk
 from .convert import EventConverter
-from .encoding import SSE_DONE, SSE_HEADERS, ChunkEncoder
+from .encoding import SSE_DONE, SSE_HEADERS, SSE_KEEP_ALIVE, ChunkEncoder
 
 logger = logging.getLogger("adk_asgi")
 
 DEFAULT_WRITE_INTERVAL: Final = 0.01
 """Seconds: at most one body write per interval (finer than a 60 Hz frame)."""
+
+DEFAULT_KEEP_ALIVE: Final = 15.0
+"""Seconds of silence after which a comment is written: proxies (nginx, Next.js rewrites,
+load balancers) cut a response that sends nothing for 30 to 60 s, and a tool or the model can
+think that long."""
 
 MAX_BUFFER: Final = 64 * 1024
 """Bytes waiting for the writer beyond which the run waits too (backpressure, as when the run
@@ -80,6 +85,8 @@ class SSEResponse:
     interval, otherwise with everything else that arrives before the interval is over. The
     first write (``start``) does not start an interval, so the first delta is never held back,
     and the end of the body is written at once. ``0`` writes each chunk as it comes.
+    ``keep_alive``: seconds without a write after which an SSE comment is written (``None``:
+    never).
     """
 
     def __init__(
@@ -91,6 +98,7 @@ class SSEResponse:
         write_interval: float = DEFAULT_WRITE_INTERVAL,
         max_buffer: int = MAX_BUFFER,
         detached: bool = False,
+        keep_alive: float | None = DEFAULT_KEEP_ALIVE,
     ) -> None:
         if not write_interval >= 0:
             raise ValueError(f"write_interval must be >= 0 seconds, not {write_interval!r}")
@@ -102,6 +110,7 @@ class SSEResponse:
         self.headers = {**SSE_HEADERS, **(headers or {})}
         self.write_interval = write_interval
         self.max_buffer = max_buffer
+        self.keep_alive = keep_alive
         self._writer: _Writer | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -114,7 +123,7 @@ class SSEResponse:
         try:
             await send({"type": "http.response.start", "status": 200, "headers": raw_headers})
             async with aclosing(self.body) as body:
-                if self.write_interval > 0:
+                if self.write_interval > 0 or self.keep_alive is not None:
                     await self._pump_coalesced(body, send)
                 else:
                     await self._pump(body, send)
@@ -139,6 +148,7 @@ class SSEResponse:
         of an interval are written by a second task when it ends."""
         writer = self._writer = _Writer(send, self._client_gone, self._silent)
         writer.interval, writer.max_buffer = self.write_interval, self.max_buffer
+        writer.keep_alive = self.keep_alive
         flusher = asyncio.create_task(writer.flush_held(), name="adk_asgi sse flusher")
         try:
             async for data in body:
@@ -198,8 +208,10 @@ class _Writer:
         """Whether nothing more may be written (see ``SSEResponse``)."""
         self.interval = DEFAULT_WRITE_INTERVAL
         self.max_buffer = MAX_BUFFER
+        self.keep_alive: float | None = None
         self.error: Exception | None = None
         self._loop = asyncio.get_running_loop()
+        self._written = self._loop.time()  # of the last write
         self._held: list[bytes] = []
         self._size = 0
         self._not_before = -math.inf  # loop time of the next write
@@ -228,8 +240,9 @@ class _Writer:
         self._held.clear()
         self._size = 0
         self._room.set()
+        self._written = self._loop.time()
         if self._writes:  # the first write (``start``) does not start an interval
-            self._not_before = self._loop.time() + self.interval
+            self._not_before = self._written + self.interval
         self._writes += 1
         try:
             await self.send({"type": "http.response.body", "body": data, "more_body": more_body})
@@ -247,7 +260,17 @@ class _Writer:
     async def flush_held(self) -> None:
         try:
             while True:
-                await self._due.wait()
+                if not await self._due_or_idle():
+                    # Nothing was due for ``keep_alive`` s: a comment, as the one write in
+                    # flight (``_due`` is set meanwhile, so ``put`` holds its bytes).
+                    self._due.set()
+                    if self.silent():
+                        return
+                    self._held.insert(0, SSE_KEEP_ALIVE)
+                    await self.write()
+                    if not self._held and not self._stopping.is_set():
+                        self._due.clear()
+                    continue
                 if self._stopping.is_set():
                     return
                 delay = self._not_before - self._loop.time()
@@ -265,3 +288,19 @@ class _Writer:
         finally:
             self._closed = True
             self._room.set()
+
+    async def _due_or_idle(self) -> bool:
+        """Wait until bytes are due (True), or ``keep_alive`` seconds pass with no write
+        (False)."""
+        if self.keep_alive is None:
+            await self._due.wait()
+            return True
+        while True:
+            quiet_until = self._written + self.keep_alive  # (``put`` may write meanwhile)
+            with suppress(TimeoutError):
+                async with asyncio.timeout_at(quiet_until):
+                    await self._due.wait()
+            if self._due.is_set():
+                return True
+            if self._loop.time() >= self._written + self.keep_alive:
+                return False

@@ -22,7 +22,7 @@ Ts = TypeVarTuple("Ts")
 
 SSE_HEADERS = {
     "content-type": "text/event-stream",
-    "cache-control": "no-cache",
+    "cache-control": "no-cache, no-transform",
     "x-vercel-ai-ui-message-stream": "v1",
     "x-accel-buffering": "no",
 }

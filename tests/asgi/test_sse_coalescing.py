@@ -25,6 +25,7 @@ import pytest
 from google.adk.events.event import Event
 
 from adk_asgi import AdkApp
+from adk_asgi.encoding import SSE_KEEP_ALIVE
 from adk_asgi.sse import DEFAULT_WRITE_INTERVAL, SSEResponse
 from adk_asgi.testing import Call, Fail, Text
 from tests.support import counter, on_virtual_clock, parse_sse, scripted_agent, user_body
@@ -296,6 +297,37 @@ async def test_an_interval_of_zero_writes_every_chunk() -> None:
     await asyncio.wait_for(task, PATIENCE)
     assert wire.writes == [b"a;", b"b;", b"c;", b""]
     assert wire.ended
+
+
+@on_virtual_clock
+@pytest.mark.parametrize("interval", [0, DEFAULT_WRITE_INTERVAL])
+async def test_a_silent_stream_gets_a_keep_alive_comment_per_quiet_interval(
+    interval: float,
+) -> None:
+    """A proxy cuts a response that sends nothing for 30 to 60 s (a slow tool, a model
+    thinking): an SSE comment, which every client skips, goes out after each quiet stretch."""
+    feed, wire = Feed(), Wire()
+    task = respond(feed, wire, write_interval=interval, keep_alive=15)
+    feed.put(b"a;")
+    await wire.until_writes(1)
+    await asyncio.sleep(31)
+    assert wire.writes == [b"a;", SSE_KEEP_ALIVE, SSE_KEEP_ALIVE]
+    feed.put(b"b;")
+    await asyncio.sleep(14)  # a write restarts the count
+    feed.put(b"c;", None)
+    await asyncio.wait_for(task, PATIENCE)
+    assert wire.writes == [b"a;", SSE_KEEP_ALIVE, SSE_KEEP_ALIVE, b"b;", b"c;", b""]
+
+
+@on_virtual_clock
+async def test_no_keep_alive_when_it_is_off() -> None:
+    feed, wire = Feed(), Wire()
+    task = respond(feed, wire, keep_alive=None)
+    feed.put(b"a;")
+    await asyncio.sleep(100)
+    feed.put(None)
+    await asyncio.wait_for(task, PATIENCE)
+    assert wire.writes == [b"a;", b""]
 
 
 @on_virtual_clock
