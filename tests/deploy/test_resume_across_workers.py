@@ -1,7 +1,8 @@
 """A resume served by the other worker: two uvicorn processes on one database, with Redis locks
 and the Redis stream store. The answer is asked of worker A, its reader leaves, and worker B
 replays it whole — to a plain HTTP client and to the real ai@6/ai@7 ``Chat`` reloaded
-mid-answer."""
+mid-answer; over SSE, and over live, where A goes on with the answer whose socket closed and B
+takes the chat's Redis lock once it has ended."""
 
 from __future__ import annotations
 
@@ -14,13 +15,27 @@ import httpx
 import pytest
 
 from tests.e2e.node_client import drive_chat
-from tests.live.test_live_connection import HELLO
+from tests.e2e.test_live_reload import comparable, responses
+from tests.live.test_live_connection import (
+    HELLO,
+    cookie_of,
+    open_live,
+    send_resume,
+    text_frames_until_end,
+    unframe,
+)
+from tests.live.test_live_resume import leave_mid_answer
 from tests.servers import uvicorn_server
-from tests.support import normalize_ids, parse_sse
+from tests.support import apply_chunks, normalize_ids, parse_sse
 
 pytestmark = pytest.mark.backing
 
 APP = "tests.deploy.payment_app:app"
+PROMPT = " ".join(["hello, this page reloads while you answer"] * 10)
+"""A text the demo model echoes (its answer to "hello", longer): ~2.5 s of slow deltas, so the
+next page — a new Node process — resumes it well before its end (HELLO's 0.8 s is not always
+enough for that)."""
+ANSWER = HELLO.replace('"hello"', f'"{PROMPT}"', 1)
 
 
 @pytest.fixture(scope="module")
@@ -78,13 +93,107 @@ def test_the_ai_sdk_chat_reloaded_on_the_other_worker_resumes_the_answer(
             "steps": list(steps),
         }
 
-    left = drive_chat(spec(a, {"send": "hello", "background": True}, {"stop": True}), sdk)
+    left = drive_chat(spec(a, {"send": PROMPT, "background": True}, {"stop": True}), sdk)
     [stop] = left["stops"]
-    assert stop["textBefore"] and stop["textBefore"] != HELLO
+    assert stop["textBefore"] and stop["textBefore"] != ANSWER
     reload = {"reload": {"url": f"{b}/agent/chat/{chat_id}/messages", "resume": True}}
     again = drive_chat(spec(b, reload), sdk)
     assert (again["status"], again["error"]) == ("ready", None)
     assert [(r["status"], r["messageCount"]) for r in again["reloads"]] == [(200, 1)]
     assert [(r["method"], r["status"]) for r in again["responses"]] == [("GET", 200)]
     texts = [p["text"] for p in again["messages"][1]["parts"] if p["type"] == "text"]
-    assert texts == [HELLO]
+    assert texts == [ANSWER]
+
+
+# --- live: the socket closes mid-answer on worker A, a new connection resumes on worker B ----
+
+
+def live_url(base: str) -> str:
+    return f"{base.replace('http://', 'ws://', 1)}/agent/live"
+
+
+async def test_a_live_answer_left_on_one_worker_is_resumed_whole_over_live_on_the_other(
+    workers: tuple[str, str],
+) -> None:
+    """Worker A goes on with the answer whose socket closed and records it in Redis; a new
+    connection to worker B, naming the chat only in its ``resume`` frame, gets it replayed from
+    its first chunk and followed to its end — exactly the chunks of an uninterrupted run. B then
+    holds the chat (A gave up the Redis lock when the answer ended): its session answers the
+    next message, and history shows the first answer once."""
+    a, b = workers
+    reference, socket = await open_live(live_url(b))
+    async with socket:
+        expected = normalize_ids(await reference.turn("hello"))
+    left, socket = await open_live(live_url(a))
+    await leave_mid_answer(left, "hello")
+    again, socket = await open_live(live_url(b), left.chat_id, cookie=cookie_of(socket))
+    async with socket:
+        await send_resume(socket, left.chat_id, "resume-1")
+        resumed = unframe(await text_frames_until_end(socket, "resume-1"), "resume-1")
+        again.user, again.assistant = left.user, apply_chunks({"role": "assistant"}, resumed)
+        again.count = left.count  # the next message is the page's second one
+        shown = [again.user, again.assistant]
+        next_answer = await again.turn("hello")
+        shown += [again.user, again.assistant]
+    assert normalize_ids(resumed) == expected
+    assert "".join(c["delta"] for c in next_answer if c["type"] == "text-delta") == HELLO
+    async with httpx.AsyncClient(timeout=10) as client:
+        history = (await client.get(f"{b}/agent/chat/{left.chat_id}/messages")).json()
+    assert history == shown
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("transport", "sdk"), [("ws", 7), ("ws-js", 6)])
+def test_the_ai_sdk_chat_reloaded_on_the_other_worker_resumes_the_live_answer(
+    workers: tuple[str, str], transport: str, sdk: int
+) -> None:
+    """The real ``Chat`` (ai@7's stock ``WebSocketChatTransport``, the served ``transport.js``
+    under ai@6): the page on worker A unloads mid-answer (its socket closes), the reloaded page
+    on worker B — hydrated from history, ``resumeStream()`` on a new socket — gets the whole
+    answer, then sends the next message on B."""
+    a, b = workers
+    chat_id = f"live-{transport}-{sdk}-{secrets.token_hex(4)}"
+
+    def spec(base: str, *steps: Any) -> dict[str, Any]:
+        return {
+            "transport": transport,
+            "wsUrl": live_url(base),
+            "transportJsUrl": f"{base}/agent/transport.js",
+            "chatId": chat_id,
+            "steps": list(steps),
+            "idleMs": 50,
+        }
+
+    left = drive_chat(spec(a, {"send": PROMPT, "background": True}, {"stop": "unload"}), sdk)
+    [stop] = left["stops"]
+    assert (stop["status"], stop["statusAfter"]) == ("streaming", "error")
+    assert stop["textBefore"] and stop["textBefore"] != ANSWER
+    reload = {"reload": {"url": f"{b}/agent/chat/{chat_id}/messages", "resume": True}}
+    again = drive_chat(spec(b, reload, {"send": "hello"}), sdk)
+    assert (again["status"], again["error"], again["timeout"]) == ("ready", None, False)
+    # the reloaded page found the answer under way, and B replayed all of it
+    assert [(r["status"], r["messageCount"]) for r in again["reloads"]] == [(200, 1)]
+    [first, second] = responses(again)
+    assert first[0] == {"type": "start", "messageId": "<msg1>"}
+    assert first[-1] == {"type": "finish", "finishReason": "stop"}
+    assert [c["delta"] for c in first if c["type"] == "text-delta"] == [ANSWER]
+    assert [c["delta"] for c in second if c["type"] == "text-delta"] == [HELLO]
+    step = {"type": "step-start"}
+    assert comparable(again["messages"]) == comparable(
+        [
+            {"id": "user-1", "role": "user", "parts": [{"type": "text", "text": PROMPT}]},
+            {
+                "id": "answer-1",
+                "role": "assistant",
+                "parts": [step, {"type": "text", "text": ANSWER, "state": "done"}],
+            },
+            {"id": "user-2", "role": "user", "parts": [{"type": "text", "text": "hello"}]},
+            {
+                "id": "answer-2",
+                "role": "assistant",
+                "parts": [step, {"type": "text", "text": HELLO, "state": "done"}],
+            },
+        ]
+    )
+    history = httpx.get(f"{b}/agent/chat/{chat_id}/messages", timeout=10).json()
+    assert history == again["messages"]

@@ -625,10 +625,17 @@ export class ChatDriver {
     }
   }
 
-  /** `{"stop": true}`: once the chat streams text, `chat.stop()` (the user's Stop button). */
+  /** `{"stop": true}`: once the chat streams text, `chat.stop()` (the user's Stop button).
+   *  `{"stop": "unload"}` (live only): once the chat streams text, the page unloads instead —
+   *  its socket closes as a browser closes it then (1001, going away), with no `abort` frame
+   *  and no `chat.stop()`; the step ends once the socket is closed and the chat has seen it
+   *  (statusAfter "error"). A reload step then opens the next page. */
   async #stop(arg) {
-    if (arg !== true && arg !== 'now') {
-      throw new UsageError(`unknown stop ${JSON.stringify(arg)} (true or "now")`);
+    if (arg !== true && arg !== 'now' && arg !== 'unload') {
+      throw new UsageError(`unknown stop ${JSON.stringify(arg)} (true, "now" or "unload")`);
+    }
+    if (arg === 'unload' && !this.live) {
+      throw new UsageError('stop "unload" closes the live socket; it needs transport ws|ws-js');
     }
     const streamedText = () => {
       const last = this.chat.messages.at(-1);
@@ -640,16 +647,33 @@ export class ChatDriver {
         .map(part => part.text)
         .join('');
     };
-    if (arg === true) {
+    if (arg === true || arg === 'unload') {
       while (!this.finished && !(this.chat.status === 'streaming' && streamedText() !== '')) {
         await new Promise(resolve => setTimeout(resolve, 5));
       }
     }
     const entry = { status: this.chat.status, textBefore: streamedText() };
     this.stops.push(entry);
-    await this.chat.stop();
+    if (arg === 'unload') {
+      await this.#unload();
+    } else {
+      await this.chat.stop();
+    }
     entry.textAfter = streamedText();
     entry.statusAfter = this.chat.status;
+  }
+
+  /** The page unloads: the browser closes the chat's open socket (1001), nothing else. */
+  async #unload() {
+    const socket = this.sockets.findLast(s => s.readyState === s.OPEN);
+    if (socket === undefined) {
+      throw new UsageError('stop "unload": no open socket to close');
+    }
+    socket.close(1001, 'page unload');
+    const busy = () => this.chat.status === 'submitted' || this.chat.status === 'streaming';
+    while (!this.finished && (socket.readyState !== socket.CLOSED || busy())) {
+      await new Promise(resolve => setTimeout(resolve, 5));
+    }
   }
 
   async #runStep(step) {
