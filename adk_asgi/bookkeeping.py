@@ -92,7 +92,7 @@ def title(state: Mapping[str, Any]) -> str | None:
 def title_delta(state: Mapping[str, Any], content: types.Content) -> dict[str, Any]:
     """The ``state_delta`` that names a chat after ``content``'s text, while it has no name:
     it is applied with the user's message, in the same write."""
-    if TITLE_KEY in state:
+    if title(state) is not None:  # (a rewind past the first message sets it to None)
         return {}
     text = " ".join(" ".join(p.text.split()) for p in content.parts or [] if p.text).strip()
     if not text:

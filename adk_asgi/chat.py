@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
+from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
@@ -24,7 +25,7 @@ from .failures import failed_answer
 from .identity import Identity
 from .locks import ChatBusy, ChatKey
 from .messages import ChatRequest
-from .pending import PAYLOADS_KEY
+from .pending import PAYLOADS_KEY, user_turn, visible_events
 from .resumable import StreamStore
 from .services import Services
 from .sse import SSEResponse, sse_body
@@ -99,12 +100,41 @@ class ChatEndpoint:
                 content = user_content(last)
             except TranslationError as exc:
                 raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
-            session = await self.services.open_session(identity.user_id, chat.id)
+            session = await self._session_for(identity, chat)
             await close_left_calls(self.services, session, moved_on=True)
             converter = self._converter(self.services.new_message_id())
             title = bookkeeping.title_delta(session.state, content)
             return _Plan(content, converter, [], last.id, title or None)
         return await self._continue(identity, chat)
+
+    async def _session_for(self, identity: Identity, chat: ChatRequest) -> Session:
+        """The session a new user message goes to. A message sent again — ``regenerate()``,
+        or the user edited it (``sendMessage(message, {messageId})`` names the message it
+        replaces) — takes the session back to before it (``Runner.rewind_async``: its answer,
+        and everything after, leave the model's context and the history), to be answered
+        anew."""
+        services = self.services
+        message = chat.messages[-1]
+        redo = chat.trigger == "regenerate-message" or chat.message_id == message.id
+        if not redo:
+            return await services.open_session(identity.user_id, chat.id)
+        session = await services.session(identity.user_id, chat.id)
+        invocation_id = None if session is None else user_turn(session.events, message.id)
+        if session is None or invocation_id is None:
+            raise ClientError(409, f"message {message.id!r} is not in this chat")
+        turns = [
+            e
+            for e in visible_events(session.events)
+            if e.invocation_id == invocation_id and e.author == "user" and e.content
+        ]
+        if len(turns) > 1:  # a live connection is one invocation: ADK rewinds it whole
+            raise ClientError(409, f"message {message.id!r} was sent live: it cannot be redone")
+        await services.runner.rewind_async(
+            user_id=identity.user_id,
+            session_id=chat.id,
+            rewind_before_invocation_id=invocation_id,
+        )
+        return await services.open_session(identity.user_id, chat.id)
 
     async def _continue(self, identity: Identity, chat: ChatRequest) -> _Plan:
         """A continuation of the assistant message: answers to its waiting tool calls."""

@@ -28,8 +28,6 @@ def check_chat(chat: ChatRequest) -> None:
         raise ClientError(400, f"id: {CHAT_ID_RULE}")
     if not chat.messages:
         raise ClientError(400, "messages: the chat has no messages")
-    if chat.trigger == "regenerate-message":
-        raise ClientError(422, "regenerating a message is not supported")
     if chat.messages[-1].role == "system":
         raise ClientError(422, "the last message must be a user or assistant message")
     payloads = chat.extra.get(PAYLOADS_KEY, {})

@@ -36,12 +36,13 @@ from .pending import (
     ToolCall,
     chat_state,
     client_approval_id,
+    visible_events,
 )
 from .policy import ToolPolicy
 
 
 def rebuild_messages(events: Iterable[Event], policy: ToolPolicy) -> list[UIMessage]:
-    persisted = [e for e in events if not e.partial]
+    persisted = [e for e in visible_events(events) if not e.partial]
     state = chat_state(persisted, policy)
     messages: list[UIMessage] = []
     answers: dict[str, UIMessage] = {}

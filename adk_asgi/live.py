@@ -53,7 +53,7 @@ from .live_record import LiveRecorder
 from .live_tools import LiveQueue, ToolWaits
 from .locks import ChatBusy, ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE
-from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, ChatState, chat_state
+from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, ChatState, chat_state, visible_events
 from .services import Services
 
 logger = logging.getLogger("adk_asgi")
@@ -450,7 +450,7 @@ def _ends_with_user_turn(events: list[Event]) -> bool:
     is sent ends with the user's turn (text, or the answers to calls). ADK leaves its
     confirmation requests and answers out of what the model sees, and so does this; a spoken
     answer is the model's turn though ADK stores only its transcription."""
-    for event in reversed(events):
+    for event in reversed(visible_events(events)):
         said = event.output_transcription
         if not event.partial and said is not None and said.finished and said.text:
             return False  # an answer spoken aloud: ADK keeps only its transcription

@@ -60,6 +60,10 @@ from .translate import TranslationError, user_content
 
 Phase = Literal["unbound", "opening", "answering", "open", "closed"]
 TIMED_OUT: Final = {"error": "The browser did not answer in time."}
+NO_LIVE_REGENERATE: Final = (
+    "regenerating is not supported in live mode: ADK takes back whole invocations, and a live"
+    " connection is one"
+)
 BUSY: Final = 1013
 """The close code of a connection whose chat is busy elsewhere: "try again later"."""
 
@@ -150,6 +154,8 @@ class LiveProtocol:
         try:
             chat = decode_send_frame(text)
             check_chat(chat)
+            if chat.trigger == "regenerate-message":
+                raise ClientError(422, NO_LIVE_REGENERATE)
             if self.chat_id is None:
                 self._bind(chat.id)
             elif chat.id != self.chat_id:

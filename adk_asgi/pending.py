@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
 from google.genai import types
 
@@ -152,11 +153,28 @@ def approved_marker(call: ToolCall, author: str) -> Event:
     )
 
 
+def visible_events(events: Iterable[Event]) -> list[Event]:
+    """The session's events as the model sees them: without what a rewind took back (a
+    regenerated or edited turn), by ADK's own rule (``_apply_rewinds``, which its prompt
+    building and compaction share; private in ADK 2.13, pinned by the regenerate tests)."""
+    return _apply_rewinds(list(events))
+
+
+def user_turn(events: Iterable[Event], message_id: str) -> str | None:
+    """The invocation of the stored user message the client calls ``message_id``, or
+    ``None``: where a rewind goes back to when that message is sent again (regenerated or
+    edited)."""
+    for event in visible_events(events):
+        if event.author == "user" and bookkeeping.read(event).user_message_id == message_id:
+            return event.invocation_id
+    return None
+
+
 def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> ChatState:
     """The chat's tool calls as its stored events say; ``policy`` tells which calls are the
     bridge's to approve (without it, none)."""
     state = ChatState()
-    for event in events:
+    for event in visible_events(events):
         if event.partial:
             continue
         tags = bookkeeping.read(event)

@@ -358,8 +358,8 @@ TEXT = {"type": "text", "text": "hi"}
                     "trigger": "regenerate-message",
                 }
             ).encode(),
-            422,
-            "regenerating a message is not supported",
+            409,
+            "message 'u' is not in this chat",
         ),
         (
             json.dumps(

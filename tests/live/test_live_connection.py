@@ -489,7 +489,8 @@ async def test_a_send_frame_is_checked_like_an_sse_body(server: tuple[AdkApp, st
     frames = [
         (
             {"id": chat_id, "trigger": "regenerate-message"},
-            "regenerating a message is not supported",
+            "regenerating is not supported in live mode: ADK takes back whole invocations, and"
+            " a live connection is one",
         ),
         ({"id": "not/a/chat"}, "id: a chat id is 1-128 letters, digits or _.:@-"),
         (
