@@ -5,7 +5,8 @@ The protocol machine says what to record (:class:`~adk_asgi.live_outputs.Record`
 it in order, in the form SSE streams are kept in (the body of a UI message stream: ``data:``
 events, ``[DONE]`` last), so an SSE ``GET /chat/{id}/stream`` and a live ``resume`` read either.
 Recording never makes the connection wait: records queue up, and one task writes what has
-queued as one piece.
+queued as one piece, at most every ``flush_interval`` seconds (a task woken per model event
+would cost the answer more than the writing does), at once when a response begins or ends.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ logger = logging.getLogger("adk_asgi")
 CUT_SHORT: Final = "The answer was cut short: its live connection closed before it ended."
 """The error a resumed answer ends with when its connection stopped before the answer did."""
 _ENCODER = msgspec.json.Encoder()
+FLUSH_INTERVAL: Final = 0.01
+"""Seconds a recorded chunk may wait to be written (what a resume can lag behind)."""
 
 
 def _sse(chunks: list[UIMessageChunk]) -> bytes:
@@ -36,9 +39,13 @@ def _sse(chunks: list[UIMessageChunk]) -> bytes:
 class LiveRecorder:
     """Writes one live connection's responses, as streams of its chat, to ``store``."""
 
-    def __init__(self, store: StreamStore, key: ChatKey) -> None:
+    def __init__(
+        self, store: StreamStore, key: ChatKey, flush_interval: float = FLUSH_INTERVAL
+    ) -> None:
         self.store = store
         self.key = key
+        self.flush_interval = flush_interval
+        self._flush: asyncio.TimerHandle | None = None
         self.stream_id: str | None = None
         """The stream being written (the chat's active one), once its ``begin`` is done."""
         self._records: list[Record] = []
@@ -50,13 +57,23 @@ class LiveRecorder:
         if self._closing:
             return  # (a session that failed after its chat was released: nobody resumes it)
         self._records.append(record)
+        if record.begin or record.end:
+            self._wake()
+        elif self._flush is None and not self._ready.is_set():
+            loop = asyncio.get_running_loop()
+            self._flush = loop.call_later(self.flush_interval, self._wake)
+
+    def _wake(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
         self._ready.set()
 
     async def aclose(self) -> None:
         """Write what is queued; a stream left open (the connection stopped before its answer
         ended) is closed with an ``error`` chunk, so its readers do not wait forever."""
         self._closing = True
-        self._ready.set()
+        self._wake()
         await self._task
         if self.stream_id is not None:
             tail = _sse([Error(error_text=CUT_SHORT), Finish()]) + SSE_DONE
