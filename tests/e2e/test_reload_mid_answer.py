@@ -1,4 +1,5 @@
-"""A page reloaded mid-answer in live mode, with the real AI SDK clients: the stock ai@7
+"""A page reloaded mid-answer, with the real AI SDK clients — over SSE (the stock
+``DefaultChatTransport``, resumed by ``GET /chat/{id}/stream``) and in live mode: the stock ai@7
 ``WebSocketChatTransport`` ("ws") and the served ``transport.js`` under ai@6 and ai@7 ("ws-js"),
 against ``AdkApp(streams=InMemoryStreamStore())`` under a real uvicorn in this event loop.
 
@@ -170,6 +171,51 @@ async def test_a_page_reloaded_mid_answer_resumes_it_whole_on_a_new_connection(
     assert left[-1]["type"] != "finish"  # the first page never saw the end of it
     assert approved == expected_responses[1:]
     # what the client shows is exactly what the uninterrupted run shows, and what history shows
+    assert comparable(report["messages"]) == comparable(expected["messages"])
+    cookie = reloaded["headers"]["cookie"]
+    assert await http_history(url, cookie, chat_id) == report["messages"]
+    assert dict(runs.by_chat.get(chat_id, {})) == TOOL_RUNS[kind]
+
+
+@pytest.mark.parametrize("kind", list(PROMPTS))
+@pytest.mark.parametrize("sdk", [6, 7])
+async def test_an_sse_page_reloaded_mid_answer_resumes_it_whole(
+    server: tuple[AdkApp, str, ToolRuns], sdk: int, kind: str
+) -> None:
+    """The same over SSE (``DefaultChatTransport``): the page's request goes away mid-answer,
+    the run goes on, and the reloaded page's ``GET /chat/{id}/stream`` replays and follows it,
+    for text, a server tool and an approval the reloaded page then gives."""
+    _, url, runs = server
+    base = url.replace("ws://", "http://", 1).removesuffix("/live")
+    then = [APPROVE] if kind == "approval" else []
+
+    def sse_spec(*steps: Any) -> dict[str, Any]:
+        spec = chat_spec(url, "sse", sdk, *steps)
+        spec["api"] = f"{base}/chat"
+        return spec
+
+    uninterrupted = sse_spec({"send": PROMPTS[kind]}, *then)
+    reloaded = sse_spec()
+    chat_id = reloaded["chatId"]
+    reloaded["steps"] = [
+        {"send": PROMPTS[kind], "background": True},
+        {"stop": True},  # the page's request goes away mid-answer
+        {"reload": {"url": f"{base}/chat/{chat_id}/messages", "resume": True}},
+        *then,
+    ]
+    expected, report = await asyncio.gather(
+        drive_chat_async(uninterrupted, sdk), drive_chat_async(reloaded, sdk)
+    )
+    for run in (expected, report):
+        assert (run["status"], run["error"]) == ("ready", None), run
+    [stop] = report["stops"]
+    assert stop["textBefore"]  # it really was mid-answer
+    assert [(r["status"], r["messageCount"]) for r in report["reloads"]] == [
+        (200, HISTORY_MID_ANSWER[kind])
+    ]
+    methods = [(r["method"], r["url"].rsplit("/", 1)[-1], r["status"]) for r in report["responses"]]
+    approve = [("POST", "chat", 200)] if kind == "approval" else []
+    assert methods == [("POST", "chat", 200), ("GET", "stream", 200), *approve]
     assert comparable(report["messages"]) == comparable(expected["messages"])
     cookie = reloaded["headers"]["cookie"]
     assert await http_history(url, cookie, chat_id) == report["messages"]
