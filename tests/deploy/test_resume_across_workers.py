@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.e2e.node_client import drive_chat
-from tests.e2e.test_live_reload import comparable, responses
+from tests.e2e.test_reload_mid_answer import comparable, responses
 from tests.live.test_live_connection import (
     HELLO,
     cookie_of,
