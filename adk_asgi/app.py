@@ -33,6 +33,7 @@ from .chat import ChatEndpoint
 from .chats import ChatsEndpoint
 from .claims import Claims, InMemoryClaims
 from .failures import ErrorHandler, mask_errors
+from .files import FilesEndpoint
 from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
@@ -170,6 +171,7 @@ class AdkApp:
             runner=self.runner,
             live_runner=self.live_runner,
             session_service=self.session_service,
+            artifact_service=self.runner.artifact_service,
             app_name=self.app_name,
             author=getattr(app.root_agent, "name", app.name),
             tools=ToolPolicy.of(*agents),
@@ -208,6 +210,11 @@ class AdkApp:
                     "/chat/{chat_id}/stream",
                     ResumeEndpoint(self.services).respond,
                     methods=["GET", "DELETE"],
+                ),
+                Route(
+                    "/chat/{chat_id}/files/{name:path}",
+                    FilesEndpoint(self.services).respond,
+                    methods=["GET"],
                 ),
                 Route(
                     "/chat/{chat_id}/messages",

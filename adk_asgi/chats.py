@@ -10,10 +10,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import bookkeeping
-from .errors import ClientError
+from .errors import UNKNOWN_CHAT, ClientError
 from .locks import ChatBusy
 from .messages import CHAT_ID, CHAT_ID_RULE
-from .routes import UNKNOWN_CHAT
 from .services import Services
 
 BUSY_CHAT = "this chat is busy (an answer is streaming, or a live connection is open on it)"

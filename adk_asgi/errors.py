@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse, Response
 
+UNKNOWN_CHAT = "this chat does not exist"
+"""The ``404`` reason for a chat the user does not have (never created, deleted, or another
+user's: chats are scoped by identity, so another user's chat is simply unknown)."""
+
 
 class AdkAsgiError(Exception):
     """The base class of the package's exceptions."""

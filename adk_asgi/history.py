@@ -10,7 +10,9 @@ and the stock helpers carry on from there.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
+from typing import Final
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -40,8 +42,30 @@ from .pending import (
 )
 from .policy import ToolPolicy
 
+UPLOADED: Final = re.compile(r'^\[Uploaded Artifact: "(?P<name>.+)"\]$')
+"""What ADK's ``SaveFilesAsArtifactsPlugin`` leaves in a user message for a file it moved to
+the artifact service (:mod:`.files`)."""
 
-def rebuild_messages(events: Iterable[Event], policy: ToolPolicy) -> list[UIMessage]:
+
+def uploaded_names(events: Iterable[Event]) -> list[str]:
+    """The files the user's messages left in the artifact service, in order."""
+    names: list[str] = []
+    for event in events:
+        if event.author != "user" or event.content is None:
+            continue
+        for part in event.content.parts or []:
+            match = UPLOADED.match(part.text or "")
+            if match and match["name"] not in names:
+                names.append(match["name"])
+    return names
+
+
+def rebuild_messages(
+    events: Iterable[Event], policy: ToolPolicy, files: Mapping[str, FilePart] | None = None
+) -> list[UIMessage]:
+    """``files``: the file parts of the uploads the artifact service keeps, by name: shown
+    where the user's message has their placeholder."""
+    files = files or {}
     persisted = [e for e in visible_events(events) if not e.partial]
     state = chat_state(persisted, policy)
     messages: list[UIMessage] = []
@@ -92,7 +116,7 @@ def rebuild_messages(events: Iterable[Event], policy: ToolPolicy) -> list[UIMess
         if content is None or not content.parts:
             continue
         if event.author == "user":
-            parts = _user_parts(content.parts)
+            parts = _user_parts(content.parts, files)
             if parts:  # function-response-only user events are answers, not messages
                 user_id = bookkeeping.read(event).user_message_id or event.id
                 messages.append(UIMessage(id=user_id, role="user", parts=parts))
@@ -126,10 +150,13 @@ def _transcript_parts(event: Event) -> list[UIPart]:
     return []
 
 
-def _user_parts(parts: list[types.Part]) -> list[UIPart]:
+def _user_parts(parts: list[types.Part], files: Mapping[str, FilePart]) -> list[UIPart]:
     out: list[UIPart] = []
     for part in parts:
-        if part.text:
+        uploaded = UPLOADED.match(part.text or "")
+        if uploaded and uploaded["name"] in files:
+            out.append(files[uploaded["name"]])
+        elif part.text:
             out.append(TextPart(text=part.text))
         elif file := _file(part):
             out.append(file)

@@ -10,13 +10,12 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .errors import ClientError
-from .history import rebuild_messages
+from .errors import UNKNOWN_CHAT, ClientError
+from .files import uploaded_files
+from .history import rebuild_messages, uploaded_names
 from .messages import CHAT_ID, CHAT_ID_RULE
 from .services import Services
 from .sse import SSEResponse
-
-UNKNOWN_CHAT = "this chat does not exist"
 
 
 class MessagesEndpoint:
@@ -39,7 +38,10 @@ class MessagesEndpoint:
         headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
         if session is None:
             return ClientError(404, UNKNOWN_CHAT).response(headers)
-        messages = rebuild_messages(session.events, self.services.tools)
+        names = uploaded_names(session.events)
+        chat_path = request.url.path.removesuffix("/messages")
+        files = await uploaded_files(self.services, identity.user_id, chat_id, names, chat_path)
+        messages = rebuild_messages(session.events, self.services.tools, files)
         return Response(
             msgspec.json.encode(messages), media_type="application/json", headers=headers
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from google.adk.agents.run_config import RunConfig
+from google.adk.artifacts.base_artifact_service import BaseArtifactService
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
@@ -63,6 +64,8 @@ class Services:
     live_runner: Runner
     """The runner of ``WS /live``: ``runner`` itself unless a live agent was given."""
     session_service: BaseSessionService
+    artifact_service: BaseArtifactService | None
+    """Where uploads are kept when the app moves them out of the messages (:mod:`.files`)."""
     app_name: str
     author: str
     """The author of the events the bridge records itself (approval markers)."""

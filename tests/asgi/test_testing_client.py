@@ -497,9 +497,10 @@ def test_the_route_table_of_sse_md_lists_every_route() -> None:
     documented = re.findall(r"^\| `([A-Z]+) (/\S*)` \|", table, re.M)
     served: list[tuple[str, str]] = []
     for route in demo_app().router.routes:
+        path = re.sub(r":\w+}", "}", route.path)  # ({name:path} is documented as {name})
         if isinstance(route, WebSocketRoute):
-            served.append(("WS", route.path))
+            served.append(("WS", path))
         else:
             assert isinstance(route, Route) and route.methods is not None
-            served += [(m, route.path) for m in sorted(route.methods - {"HEAD"})]
+            served += [(m, path) for m in sorted(route.methods - {"HEAD"})]
     assert sorted(documented) == sorted(served)

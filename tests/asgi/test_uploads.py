@@ -1,0 +1,91 @@
+"""Files the user sends: inline by default (the model gets the bytes, the session keeps them),
+or moved to ADK's artifact service by its ``SaveFilesAsArtifactsPlugin`` — then history shows
+the file part the user sent, served by ``GET /chat/{id}/files/{name}`` to the chat's own user."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import httpx
+from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifactsPlugin
+from google.genai import types
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from adk_asgi import AdkApp
+from adk_asgi.testing import Text
+from tests.support import scripted_agent
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+DATA_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
+PICTURE = {"type": "file", "mediaType": "image/png", "url": DATA_URL, "filename": "dot.png"}
+ASK = {"type": "text", "text": "what is this?"}
+
+
+def app(seen: list[list[types.Part]], *, artifacts: bool) -> AdkApp:
+    def respond(contents: list[types.Content]) -> list[Text]:
+        seen.append(list(contents[-1].parts or []))
+        return [Text("A dot.")]
+
+    options: dict[str, Any] = {}
+    if artifacts:
+        options = {
+            "artifact_service": InMemoryArtifactService(),
+            "plugins": [SaveFilesAsArtifactsPlugin()],
+        }
+    return AdkApp(scripted_agent(responder=respond), **options)
+
+
+def client(chat: AdkApp) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=chat), base_url="http://t")
+
+
+def body(chat_id: str = "pics") -> dict[str, Any]:
+    return {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": [ASK, PICTURE]}]}
+
+
+async def test_a_file_sent_inline_reaches_the_model_and_history_as_it_was_sent() -> None:
+    seen: list[list[types.Part]] = []
+    async with client(app(seen, artifacts=False)) as browser:
+        assert (await browser.post("/chat", json=body())).status_code == 200
+        history = (await browser.get("/chat/pics/messages")).json()
+    [parts] = seen
+    assert parts[1].inline_data is not None and parts[1].inline_data.data == PNG
+    assert history[0]["parts"] == [ASK, PICTURE]
+
+
+async def test_a_file_moved_to_the_artifact_service_is_served_back_to_its_user_only() -> None:
+    seen: list[list[types.Part]] = []
+    chat = app(seen, artifacts=True)
+    async with client(chat) as browser, client(chat) as stranger:
+        assert (await browser.post("/chat", json=body())).status_code == 200
+        history = (await browser.get("/chat/pics/messages")).json()
+        served = await browser.get("/chat/pics/files/dot.png")
+        missing = await browser.get("/chat/pics/files/other.png")
+        foreign = await stranger.get("/chat/pics/files/dot.png")
+    # the model read ADK's placeholder; the session keeps no bytes
+    assert [p.text for p in seen[0]] == ["what is this?", '[Uploaded Artifact: "dot.png"]']
+    file_part = {**PICTURE, "url": "/chat/pics/files/dot.png"}
+    assert history[0]["parts"] == [ASK, file_part]
+    assert (served.status_code, served.content) == (200, PNG)
+    assert served.headers["content-type"] == "image/png"
+    assert served.headers["x-content-type-options"] == "nosniff"
+    assert (missing.status_code, missing.json()) == (404, {"error": "this chat has no such file"})
+    assert (foreign.status_code, foreign.json()) == (404, {"error": "this chat does not exist"})
+
+
+async def test_a_mounted_app_points_history_at_its_own_path() -> None:
+    seen: list[list[types.Part]] = []
+    host = Starlette(routes=[Mount("/agent", app=app(seen, artifacts=True))])
+    transport = httpx.ASGITransport(app=host)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as browser:
+        assert (await browser.post("/agent/chat", json=body())).status_code == 200
+        history = (await browser.get("/agent/chat/pics/messages")).json()
+        url = history[0]["parts"][1]["url"]
+        served = await browser.get(url)
+    assert url == "/agent/chat/pics/files/dot.png"
+    assert served.content == PNG
