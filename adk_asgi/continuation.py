@@ -19,7 +19,14 @@ from google.genai import types
 from .chunks import UIMessageChunk
 from .errors import AdkAsgiError
 from .messages import ToolPart, UIMessage
-from .pending import CONFIRMATION_TOOL, REJECTED, ChatState, ToolCall, client_approval_id
+from .pending import (
+    CONFIRMATION_TOOL,
+    REJECTED,
+    ChatState,
+    ToolCall,
+    client_approval_id,
+    reason_payload,
+)
 from .policy import ToolPolicy
 
 
@@ -149,7 +156,7 @@ def _answer_approval(
         if approval.id in payloads:
             response["payload"] = payloads[approval.id]
         elif approval.reason and confirmation.payload is None:
-            response["payload"] = {"reason": approval.reason}
+            response["payload"] = reason_payload(approval.reason)
         result.responses.append(
             types.Part(
                 function_response=types.FunctionResponse(

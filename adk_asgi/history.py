@@ -203,16 +203,18 @@ def _tool_part(call: ToolCall, state: ChatState) -> ToolPart:
     client_approval = call.id in state.gated
     if client_approval or call.id in state.live_decisions:
         approval_id = client_approval_id(call.id)
+    reason = state.reasons.get(approval_id or "")
     if state.denied(call.id):
         closed = state.closed_unanswered(call.id)
         if closed is not None:  # not the user's denial: nobody answered
             part.state, part.error_text = "output-error", closed
             part.approval = Approval(id=approval_id or "")
             return part
-        part.state, part.approval = "output-denied", Approval(id=approval_id or "", approved=False)
+        part.state = "output-denied"
+        part.approval = Approval(id=approval_id or "", approved=False, reason=reason)
         return part
     if approval_id is not None:
-        part.approval = Approval(id=approval_id, approved=True)
+        part.approval = Approval(id=approval_id, approved=True, reason=reason)
     if call.id in state.results:
         result = tool_result_chunk(call.id, state.results[call.id])
         if isinstance(result, ToolOutputError):

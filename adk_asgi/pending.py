@@ -82,6 +82,9 @@ class ChatState:
     open_confirmations: dict[str, Confirmation] = field(default_factory=dict)
     decided_confirmations: dict[str, bool] = field(default_factory=dict)
     """Answered confirmations: approval id → confirmed."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Approval id → the reason the user gave with the decision (``addToolApprovalResponse
+    ({reason})``), kept as the confirmation's payload when the tool asked for none."""
     confirmation_of_call: dict[str, str] = field(default_factory=dict)
     """Call id → the approval id of its latest confirmation request."""
     gated: set[str] = field(default_factory=set)
@@ -153,6 +156,20 @@ def approved_marker(call: ToolCall, author: str) -> Event:
     )
 
 
+def reason_payload(reason: str) -> dict[str, str]:
+    """The payload a confirmation answer carries for the user's reason, when the tool asked
+    for no payload of its own (the tool reads it as ``tool_confirmation.payload``)."""
+    return {"reason": reason}
+
+
+def reason_of(payload: Any) -> str | None:
+    """The user's reason in a confirmation answer's payload (:func:`reason_payload`)."""
+    if isinstance(payload, dict) and set(payload) == {"reason"}:
+        reason = payload["reason"]
+        return reason if isinstance(reason, str) else None
+    return None
+
+
 def visible_events(events: Iterable[Event]) -> list[Event]:
     """The session's events as the model sees them: without what a rewind took back (a
     regenerated or edited turn), by ADK's own rule (``_apply_rewinds``, which its prompt
@@ -222,8 +239,11 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
             state.responded.add(response.id)
             if response.name == CONFIRMATION_TOOL:
                 if state.open_confirmations.pop(response.id, None) is not None:
-                    confirmed = (response.response or {}).get("confirmed")
-                    state.decided_confirmations[response.id] = confirmed is True
+                    answer = response.response or {}
+                    state.decided_confirmations[response.id] = answer.get("confirmed") is True
+                    reason = reason_of(answer.get("payload"))
+                    if reason is not None:
+                        state.reasons[response.id] = reason
                 continue
             if response.id in placeholders:
                 continue

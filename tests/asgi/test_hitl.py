@@ -682,3 +682,21 @@ async def test_a_new_message_closes_the_calls_left_open(demo: Demo) -> None:
     stale = await demo.post({"id": "chat-1", "messages": [bgm_user, bgm_message]})
     assert stale.status_code == 409, stale.text
     assert demo.payments == {}
+
+
+@pytest.mark.parametrize("approved", [True, False])
+async def test_history_keeps_the_reason_given_with_an_approval(approved: bool) -> None:
+    demo = Demo()
+    await demo.send("pay 5 to alice")
+    answer(demo.assistant, "process_payment", approved=approved)
+    card = next(p for p in demo.assistant["parts"] if p["type"] == "tool-process_payment")
+    card["approval"]["reason"] = "as agreed"  # addToolApprovalResponse({id, approved, reason})
+    response = await demo.post(demo.body())
+    assert response.status_code == 200, response.text
+    history = (await demo.client.get("/chat/chat-1/messages")).json()
+    [stored] = [p for p in history[1]["parts"] if p["type"] == "tool-process_payment"]
+    assert stored["approval"] == {
+        "id": card["approval"]["id"],
+        "approved": approved,
+        "reason": "as agreed",
+    }
