@@ -121,7 +121,10 @@ class ChatEndpoint:
         session = await services.session(identity.user_id, chat.id)
         invocation_id = None if session is None else user_turn(session.events, message.id)
         if session is None or invocation_id is None:
-            raise ClientError(409, f"message {message.id!r} is not in this chat")
+            if chat.trigger == "regenerate-message":
+                raise ClientError(409, f"message {message.id!r} is not in this chat")
+            # an edit of a message the chat never stored: a new message, as it would be
+            return session or await services.open_session(identity.user_id, chat.id)
         turns = [
             e
             for e in visible_events(session.events)

@@ -162,8 +162,9 @@ async def test_a_live_approval_pending_across_kill_9_completes_once(
 async def test_after_kill_9_mid_approval_the_next_message_is_answered(
     deployment: Deployment,
 ) -> None:
-    """The user moves on instead: the payment is closed as denied before the model sees the
-    history, so the model answers the new message and issues no payment of its own."""
+    """The user moves on instead: the payment is closed unanswered (a denial for the model)
+    before the model sees the history, so the model answers the new message and issues no
+    payment of its own."""
     chat_id = f"chat-{secrets.token_hex(4)}"
     with deployment.server() as base:
         async with connect(live_url(base, chat_id)) as socket:
@@ -182,7 +183,7 @@ async def test_after_kill_9_mid_approval_the_next_message_is_answered(
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
-        assert tool_states(history(base, chat_id)) == ["output-denied"]
+        assert tool_states(history(base, chat_id)) == ["output-error"]
     assert deployment.payments(chat_id) == 0
 
 

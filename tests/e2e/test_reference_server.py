@@ -307,8 +307,10 @@ async def test_plain_text(sdk: int) -> None:
     assert ours.turns == reference.turns == [[start(), *text_step(), finish("stop")]]
     assert ours.message == reference.message == assistant(step_start(), text_part())
     # the same SSE headers; `connection` is hop-by-hop, the HTTP server's business (uvicorn
-    # sends it on HTTP/1.1, HTTP/2 forbids it), not the app's
-    assert reference.raw[0].headers == {**SSE_HEADERS, "connection": "keep-alive"}
+    # sends it on HTTP/1.1, HTTP/2 forbids it), not the app's; ours also says `no-transform`,
+    # so that no proxy compresses or buffers the stream (docs/mounting.md#nextjs-app-router)
+    reference_headers = {**SSE_HEADERS, "cache-control": "no-cache", "connection": "keep-alive"}
+    assert reference.raw[0].headers == reference_headers
     assert {k: ours.raw[0].headers[k] for k in SSE_HEADERS} == SSE_HEADERS
 
 
