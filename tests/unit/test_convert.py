@@ -597,3 +597,57 @@ def test_max_tokens_error_code_is_a_finish_reason_not_an_error() -> None:
         "finish",
     ]
     assert run([event])[-1] == {"type": "finish", "finishReason": "length"}
+
+
+def test_parallel_agents_streaming_at_once_each_keep_one_step_and_one_text_part() -> None:
+    """Two sub-agents of a ``ParallelAgent`` stream at once (interleaved partials, then their
+    final events, then one's tool result): each model call is shown whole, one after the
+    other, in a step and a text part of its own — as history shows them — not a step per
+    delta."""
+
+    def of(author: str, event: Event) -> Event:
+        return event.model_copy(update={"author": author})
+
+    events = [
+        of("a", model_event("ea", text("AAAA"), partial=True)),
+        of("b", model_event("eb", text("BBBB"), partial=True)),
+        of("a", model_event("ea", text(" AA"), partial=True)),
+        of("b", model_event("eb", text(" BB"), partial=True)),
+        of("b", model_event("eb", text("BBBB BB"), call("cb", "get_weather", city="Oslo"))),
+        of("b", response_event("rb", ("cb", "get_weather", {"forecast": "snow"}))),
+        of("a", model_event("ea", text("AAAA AA"), finish_reason=STOP)),
+    ]
+    t2 = f"{MID}-txt2"
+    assert run(events) == [
+        {"type": "start", "messageId": MID},
+        {"type": "start-step"},
+        {"type": "text-start", "id": T1},
+        {"type": "text-delta", "id": T1, "delta": "AAAA"},
+        {"type": "text-delta", "id": T1, "delta": " AA"},
+        {"type": "text-end", "id": T1},
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": t2},
+        {"type": "text-delta", "id": t2, "delta": "BBBB"},
+        {"type": "text-delta", "id": t2, "delta": " BB"},
+        {"type": "text-end", "id": t2},
+        {"type": "tool-input-start", "toolCallId": "cb", "toolName": "get_weather"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "cb",
+            "toolName": "get_weather",
+            "input": {"city": "Oslo"},
+        },
+        {"type": "tool-output-available", "toolCallId": "cb", "output": {"forecast": "snow"}},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+def test_an_agent_cut_short_does_not_hold_back_what_the_others_said() -> None:
+    events = [
+        model_event("ea", text("AAAA"), partial=True),
+        model_event("eb", text("BBBB"), partial=True).model_copy(update={"author": "b"}),
+    ]
+    texts = [c["delta"] for c in run(events) if c["type"] == "text-delta"]
+    assert texts == ["AAAA", "BBBB"]  # the run ended without a's final event
