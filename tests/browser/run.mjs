@@ -4,16 +4,21 @@
 // by hand, against `make demo`:
 //
 //   node tests/browser/run.mjs http://127.0.0.1:8000 live payment-approve
+//   node tests/browser/run.mjs http://127.0.0.1:8000 sse chat-list --viewport 375x740
 //   node tests/browser/run.mjs http://127.0.0.1:8000 sse tour --screenshot docs/demo.png
 //
+// The last one makes the README's screenshot (`tour` is no test: it only sets the page up).
+//
 // A fresh browser (fresh profile, so a fresh identity cookie) per run, with the geolocation
-// permission granted and fixed coordinates. The whole run, browser start included, has a deadline
-// (--deadline-ms, 60 s by default; the caller's own timeout must be longer). Exit code 0 when the
-// scenario passed; 1 when it failed or ran out of time, with the reason (and the page's console
-// errors) on stderr and a screenshot at --failure-screenshot; 3 when the browser never started
-// (so there is no page and no screenshot); 2 for a usage error.
+// permission granted and fixed coordinates, in a window of --viewport (900x700 by default; a
+// width under 640 is a phone: touch, and the page's phone layout). The whole run, browser start
+// included, has a deadline (--deadline-ms, 60 s by default; the caller's own timeout must be
+// longer). Exit code 0 when the scenario passed; 1 when it failed or ran out of time, with the
+// reason (and the page's console errors) on stderr and a screenshot at --failure-screenshot; 3
+// when the browser never started (so there is no page and no screenshot); 2 for a usage error.
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
+import zlib from "node:zlib";
 
 const require = createRequire(new URL("../../web/package.json", import.meta.url));
 const { chromium } = require("playwright-core");
@@ -33,6 +38,7 @@ const CHROMIUM_ARGS = [
 const MODES = { sse: "SSE", live: "Live", voice: "Live + voice" };
 const TIMEOUT_MS = 10_000;
 const DEADLINE_MS = 60_000;
+const VIEWPORT = "900x700"; // a laptop window; a phone is 375x740
 const SCREENSHOT_MS = 5_000;
 const BROWSER_NEVER_STARTED = 3;
 
@@ -42,18 +48,134 @@ const PARIS = '{"city": "Paris", "forecast": "windy", "temperature_c": 19}';
 const paid = (amount, recipient) =>
   `{"amount": ${amount}, "currency": "USD", "recipient": "${recipient}", "status": "sent"}`;
 const HERE = { latitude: 48.85, longitude: 2.35 };
+const youSaid = (text) =>
+  `You said: "${text}". I can try "weather in Paris", "pay 5 to alice", "play track 3" ` +
+  'or "where am i" (join them with "and" or "then").';
+const EXPLODED = "Something is about to go wrong...";
+const MASKED = "An error occurred."; // what the server shows of a failure (on_error's default)
+const NOT_RUN = "Not run: a new message was sent before the approval was answered.";
+const CLOSED = "Closed: a new message was sent";
+const PHONE_WIDTH = 640; // the page's phone layout is below this width
+const TAP = 44; // the smallest tap target on a phone, in CSS pixels
 
 // --- what a user does and sees --------------------------------------------------------------
 
 const card = (page, tool, state) =>
   page.locator(`.tool[data-tool="${tool}"][data-state="${state}"]`);
+const phone = (page) => page.viewportSize().width < PHONE_WIDTH;
+const status = (page, value) => page.locator(`.status[data-status="${value}"]`);
+const button = (scope, name) => scope.getByRole("button", { name, exact: true });
+const chatId = (page) => page.locator(".chat-id code").textContent();
+
+/** `promise`, awaited later: should what comes before fail first, its rejection is no
+ * "unhandled rejection" that ends the process. */
+function later(promise) {
+  promise.catch(() => {});
+  return promise;
+}
+
+/** The page's next POST /agent/chat. */
+const posting = (page) =>
+  page.waitForRequest((r) => r.method() === "POST" && r.url().endsWith("/agent/chat"));
+
+/** Type `text` into the input bar and press Send. */
+async function send(page, text) {
+  await page.getByRole("textbox", { name: "Message" }).fill(text);
+  await button(page, "Send").click();
+}
+
+/** The messages shown, as [role, text] pairs. */
+function shownMessages(page) {
+  return page
+    .locator(".message")
+    .evaluateAll((all) => all.map((m) => [m.dataset.role, m.innerText.replace(/\n+/g, "\n")]));
+}
+
+/** GET /agent/chat/{id}/messages with the page's identity cookie. */
+async function serverHistory(page, id) {
+  // page.request: the page's cookies, and a 404 is not one of the page's console errors
+  const response = await page.request.get(new URL(`/agent/chat/${id}/messages`, page.url()).href);
+  return { status: response.status(), body: await response.json() };
+}
+
+/** The chat list, opened first on a phone (where it hides behind the Chats button). */
+async function chatList(page) {
+  if (phone(page)) {
+    const toggle = button(page, "Chats");
+    if ((await toggle.getAttribute("aria-expanded")) !== "true") await toggle.click();
+  }
+  const list = page.getByRole("complementary", { name: "Chats" });
+  await waitFor(list.getByRole("button", { name: "+ New chat" }), "the chat list");
+  return list;
+}
+
+/** The titles of the chats listed, once there are `count` of them. */
+async function listedChats(page, count) {
+  const list = await chatList(page);
+  const items = list.locator(".chat-list li");
+  await page
+    .waitForFunction((n) => document.querySelectorAll(".chat-list li").length === n, count, {
+      timeout: TIMEOUT_MS,
+    })
+    .catch(async () => {
+      const titles = await items.locator(".title").allTextContents();
+      throw new Error(`the chat list: expected ${count} chats, got ${JSON.stringify(titles)}`);
+    });
+  return { list, titles: await items.locator(".title").allTextContents() };
+}
+
+/** `predicate(arg)` holds in the page, within TIMEOUT_MS, else an error naming `what`. */
+async function until(page, predicate, arg, what) {
+  try {
+    await page.waitForFunction(predicate, arg, { timeout: TIMEOUT_MS, polling: 50 });
+  } catch {
+    throw new Error(`not true within ${TIMEOUT_MS} ms: ${what}`);
+  }
+}
+
+/** A small PNG (`width` x `height`, one colour), made here so the test needs no file. */
+function png(width, height) {
+  const chunk = (type, data) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(body));
+    return Buffer.concat([length, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8 bits, RGB
+  const blue = Buffer.from([47, 95, 179]);
+  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, blue)]);
+  const pixels = zlib.deflateSync(Buffer.concat(Array(height).fill(row)));
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    chunk("IDAT", pixels),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/** The bounding box of `locator`, checked to be a tap target on a phone. */
+async function tapTarget(locator, what) {
+  const box = await locator.boundingBox();
+  if (!box) throw new Error(`${what}: not shown`);
+  if (box.height < TAP || box.width < TAP) {
+    throw new Error(`${what}: ${box.width} x ${box.height} px, under ${TAP} px`);
+  }
+}
 
 async function ask(page, prompt) {
   await page.getByRole("button", { name: prompt, exact: true }).click();
 }
 
-async function decide(page, tool, button) {
-  await card(page, tool, "approval-requested").getByRole("button", { name: button }).click();
+async function decide(page, tool, name) {
+  const open = page.locator(
+    `.tool[data-tool="${tool}"][data-state="approval-requested"]:not([data-closed])`,
+  );
+  await open.getByRole("button", { name }).click();
 }
 
 async function waitFor(locator, what) {
@@ -219,8 +341,11 @@ const SCENARIOS = {
     await settled(page, {
       tools: [],
       answer: "Something is about to go wrong...",
-      error: "Error: An error occurred.", // masked (on_error): the model's own words are logged
+      error: `Error: ${MASKED}`, // masked (on_error): the model's own words are logged
     });
+    // the failure is also a part of the message (data-error), shown as a note in it
+    const note = page.locator(".message.assistant .error-note");
+    equal(await note.allInnerTexts(), [`Error: ${MASKED}`], "the error note in the message");
   },
 
   async talk(page, seen) {
@@ -233,9 +358,7 @@ const SCENARIOS = {
     const heard = transcript.slice("You said: ".length);
     await settled(page, {
       tools: [],
-      answer:
-        `You said: "${heard}". I can try "weather in Paris", "pay 5 to alice", "play track 3" ` +
-        'or "where am i" (join them with "and" or "then").',
+      answer: youSaid(heard),
     });
     if (seen.audioFrames === 0) throw new Error("no audio frame reached the page");
   },
@@ -252,9 +375,7 @@ const SCENARIOS = {
     const resumed = resumeAfterReload(page, mode);
     await page.reload();
     equal(await resumed, "resumed", "the resume after the reload");
-    const answer =
-      `You said: "${slow}". I can try "weather in Paris", "pay 5 to alice", "play track 3" ` +
-      'or "where am i" (join them with "and" or "then").';
+    const answer = youSaid(slow);
     const once = async (when) => {
       await settled(page, { tools: [], answer });
       const shown = await page
@@ -292,8 +413,384 @@ const SCENARIOS = {
     });
   },
 
+  // --- what a user expects of a chat product --------------------------------------------------
+
+  async stop(page, seen, mode) {
+    // Stop while the answer streams: the page stops reading (stop()) and, over SSE, asks the
+    // server to stop the answer itself (DELETE .../stream); live, stop() sends an `abort` frame.
+    // The answer is over: a reload finds nothing to resume and shows no more than was shown.
+    const slow = `tell me a long story slowly, ${"and on and on ".repeat(30)}the end`;
+    let release;
+    if (mode === "sse") {
+      // hold the request back, to see what the page shows before the answer starts
+      const held = new Promise((resolve) => (release = resolve));
+      await page.route("**/agent/chat", (route) => held.then(() => route.continue()), { times: 1 });
+    }
+    await send(page, slow);
+    if (mode === "sse") {
+      await waitFor(status(page, "submitted"), "status submitted");
+      await waitFor(page.locator('.progress[data-progress="thinking"]'), "Thinking…");
+      equal(await page.locator(".progress").innerText(), "Thinking…", "the progress shown");
+      await waitFor(button(page, "Stop"), "the Stop button while submitted");
+      release();
+    }
+    await waitFor(page.locator(".message.assistant > p", { hasText: "You said" }), "some text");
+    await waitFor(page.locator('.progress[data-progress="streaming"]'), "the streaming indicator");
+    const deleted =
+      mode === "sse" &&
+      later(
+        page.waitForResponse(
+          (r) => r.request().method() === "DELETE" && r.url().endsWith("/stream"),
+        ),
+      );
+    await button(page, "Stop").click();
+    await waitFor(status(page, "ready"), "status ready after Stop");
+    await waitFor(button(page, "Send"), "Send back in place of Stop");
+    equal(await page.locator(".progress").count(), 0, "progress shown after Stop");
+    const shown = (await page.locator(".message.assistant").innerText()).trim();
+    if (!youSaid(slow).startsWith(shown) || shown.length >= youSaid(slow).length) {
+      throw new Error(`not a part of the answer, cut by Stop: ${JSON.stringify(shown)}`);
+    }
+    if (deleted) {
+      const response = await deleted;
+      equal([response.status(), await response.json()], [200, { stopped: true }], "DELETE");
+    }
+    const id = await chatId(page);
+    if (mode === "sse") {
+      // the answer is over: nothing to resume, and history keeps no more than was shown (in
+      // fact nothing: ADK stores no partial model text)
+      const resumed = resumeAfterReload(page, mode);
+      await page.reload();
+      equal(await resumed, "GET .../stream: HTTP 204", "the resume after Stop and a reload");
+      await waitFor(page.locator(".message.user"), "the question, from history");
+      const kept = await page.locator(".message.assistant").allInnerTexts();
+      if (kept.join("").trim().length > shown.length) {
+        throw new Error(`after the reload: ${JSON.stringify(kept)}, more than was shown`);
+      }
+    } else {
+      // live, a turn cannot be cut (docs/live.md: the Live API has no such request): `abort`
+      // only stops its streaming to this page. The turn goes on to its end on the server: a
+      // second page on the chat gets it whole, while this one still shows what it had at Stop.
+      const other = await page.context().newPage();
+      await other.goto(page.url());
+      await settled(other, { tools: [], answer: youSaid(slow) });
+      await other.close();
+      equal((await page.locator(".message.assistant").innerText()).trim(), shown, "text shown");
+    }
+    // the chat is free: the next message is answered
+    await send(page, "hello");
+    await settled(page, { tools: [], answer: youSaid("hello") });
+    equal(await chatId(page), id, "the chat");
+  },
+
+  async regenerate(page, seen, mode) {
+    await send(page, "hello");
+    await settled(page, { tools: [], answer: youSaid("hello") });
+    if (mode !== "sse") {
+      // a live connection cannot be rewound (the server refuses regenerate): not offered
+      equal(await button(page, "Regenerate").count(), 0, "a Regenerate button in live mode");
+      return;
+    }
+    const first = await page.locator(".message.assistant").getAttribute("data-id");
+    const posted = later(posting(page));
+    await button(page, "Regenerate").click();
+    equal((await posted).postDataJSON().trigger, "regenerate-message", "the request's trigger");
+    await waitFor(page.locator(`.message.assistant:not([data-id="${first}"])`), "a new answer");
+    await settled(page, { tools: [], answer: youSaid("hello") });
+    const second = await page.locator(".message.assistant").getAttribute("data-id");
+    equal(
+      await shownMessages(page),
+      [["user", "hello"], ["assistant", youSaid("hello")]],
+      "the messages (the new answer in place of the first)",
+    );
+    const { body } = await serverHistory(page, await chatId(page));
+    equal(
+      body.map((m) => [m.role, m.role === "assistant" ? m.id : m.parts[0].text]),
+      [["user", "hello"], ["assistant", second]],
+      "the history: one answer, the new one",
+    );
+  },
+
+  async retry(page, seen, mode) {
+    // "explode" fails mid-answer; the failure stays in the message (also after a reload), and
+    // Retry asks again: over SSE the answer is regenerated in place, live (a connection cannot be
+    // rewound) the question is sent again as a new message. The scripted model fails again.
+    await ask(page, "explode");
+    const failed = { tools: [], answer: EXPLODED, error: `Error: ${MASKED}` };
+    await settled(page, failed);
+    const note = page.locator(".message.assistant .error-note");
+    await page.reload();
+    await waitFor(note, "the error note, from history");
+    equal(await note.allInnerTexts(), [`Error: ${MASKED}`], "the error notes after the reload");
+    const first = await page.locator(".message.assistant").getAttribute("data-id");
+    if (mode === "sse") {
+      const posted = later(posting(page));
+      await button(page, "Retry").click();
+      equal((await posted).postDataJSON().trigger, "regenerate-message", "the Retry's trigger");
+      await waitFor(page.locator(`.message.assistant:not([data-id="${first}"])`), "a new answer");
+      await settled(page, failed);
+      equal(
+        await shownMessages(page),
+        [["user", "explode"], ["assistant", `${EXPLODED}\nError: ${MASKED}`]],
+        "the messages after Retry",
+      );
+      const { body } = await serverHistory(page, await chatId(page));
+      equal(body.map((m) => m.role), ["user", "assistant"], "the history's roles");
+    } else {
+      await button(page, "Retry").click();
+      await waitFor(page.locator(".message.assistant").nth(1), "a second answer");
+      await settled(page, failed);
+      equal(
+        (await shownMessages(page)).map(([role, text]) => [role, text.split("\n")[0]]),
+        [
+          ["user", "explode"],
+          ["assistant", EXPLODED],
+          ["user", "explode"],
+          ["assistant", EXPLODED],
+        ],
+        "the messages after Retry (the question asked again)",
+      );
+    }
+    await waitFor(button(page, "Retry"), "Retry, again");
+  },
+
+  async "closed-card"(page) {
+    // A payment left waiting while the user sent another message: its card closes (no buttons),
+    // and after a reload it shows why the server did not run it.
+    await ask(page, "pay 5 to alice");
+    await waitFor(card(page, "process_payment", "approval-requested"), "the approval");
+    await send(page, "hello");
+    await settled(page, {
+      tools: [["process_payment", "approval-requested"]],
+      answer: youSaid("hello"),
+    });
+    const closed = page.locator('.tool[data-tool="process_payment"][data-closed="true"]');
+    await waitFor(closed, "the card closed");
+    equal(await closed.locator(".closed-note").innerText(), CLOSED, "the closed card's note");
+    equal(await closed.getByRole("button").count(), 0, "buttons on the closed card");
+    await page.reload();
+    const notRun = card(page, "process_payment", "output-error");
+    await waitFor(notRun.filter({ hasText: NOT_RUN }), "the card's reason, from history");
+    await settled(page, { tools: [["process_payment", "output-error"]], answer: youSaid("hello") });
+  },
+
+  async "chat-list"(page) {
+    // Two chats in the list, newest first, with their titles; open the older; delete the other,
+    // then the open one (which starts a new chat).
+    await send(page, "hello");
+    await settled(page, { tools: [], answer: youSaid("hello") });
+    const older = await chatId(page);
+    equal((await listedChats(page, 1)).titles, ["hello"], "the chat list after one answer");
+    await button(await chatList(page), "+ New chat").click();
+    await waitFor(page.locator(".chat-id code", { hasNotText: older }), "a new chat");
+    equal(await page.locator(".message").count(), 0, "messages in the new chat");
+    await ask(page, "What's the weather in Paris?");
+    await settled(page, {
+      tools: [["get_weather", "output-available"]],
+      answer: `Here you go: get_weather: ${PARIS}.`,
+    });
+    const newer = await chatId(page);
+    let { list, titles } = await listedChats(page, 2);
+    equal(titles, ["What's the weather in Paris?", "hello"], "the chats, newest first");
+    equal(
+      await list.locator('[aria-current="page"] .title').allTextContents(),
+      ["What's the weather in Paris?"],
+      "the open chat, marked in the list",
+    );
+    await list.locator(".open-chat", { hasText: "hello" }).click();
+    await waitFor(page.locator(".chat-id code", { hasText: older }), "the older chat open");
+    await settled(page, { tools: [], answer: youSaid("hello") });
+    equal(
+      await shownMessages(page),
+      [["user", "hello"], ["assistant", youSaid("hello")]],
+      "the older chat's messages",
+    );
+    if (phone(page)) await list.waitFor({ state: "hidden", timeout: TIMEOUT_MS });
+    ({ list } = await listedChats(page, 2));
+    await button(list, "Delete chat: What's the weather in Paris?").click();
+    equal((await listedChats(page, 1)).titles, ["hello"], "the chats after deleting the other");
+    equal(await chatId(page), older, "the open chat");
+    equal((await serverHistory(page, newer)).status, 404, "GET the deleted chat's messages");
+    ({ list } = await listedChats(page, 1));
+    await button(list, "Delete chat: hello").click();
+    await listedChats(page, 0);
+    await waitFor(list.getByText("No chats yet."), "the empty list");
+    const started = await chatId(page);
+    if (started === older) throw new Error("deleting the open chat left it open");
+    equal(await page.locator(".message").count(), 0, "messages shown after deleting the open chat");
+    equal((await serverHistory(page, older)).status, 404, "GET the deleted open chat's messages");
+  },
+
+  async attachment(page) {
+    // Files go with the message (the Attach button's file chooser): an image shows as a
+    // thumbnail in the user's message, another file as a link with its name; both again after a
+    // reload (from history). A file too large for a request is refused with a message.
+    const choose = async (files) => {
+      const chooser = later(page.waitForEvent("filechooser"));
+      await button(page, "Attach files").click();
+      await (await chooser).setFiles(files);
+    };
+    const big = { name: "big.png", mimeType: "image/png", buffer: Buffer.alloc(3 * 1024 * 1024) };
+    await choose(big);
+    await waitFor(page.getByText('"big.png" (3 MB) not attached'), "the too-large notice");
+    equal(await page.locator(".attachments li").count(), 0, "attachments after a too-large file");
+    await choose([
+      { name: "square.png", mimeType: "image/png", buffer: png(48, 32) },
+      { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("some notes\n") },
+    ]);
+    await waitFor(page.locator(".attachments li").nth(1), "two attachments");
+    await send(page, "hello");
+    const expectations = async (when) => {
+      await settled(page, { tools: [], answer: youSaid("hello") });
+      const user = page.locator(".message.user");
+      const image = user.locator("img.thumb");
+      await waitFor(image, `the thumbnail ${when}`);
+      await until(
+        page,
+        () => document.querySelector(".message.user img.thumb")?.naturalWidth === 48,
+        undefined,
+        `the thumbnail loaded ${when}`,
+      );
+      const box = await image.boundingBox();
+      if (!(box.width >= 40 && box.height >= 24)) {
+        throw new Error(`the thumbnail ${when}: ${box.width} x ${box.height} px`);
+      }
+      equal(
+        [await image.getAttribute("alt"), (await image.getAttribute("src")).split(",")[0]],
+        ["square.png", "data:image/png;base64"],
+        `the thumbnail ${when}`,
+      );
+      equal(
+        (await user.locator("a.file").innerText()).trim(),
+        "notes.txt",
+        `the file link ${when}`,
+      );
+      equal(await user.locator("p").allInnerTexts(), ["hello"], `the user's text ${when}`);
+    };
+    await expectations("as sent");
+    equal(await page.locator(".attachments li").count(), 0, "attachments left after sending");
+    await page.reload();
+    await expectations("after a reload");
+  },
+
+  async composer(page, seen, mode) {
+    // The input is focused on load and after each send; Approve and Deny look different; on a
+    // phone every control of the input bar and the cards is at least 44 px tall.
+    const message = page.getByRole("textbox", { name: "Message" });
+    const focused = (what) =>
+      until(
+        page,
+        () => document.activeElement?.getAttribute("aria-label") === "Message",
+        undefined,
+        `the input focused ${what}`,
+      );
+    await focused("on load");
+    // a reload of a chat not sent yet: the same (empty) chat, focused again, nothing fetched
+    // that the server does not have (a 404 would be a console error, failing the run)
+    const id = await chatId(page);
+    await page.reload();
+    await waitFor(page.locator(".chat-id code", { hasText: id }), "the same chat after a reload");
+    await focused("after a reload");
+    await message.pressSequentially("hello");
+    await message.press("Enter");
+    await settled(page, { tools: [], answer: youSaid("hello") });
+    await focused("after sending with Enter");
+    await ask(page, "pay 5 to alice");
+    await waitFor(card(page, "process_payment", "approval-requested"), "the approval");
+    await focused("after sending an example");
+    const pending = card(page, "process_payment", "approval-requested");
+    const approve = button(pending, "Approve");
+    const deny = button(pending, "Deny");
+    const look = (locator) =>
+      locator.evaluate((b) => {
+        const style = getComputedStyle(b);
+        return { background: style.backgroundColor, color: style.color };
+      });
+    const [approveLook, denyLook] = [await look(approve), await look(deny)];
+    if (approveLook.background === denyLook.background || approveLook.color === denyLook.color) {
+      throw new Error(`Approve and Deny look alike: ${JSON.stringify([approveLook, denyLook])}`);
+    }
+    if (phone(page)) {
+      for (const [locator, what] of [
+        [approve, "Approve"],
+        [deny, "Deny"],
+        [button(page, "Send"), "Send"],
+        [button(page, "Attach files"), "Attach files"],
+        [message, "the input"],
+        [button(page, "Chats"), "the Chats button"],
+        [button(page, "Live"), "the Live mode button"],
+        [button(page, "pay 5 to alice"), "an example"],
+      ]) {
+        await tapTarget(locator, what);
+      }
+    }
+    await approve.click();
+    await settled(page, {
+      tools: [["process_payment", "output-available"]],
+      answer: `Here you go: process_payment: ${paid(5, "alice")}.`,
+    });
+    await focused("after approving");
+    if (phone(page) && mode === "sse") await tapTarget(button(page, "Regenerate"), "Regenerate");
+  },
+
+  async scroll(page) {
+    // The messages follow a long answer to its end; scrolled up, the page leaves the user there
+    // while the answer streams on (a "Latest" button takes them down); the input bar stays at
+    // the bottom of the window throughout.
+    const scroller = page.locator(".scroller");
+    const height = page.viewportSize().height;
+    const inputBarShown = async (when) => {
+      const box = await page.getByRole("textbox", { name: "Message" }).boundingBox();
+      if (!(box && box.y >= height - 160 && box.y + box.height <= height)) {
+        throw new Error(`the input ${when}: ${JSON.stringify(box)}, not at the window's bottom`);
+      }
+    };
+    const lastInView = async (when) => {
+      const [last, view] = await Promise.all([
+        page.locator(".message").last().boundingBox(),
+        scroller.boundingBox(),
+      ]);
+      if (!(last.y + last.height <= view.y + view.height + 1)) {
+        const end = last.y + last.height;
+        throw new Error(`the last message ${when}: ends at ${end}, below the view`);
+      }
+    };
+    const long = `tell me everything: ${"one more sentence to read. ".repeat(40)}`.trim();
+    await send(page, long);
+    await settled(page, { tools: [], answer: youSaid(long) });
+    const overflow = await scroller.evaluate((e) => e.scrollHeight - e.clientHeight);
+    if (!(overflow > 200)) throw new Error(`the messages overflow by ${overflow} px only`);
+    await lastInView("after a long answer");
+    await inputBarShown("after a long answer");
+
+    const slow = `now slowly: ${"a few more words. ".repeat(16)}`.trim();
+    await send(page, slow);
+    const answer = page.locator(".message.assistant > p").last();
+    await waitFor(page.locator(".message.assistant").nth(1).locator("p"), "the second answer");
+    await scroller.evaluate((e) => (e.scrollTop = 0)); // the user scrolls up
+    const start = (await answer.innerText()).length;
+    await until(
+      page,
+      (n) => document.querySelectorAll(".message.assistant > p")[1]?.innerText.length >= n,
+      start + 40,
+      "the answer streaming on",
+    );
+    equal(await status(page, "streaming").count(), 1, "still streaming");
+    equal(await scroller.evaluate((e) => e.scrollTop), 0, "the scroll position, left alone");
+    await inputBarShown("scrolled up");
+    await button(page, "↓ Latest").click();
+    await settled(page, { tools: [], answer: youSaid(slow) });
+    await lastInView("after ↓ Latest");
+    equal(await button(page, "↓ Latest").count(), 0, "the Latest button at the end");
+  },
+
   async tour(page) {
-    // not a test: the README's screenshot (docs/demo.png)
+    // not a test: the README's screenshot (docs/demo.png, at the default 900x700): an earlier
+    // chat in the list, then a weather answer, a track playing in the browser and a payment
+    // awaiting approval
+    await send(page, "hello");
+    await settled(page, { tools: [], answer: youSaid("hello") });
+    await button(await chatList(page), "+ New chat").click();
     await ask(page, "What's the weather in Paris?");
     await waitFor(page.getByText("Here you go: get_weather"), "the weather");
     await ask(page, "play track 2");
@@ -301,6 +798,7 @@ const SCENARIOS = {
     await waitFor(page.locator('.status[data-status="ready"]'), "ready");
     await ask(page, "pay 5 to alice");
     await waitFor(card(page, "process_payment", "approval-requested"), "the approval");
+    await listedChats(page, 2);
   },
 
   async hang() {
@@ -348,14 +846,16 @@ async function main() {
       screenshot: { type: "string" },
       "failure-screenshot": { type: "string" },
       "deadline-ms": { type: "string", default: String(DEADLINE_MS) },
+      viewport: { type: "string", default: VIEWPORT },
     },
   });
   const [base, mode, name] = positionals;
   const deadlineMs = Number(values["deadline-ms"]);
-  if (!base || !MODES[mode] || !SCENARIOS[name] || !(deadlineMs > 0)) {
+  const [width, height] = (values.viewport.match(/^(\d+)x(\d+)$/) ?? []).slice(1).map(Number);
+  if (!base || !MODES[mode] || !SCENARIOS[name] || !(deadlineMs > 0) || !width) {
     console.error(
       `usage: run.mjs BASE_URL ${Object.keys(MODES).join("|")} SCENARIO [--deadline-ms N] ` +
-        "[--screenshot PATH] [--failure-screenshot PATH]",
+        "[--viewport WIDTHxHEIGHT] [--screenshot PATH] [--failure-screenshot PATH]",
     );
     console.error(`scenarios: ${Object.keys(SCENARIOS).join(", ")}`);
     process.exit(2);
@@ -376,17 +876,20 @@ async function main() {
     process.exit(BROWSER_NEVER_STARTED);
   }
   try {
-    await run(browser, { base, mode, name, values, deadline, deadlineMs });
+    const viewport = { width, height };
+    await run(browser, { base, mode, name, values, viewport, deadline, deadlineMs });
   } finally {
     await browser.close().catch(() => {});
   }
 }
 
-async function run(browser, { base, mode, name, values, deadline, deadlineMs }) {
+async function run(browser, { base, mode, name, values, viewport, deadline, deadlineMs }) {
   const context = await browser.newContext({
     geolocation: HERE,
     permissions: ["geolocation", "microphone"],
-    viewport: { width: 800, height: 640 },
+    viewport,
+    isMobile: viewport.width < 640, // a phone: touch, and the page's meta viewport applies
+    hasTouch: viewport.width < 640,
   });
   const page = await context.newPage();
   const problems = [];
@@ -402,9 +905,13 @@ async function run(browser, { base, mode, name, values, deadline, deadlineMs }) 
     socket.on("framesent", ({ payload }) => frame(">", payload));
     socket.on("framereceived", ({ payload }) => frame("<", payload));
   });
+  page.setDefaultTimeout(TIMEOUT_MS);
   const scenario = async () => {
     await page.goto(base);
-    await page.getByRole("button", { name: MODES[mode], exact: true }).click();
+    const choice = page.getByRole("button", { name: MODES[mode], exact: true });
+    await waitFor(choice, `the ${MODES[mode]} button`);
+    // not clicked when already chosen: the page's input keeps the focus it has on load
+    if ((await choice.getAttribute("aria-pressed")) !== "true") await choice.click();
     const chosen = page.getByRole("button", { name: MODES[mode], exact: true, pressed: true });
     await waitFor(chosen, `mode ${mode}`);
     await SCENARIOS[name](page, seen, mode);
@@ -425,7 +932,7 @@ async function run(browser, { base, mode, name, values, deadline, deadlineMs }) 
     for (const line of problems) console.error(line);
     if (seen.frames.length) {
       console.error(`WebSocket frames (the last 40; and ${seen.audioFrames} audio frames in):`);
-      console.error(seen.frames.slice(-40).join("\n"));
+      console.error(seen.frames.slice(-(Number(process.env.FRAMES) || 40)).join("\n"));
     }
     const path = values["failure-screenshot"];
     if (path) {

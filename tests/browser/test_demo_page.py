@@ -3,7 +3,10 @@ playwright-core (``run.mjs``, one fresh browser per test) against the demo app u
 (the session's ``demo_server``), which serves the built page at ``/``.
 
 Each scenario clicks an example prompt, answers approvals with the cards' buttons and checks what
-a user sees: the tool cards' states, the assistant's last sentence, the errors shown. SSE uses
+a user sees: the tool cards' states, the assistant's last sentence, the errors shown; and what a
+user expects of a chat product: Stop, Regenerate, Retry, an approval closed by a newer message,
+the chat list, attachments, the input's focus, tap targets, scrolling. Each runs in a 900x700
+window; those whose layout differs on a phone also at 375x740 (ids ending ``-375px``). SSE uses
 the stock ``DefaultChatTransport``, live the stock ``WebSocketChatTransport``, voice the served
 ``AdkLiveTransport`` with audio (and Chromium's fake microphone). A failure prints the page's
 text and console errors and leaves a screenshot in ``test-artifacts/``: ``run.mjs`` keeps its own
@@ -37,6 +40,8 @@ TIMEOUT = NODE_DEADLINE_MS / 1000 + 30
 BROWSER_NEVER_STARTED = 3
 """run.mjs's exit code when Chromium did not start (no page, so no screenshot)."""
 
+LAPTOP = "900x700"
+PHONE = "375x740"
 SCENARIOS = [
     "weather",
     "payment-approve",
@@ -48,14 +53,32 @@ SCENARIOS = [
     "explode",
     "reload",
     "switch-mode",
+    # what a user expects of a chat product
+    "stop",  # SSE: Thinking… and Stop while submitted; DELETE .../stream ends the answer
+    "regenerate",  # SSE: a new answer in place of the first; live: not offered
+    "retry",  # after "explode", and after a reload (the data-error part in history)
+    "closed-card",  # an approval left open when the user sent another message
+    "chat-list",
+    "attachment",
 ]
+LAYOUT = ["chat-list", "composer", "scroll"]
+"""Scenarios whose layout differs on a phone: run at both sizes."""
 CASES = [
-    *((mode, scenario) for scenario in SCENARIOS for mode in ("sse", "live")),
-    ("sse", "reload-mid-answer"),  # resumed with GET .../stream
-    ("live", "reload-mid-answer"),  # resumed with a `resume` frame on a new connection
-    ("voice", "weather"),  # typed, answered with audio and its transcript
-    ("voice", "talk"),  # the microphone
+    *((mode, scenario, LAPTOP) for scenario in SCENARIOS for mode in ("sse", "live")),
+    *((mode, scenario, PHONE) for scenario in LAYOUT for mode in ("sse", "live")),
+    ("sse", "composer", LAPTOP),  # focus; Approve and Deny look different
+    ("sse", "scroll", LAPTOP),
+    ("sse", "payment-approve", PHONE),
+    ("sse", "attachment", PHONE),
+    ("sse", "reload-mid-answer", LAPTOP),  # resumed with GET .../stream
+    ("live", "reload-mid-answer", LAPTOP),  # resumed with a `resume` frame on a new connection
+    ("voice", "weather", LAPTOP),  # typed, answered with audio and its transcript
+    ("voice", "talk", LAPTOP),  # the microphone
 ]
+
+
+def case_id(mode: str, scenario: str, viewport: str) -> str:
+    return f"{mode}-{scenario}" + ("" if viewport == LAPTOP else f"-{viewport.split('x')[0]}px")
 
 
 @pytest.fixture(scope="module")
@@ -82,16 +105,19 @@ def run_page(
     mode: str,
     scenario: str,
     *,
+    viewport: str = LAPTOP,
     deadline_ms: int = NODE_DEADLINE_MS,
     artifact: str = "",
     **env: str,
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """Run one scenario with ``run.mjs``; the result and where a failure leaves its screenshot
-    (``test-artifacts/browser-<mode>-<scenario>.png`` unless ``artifact`` names another)."""
+    """Run one scenario with ``run.mjs`` in a window of ``viewport`` (``WIDTHxHEIGHT``); the
+    result and where a failure leaves its screenshot (``test-artifacts/browser-<case id>.png``
+    unless ``artifact`` names another)."""
     ARTIFACTS.mkdir(exist_ok=True)
-    screenshot = ARTIFACTS / f"{artifact or f'browser-{mode}-{scenario}'}.png"
+    screenshot = ARTIFACTS / f"{artifact or f'browser-{case_id(mode, scenario, viewport)}'}.png"
     screenshot.unlink(missing_ok=True)
     command = ["node", str(RUNNER), base, mode, scenario, "--deadline-ms", str(deadline_ms)]
+    command += ["--viewport", viewport]
     command += ["--failure-screenshot", str(screenshot)]
     try:
         result = subprocess.run(
@@ -125,9 +151,9 @@ def _text(output: str | bytes | None) -> str:
     return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
-@pytest.mark.parametrize(("mode", "scenario"), CASES, ids=[f"{m}-{s}" for m, s in CASES])
-def test_demo_page(page_url: str, mode: str, scenario: str) -> None:
-    result, screenshot = run_page(page_url, mode, scenario)
+@pytest.mark.parametrize(("mode", "scenario", "viewport"), CASES, ids=[case_id(*c) for c in CASES])
+def test_demo_page(page_url: str, mode: str, scenario: str, viewport: str) -> None:
+    result, screenshot = run_page(page_url, mode, scenario, viewport=viewport)
     assert result.returncode == 0, (
         f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
     )
