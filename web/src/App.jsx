@@ -540,40 +540,42 @@ function ChatView({ session, drawer, onToggleChats, onSwitch, onBusy, onAnswered
       {failure && <p className="error banner">{failure}</p>}
       <NowPlaying />
 
-      <div className="scroller" ref={box} onScroll={onScroll}>
-        <section className="messages" aria-live="polite">
-          {messages.length === 0 && (
-            <p className="empty">Ask something, or pick an example below.</p>
-          )}
-          {messages.map((message, index) => (
-            <Message
-              key={message.id}
-              message={message}
-              closed={index < messages.length - 1}
-              onApprove={approve}
-            />
-          ))}
-          {progress && <Progress kind={progress} />}
-          {!busy && (failed || canRegenerate) && (
-            <div className="actions">
-              {failed ? (
-                <button type="button" onClick={retry}>
-                  <RetryIcon /> Retry
-                </button>
-              ) : (
-                <button type="button" onClick={() => regenerate()}>
-                  <RetryIcon /> Regenerate
-                </button>
-              )}
-            </div>
-          )}
-        </section>
+      <div className="scroll-area">
+        <div className="scroller" ref={box} onScroll={onScroll}>
+          <section className="messages" aria-live="polite">
+            {messages.length === 0 && (
+              <p className="empty">Ask something, or pick an example below.</p>
+            )}
+            {messages.map((message, index) => (
+              <Message
+                key={message.id}
+                message={message}
+                closed={index < messages.length - 1}
+                onApprove={approve}
+              />
+            ))}
+            {progress && <Progress kind={progress} />}
+            {!busy && (failed || canRegenerate) && (
+              <div className="actions">
+                {failed ? (
+                  <button type="button" onClick={retry}>
+                    <RetryIcon /> Retry
+                  </button>
+                ) : (
+                  <button type="button" onClick={() => regenerate()}>
+                    <RetryIcon /> Regenerate
+                  </button>
+                )}
+              </div>
+            )}
+          </section>
+        </div>
+        {away && (
+          <button type="button" className="to-latest" onClick={follow}>
+            ↓ Latest
+          </button>
+        )}
       </div>
-      {away && (
-        <button type="button" className="to-latest" onClick={follow}>
-          ↓ Latest
-        </button>
-      )}
 
       <footer className="composer">
         {error && (
