@@ -198,6 +198,7 @@ class AdkApp:
             send_usage=send_usage,
             new_message_id=message_id_factory or _new_message_id,
             on_error=on_error or mask_errors,
+            speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),
         )
         """What the endpoints are given (they never see the app itself)."""
         chats = ChatsEndpoint(self.services)

@@ -164,6 +164,7 @@ class ChatEndpoint:
             send_usage=self.services.send_usage,
             policy=self.services.tools,
             on_error=self.services.on_error,
+            speakers=self.services.speakers,
         )
 
     async def _stream(

@@ -65,6 +65,11 @@ from .policy import ToolPolicy
 from .text_blocks import HeardSpeech, TextBlocks
 
 
+def speaker(author: str) -> dict[str, dict[str, Any]]:
+    """The ``providerMetadata`` that names the agent a part is from."""
+    return {"adk": {"author": author}}
+
+
 class EventConverter:
     """Turns the events of one request (a ``run_async`` call) into one assistant message stream.
 
@@ -84,9 +89,13 @@ class EventConverter:
         policy: ToolPolicy | None = None,
         live: bool = False,
         on_error: ErrorHandler = show_errors,
+        speakers: bool = False,
     ) -> None:
         self.message_id = message_id
         self.on_error = on_error
+        self.speakers = speakers
+        """Text and reasoning parts say which agent wrote them (a tree of agents):
+        ``providerMetadata: {"adk": {"author": <agent name>}}`` on their start chunk."""
         self.failure: tuple[list[types.Part], str] | None = None
         """Once the response failed: the text and reasoning the client was shown that no
         stored event holds (the model call cut short), and the error text it was shown."""
@@ -211,6 +220,8 @@ class EventConverter:
         return out
 
     def _feed(self, event: Event) -> list[UIMessageChunk]:
+        if self.speakers:
+            self._blocks.speaker = speaker(event.author)
         out: list[UIMessageChunk] = []
         if self._held_calls:
             if self._approvals_in_call_order(event, out):

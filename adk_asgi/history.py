@@ -19,7 +19,8 @@ from google.genai import types
 
 from . import bookkeeping
 from .adk_values import tool_result_chunk
-from .chunks import ToolOutputError
+from .chunks import ProviderMetadata, ToolOutputError
+from .convert import speaker
 from .failures import ERROR_PART
 from .messages import (
     Approval,
@@ -61,10 +62,15 @@ def uploaded_names(events: Iterable[Event]) -> list[str]:
 
 
 def rebuild_messages(
-    events: Iterable[Event], policy: ToolPolicy, files: Mapping[str, FilePart] | None = None
+    events: Iterable[Event],
+    policy: ToolPolicy,
+    files: Mapping[str, FilePart] | None = None,
+    *,
+    speakers: bool = False,
 ) -> list[UIMessage]:
     """``files``: the file parts of the uploads the artifact service keeps, by name: shown
-    where the user's message has their placeholder."""
+    where the user's message has their placeholder. ``speakers``: text and reasoning parts
+    name the agent that wrote them, as the stream does (a tree of agents)."""
     files = files or {}
     persisted = [e for e in visible_events(events) if not e.partial]
     state = chat_state(persisted, policy)
@@ -133,8 +139,9 @@ def rebuild_messages(
             continue  # responses and confirmation requests: reflected in the call's part
         assistant = answer_of(event)
         assistant.parts.extend(step_of(event, assistant))
+        author = speaker(event.author) if speakers else None
         for part in content.parts:
-            assistant.parts.extend(_model_part(part, state))
+            assistant.parts.extend(_model_part(part, state, author))
     return messages
 
 
@@ -181,13 +188,15 @@ def _file(part: types.Part) -> FilePart | None:
     return None
 
 
-def _model_part(part: types.Part, state: ChatState) -> list[UIPart]:
+def _model_part(
+    part: types.Part, state: ChatState, author: ProviderMetadata | None = None
+) -> list[UIPart]:
     if part.text is not None and part.function_call is None:
         if not part.text:
             return []
         if part.thought:
-            return [ReasoningPart(text=part.text, state="done")]
-        return [TextPart(text=part.text, state="done")]
+            return [ReasoningPart(text=part.text, state="done", provider_metadata=author)]
+        return [TextPart(text=part.text, state="done", provider_metadata=author)]
     if part.function_call is not None:
         call = state.calls.get(part.function_call.id or "")
         return [] if call is None else [_tool_part(call, state)]

@@ -149,6 +149,7 @@ class _Connection:
             write_interval=limits.live_write_interval,
             stored_streams=services.streams is not None,
             on_error=services.on_error,
+            speakers=services.speakers,
         )
         self.waits = ToolWaits(
             self.protocol,

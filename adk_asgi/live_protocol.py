@@ -81,9 +81,11 @@ class LiveProtocol:
         write_interval: float = 0.0,
         stored_streams: bool = False,
         on_error: ErrorHandler = show_errors,
+        speakers: bool = False,
     ) -> None:
         self.tools = tools
         self.on_error = on_error
+        self.speakers = speakers
         self.new_message_id = new_message_id
         self.clock = clock
         self.audio = audio
@@ -402,6 +404,7 @@ class LiveProtocol:
             policy=self.tools,
             live=True,
             on_error=self.on_error,
+            speakers=self.speakers,
         )
 
     def _unasked_response(self, message_id: str | None = None) -> Response:

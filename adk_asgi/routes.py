@@ -41,7 +41,10 @@ class MessagesEndpoint:
         names = uploaded_names(session.events)
         chat_path = request.url.path.removesuffix("/messages")
         files = await uploaded_files(self.services, identity.user_id, chat_id, names, chat_path)
-        messages = rebuild_messages(session.events, self.services.tools, files)
+        services = self.services
+        messages = rebuild_messages(
+            session.events, services.tools, files, speakers=services.speakers
+        )
         return Response(
             msgspec.json.encode(messages), media_type="application/json", headers=headers
         )

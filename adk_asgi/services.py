@@ -84,6 +84,8 @@ class Services:
     send_usage: bool
     new_message_id: Callable[[], str]
     on_error: ErrorHandler
+    speakers: bool
+    """A tree of agents: text and reasoning parts name the agent that wrote them."""
     """What the client is shown for a failure (:mod:`.failures`)."""
 
     async def identity_of(self, conn: HTTPConnection) -> Identity:

@@ -12,6 +12,7 @@ from google.genai import types
 
 from .chunks import (
     DataChunk,
+    ProviderMetadata,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -35,6 +36,8 @@ class _Block:
 class TextBlocks:
     def __init__(self, message_id: str) -> None:
         self._message_id = message_id
+        self.speaker: ProviderMetadata | None = None
+        """What a block opened now says of who speaks (``providerMetadata`` of its start)."""
         self._text: _Block | None = None
         self._reasoning: _Block | None = None
         self._count = 0
@@ -63,7 +66,7 @@ class TextBlocks:
             self._reasoning = None
         if self._text is None:
             self._text = _Block(self._next_block_id("txt"), event_id)
-            out.append(TextStart(id=self._text.chunk_id))
+            out.append(TextStart(id=self._text.chunk_id, provider_metadata=self.speaker))
         out.append(TextDelta(id=self._text.chunk_id, delta=delta))
 
     def reasoning(self, event_id: str, delta: str, out: list[UIMessageChunk]) -> None:
@@ -72,7 +75,7 @@ class TextBlocks:
             self._text = None
         if self._reasoning is None:
             self._reasoning = _Block(self._next_block_id("rsn"), event_id)
-            out.append(ReasoningStart(id=self._reasoning.chunk_id))
+            out.append(ReasoningStart(id=self._reasoning.chunk_id, provider_metadata=self.speaker))
         out.append(ReasoningDelta(id=self._reasoning.chunk_id, delta=delta))
 
     def _next_block_id(self, kind: str) -> str:

@@ -10,8 +10,8 @@ import pytest
 from google.adk.agents import LlmAgent, ParallelAgent, SequentialAgent
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import ScriptedLlm, Text
-from tests.support import apply_chunks, counter, parse_sse, user_body
+from adk_asgi.testing import ScriptedLlm, Text, read_ui_message
+from tests.support import counter, parse_sse, user_body
 
 
 def speaker(name: str, text: str) -> LlmAgent:
@@ -31,7 +31,7 @@ async def stream_and_history(root: Any) -> tuple[list[dict[str, Any]], list[dict
 
 def steps(chunks: list[dict[str, Any]]) -> list[list[str]]:
     """Each step's text parts, as the client builds them."""
-    message = apply_chunks({"role": "assistant"}, chunks)
+    message = read_ui_message(chunks)
     result: list[list[str]] = []
     for part in message["parts"]:
         if part["type"] == "step-start":
@@ -39,6 +39,13 @@ def steps(chunks: list[dict[str, Any]]) -> list[list[str]]:
         elif part["type"] == "text":
             result[-1].append(part["text"])
     return result
+
+
+def authors(chunks: list[dict[str, Any]]) -> list[str]:
+    """Who wrote each text part, as its ``text-start`` says."""
+    return [
+        c["providerMetadata"]["adk"]["author"] for c in chunks if c["type"] == "text-start"
+    ]
 
 
 @pytest.mark.filterwarnings("ignore:ParallelAgent is deprecated:DeprecationWarning")
@@ -49,7 +56,21 @@ async def test_a_parallel_agent_streams_each_answer_whole_as_history_shows_it() 
     )
     chunks, history = await stream_and_history(root)
     assert sorted(steps(chunks)) == [["Alpha speaks here."], ["Bravo answers too."]]
-    assert history[1] == apply_chunks({"role": "assistant"}, chunks)
+    assert sorted(authors(chunks)) == ["a", "b"]
+    assert history[1] == read_ui_message(chunks)
+    texts = [p for p in history[1]["parts"] if p["type"] == "text"]
+    assert {p["text"]: p["providerMetadata"] for p in texts} == {
+        "Alpha speaks here.": {"adk": {"author": "a"}},
+        "Bravo answers too.": {"adk": {"author": "b"}},
+    }
+
+
+async def test_a_single_agent_names_no_speaker() -> None:
+    chunks, history = await stream_and_history(speaker("solo", "Just me."))
+    assert [c for c in chunks if c["type"] == "text-start"] == [
+        {"type": "text-start", "id": "msg1-txt1"}
+    ]
+    assert "providerMetadata" not in history[1]["parts"][1]
 
 
 @pytest.mark.filterwarnings("ignore:SequentialAgent is deprecated:DeprecationWarning")
@@ -60,4 +81,5 @@ async def test_a_sequential_agent_streams_one_step_per_sub_agent() -> None:
     )
     chunks, history = await stream_and_history(root)
     assert steps(chunks) == [["First, this."], ["Then that."]]
-    assert history[1] == apply_chunks({"role": "assistant"}, chunks)
+    assert authors(chunks) == ["a", "b"]
+    assert history[1] == read_ui_message(chunks)
