@@ -21,7 +21,7 @@ from .continuation import Conflict
 from .convert import EventConverter
 from .encoding import ChunkEncoder
 from .errors import ClientError
-from .failures import failed_answer
+from .failures import shown_answer
 from .identity import Identity
 from .locks import ChatBusy, ChatKey
 from .messages import ChatRequest
@@ -199,7 +199,7 @@ class ChatEndpoint:
                 body, abort=abort, headers=headers, write_interval=interval, keep_alive=keep_alive
             )
             await response(scope, receive, send)
-            await self._keep_failure(identity, chat, plan.converter)
+            await self._keep_shown(identity, chat, plan.converter)
             return
         # Resumable: the run goes on without its reader, every byte kept for GET .../stream.
         key = services.chat_key(identity.user_id, chat.id)
@@ -216,21 +216,25 @@ class ChatEndpoint:
         )
         try:
             await response(scope, receive, send)
-            await self._keep_failure(identity, chat, plan.converter)
+            await self._keep_shown(identity, chat, plan.converter)
         finally:
             stop.cancel()
             await asyncio.wait([stop])
             await store.end(key, stream_id)
 
-    async def _keep_failure(
+    async def _keep_shown(
         self, identity: Identity, chat: ChatRequest, converter: EventConverter
     ) -> None:
-        """A failed answer is kept as the client saw it (ADK stores no partial text)."""
-        if converter.failure is None:
-            return
+        """An answer that failed or was stopped is kept as the client saw it (ADK stores no
+        partial text)."""
         services = self.services
-        shown, error_text = converter.failure
-        event = failed_answer(services.author, converter.message_id, shown, error_text)
+        if converter.failure is not None:
+            shown, error_text = converter.failure
+            event = shown_answer(services.author, converter.message_id, shown, error_text)
+        elif converter.stopped:
+            event = shown_answer(services.author, converter.message_id, converter.stopped)
+        else:
+            return
         try:
             session = await services.session(identity.user_id, chat.id)
             if session is not None:

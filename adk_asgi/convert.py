@@ -99,6 +99,9 @@ class EventConverter:
         self.failure: tuple[list[types.Part], str] | None = None
         """Once the response failed: the text and reasoning the client was shown that no
         stored event holds (the model call cut short), and the error text it was shown."""
+        self.stopped: list[types.Part] = []
+        """Once the run was stopped (its abort signal): what it had shown that no stored
+        event holds."""
         self.live = live
         self.send_usage = send_usage
         self.policy = policy
@@ -327,6 +330,7 @@ class EventConverter:
         if event.finish_reason is not None:
             self._finish_reason = map_finish_reason(event.finish_reason)
         if is_abort(event):
+            self.stopped = self._unsaved()
             self._blocks.close(out)
             out.append(Abort())
         elif (event.error_code or event.error_message) and not is_finish_reason(event):
@@ -487,13 +491,17 @@ class EventConverter:
 
     # --- errors ------------------------------------------------------------------------------
 
+    def _unsaved(self) -> list[types.Part]:
+        """The text and reasoning the client was shown that no stored event holds: the
+        partials of the model call under way (ADK stores only its final event)."""
+        shown = [types.Part(text=t, thought=True) for t in self._streamed_thought.values() if t]
+        return shown + [types.Part(text=t) for t in self._streamed_text.values() if t]
+
     def _error(self, error_text: str) -> list[UIMessageChunk]:
         """The failure goes into the message (a ``data-error`` part, kept in history) before
         the ``error`` chunk: the stock client stops reading the stream at that chunk."""
         self._errored = True
-        shown = [types.Part(text=t, thought=True) for t in self._streamed_thought.values() if t]
-        shown += [types.Part(text=t) for t in self._streamed_text.values() if t]
-        self.failure = (shown, error_text)
+        self.failure = (self._unsaved(), error_text)
         out: list[UIMessageChunk] = []
         self._blocks.close(out)
         data = {"errorText": error_text}

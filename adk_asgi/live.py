@@ -34,7 +34,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .answers import accept_answers, close_left_calls
 from .continuation import Conflict
 from .errors import ClientError
-from .failures import failed_answer
+from .failures import shown_answer
 from .live_outputs import (
     Close,
     KeepFailure,
@@ -369,9 +369,7 @@ class _Connection:
     async def _keep_failure(self, failure: KeepFailure) -> None:
         """The answer the session failed in is kept as the client saw it."""
         services, session = self.services, self._opened
-        event = failed_answer(
-            services.author, failure.message_id, failure.shown, failure.error_text
-        )
+        event = shown_answer(services.author, failure.message_id, failure.shown, failure.error_text)
         try:
             if session is not None:
                 await services.session_service.append_event(session, event)

@@ -92,7 +92,7 @@ class StopReplay:
 @dataclass(frozen=True, slots=True)
 class KeepFailure:
     """The session failed mid-answer: keep what the client was shown of the answer
-    (:func:`adk_asgi.failures.failed_answer`)."""
+    (:func:`adk_asgi.failures.shown_answer`)."""
 
     message_id: str
     shown: list[types.Part]

@@ -67,4 +67,9 @@ async def test_disconnect_mid_stream_aborts_the_run_and_leaves_no_task() -> None
     )
     assert session is not None
     recorded = [(e.author, e.error_code) for e in session.events]
-    assert recorded == [("user", None), ("test_agent", "INVOCATION_ABORTED")]
+    # ADK's record of the abort, then the text the client was shown (ADK keeps no partials)
+    assert recorded == [
+        ("user", None),
+        ("test_agent", "INVOCATION_ABORTED"),
+        ("test_agent", None),
+    ]

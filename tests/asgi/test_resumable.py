@@ -18,7 +18,7 @@ from adk_asgi.resumable import InMemoryStreamStore
 from adk_asgi.testing import Text
 from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import serve
-from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
+from tests.support import apply_chunks, normalize_ids, parse_sse, scripted_agent, user_body
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -111,6 +111,29 @@ async def test_delete_stops_the_answer_under_way(server: tuple[AdkApp, str]) -> 
     text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
     assert ANSWER.startswith(text) and text != ANSWER
     assert chunks[-1]["type"] == "finish"
+
+
+async def test_a_stopped_answer_keeps_in_history_the_text_it_showed(
+    server: tuple[AdkApp, str],
+) -> None:
+    """ADK stores no partial text, so a stop mid-answer used to leave the user's message with
+    no reply after a reload, though the page had shown part of one."""
+    _, base = server
+    async with httpx.AsyncClient(timeout=10) as client:
+        post = asyncio.create_task(client.post(f"{base}/chat", json=user_body("hi", "kept")))
+        await until_streaming(client, base, "kept")
+        async with client.stream("GET", f"{base}/chat/kept/stream") as following:
+            async for line in following.aiter_lines():
+                if '"text-delta"' in line:
+                    break  # some of the answer is on the page: the user stops it now
+        await client.delete(f"{base}/chat/kept/stream")
+        chunks = parse_sse((await post).content)
+        history = (await client.get(f"{base}/chat/kept/messages")).json()
+    shown = apply_chunks({"role": "assistant"}, chunks)
+    assert [p for p in shown["parts"] if p["type"] == "text"]  # it was mid-answer
+    assert history[1]["parts"] == [
+        p if p["type"] != "text" else {**p, "state": "done"} for p in shown["parts"]
+    ]
 
 
 @pytest.mark.parametrize("sdk", [6, 7])

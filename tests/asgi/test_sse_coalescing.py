@@ -662,7 +662,10 @@ async def test_a_disconnect_mid_stream_aborts_the_run_and_leaves_no_task(
     )
     assert session is not None
     recorded = [(e.author, e.error_code) for e in session.events]
-    assert recorded == [("user", None), ("test_agent", "INVOCATION_ABORTED")]
+    # ADK's record of the abort, then the text streamed before it (ADK keeps no partials),
+    # when any was: the client that left after the start had been sent none
+    kept = [] if after in (1, 2) else [("test_agent", None)]
+    assert recorded == [("user", None), ("test_agent", "INVOCATION_ABORTED"), *kept]
 
 
 @pytest.mark.parametrize("interval", [0, DEFAULT_WRITE_INTERVAL])
@@ -695,4 +698,4 @@ async def test_an_oserror_mid_stream_aborts_the_run(interval: float) -> None:
         app_name=app.app_name, user_id="u", session_id="chat-1"
     )
     assert session is not None
-    assert [e.error_code for e in session.events] == [None, "INVOCATION_ABORTED"]
+    assert [e.error_code for e in session.events] == [None, "INVOCATION_ABORTED", None]
