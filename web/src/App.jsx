@@ -444,14 +444,16 @@ function ChatView({ session, drawer, onToggleChats, onSwitch, onBusy, onAnswered
     addToolApprovalResponse({ id, approved });
     focusInput(); // the card's buttons are gone: back to the input
   };
-  const stopAnswer = () => {
-    stop(); // stops reading; over SSE the answer itself goes on (it is resumable) unless…
-    if (mode === "sse") {
-      fetch(`/agent/chat/${encodeURIComponent(chat.id)}/stream`, { method: "DELETE" }).catch(
-        () => {},
-      );
-    }
+  const stopAnswer = async () => {
     focusInput();
+    if (mode === "sse") {
+      // The answer is resumable, so stop() alone would only stop reading it. The server stops
+      // it instead: the stream then ends by itself, with all it said — what history keeps.
+      await fetch(`/agent/chat/${encodeURIComponent(chat.id)}/stream`, {
+        method: "DELETE",
+      }).catch(() => {});
+    }
+    stop(); // live: stops reading (a live turn cannot be cut); SSE: nothing left to stop
   };
 
   const last = messages.at(-1);
