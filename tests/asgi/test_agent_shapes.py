@@ -43,9 +43,7 @@ def steps(chunks: list[dict[str, Any]]) -> list[list[str]]:
 
 def authors(chunks: list[dict[str, Any]]) -> list[str]:
     """Who wrote each text part, as its ``text-start`` says."""
-    return [
-        c["providerMetadata"]["adk"]["author"] for c in chunks if c["type"] == "text-start"
-    ]
+    return [c["providerMetadata"]["adk"]["author"] for c in chunks if c["type"] == "text-start"]
 
 
 @pytest.mark.filterwarnings("ignore:ParallelAgent is deprecated:DeprecationWarning")
