@@ -322,6 +322,15 @@ class _Connection:
                 try:
                     await self._session(chat_id, key)
                     self.carry_out(self.protocol.session_ended(None))
+                except Exception as exc:
+                    # run_live raises without an error event (unlike run_async): the client
+                    # reads what ``on_error`` says, and what it was shown is kept
+                    logger.exception("adk_asgi: the live session failed")
+                    outputs = self.protocol.session_ended(exc)
+                    self.carry_out(outputs)
+                    for output in outputs:
+                        if isinstance(output, KeepFailure):
+                            await self._keep_failure(output)
                 finally:
                     if self.recorder is not None:
                         # (while the chat is still this connection's: the next one to hold
@@ -330,15 +339,9 @@ class _Connection:
         except ChatBusy:
             # The connection stays open until its request is refused with this reason.
             self.carry_out(self.protocol.session_busy())
-        except Exception as exc:
-            # run_live raises without an error event (unlike run_async): report it the way
-            # ADK's error events read over SSE, "<ExceptionClass>: <message>".
-            logger.exception("adk_asgi: the live session failed")
-            outputs = self.protocol.session_ended(exc)
-            self.carry_out(outputs)
-            for output in outputs:
-                if isinstance(output, KeepFailure):
-                    await self._keep_failure(output)
+        except Exception as exc:  # the chat's lock could not be taken (its backend failed)
+            logger.exception("adk_asgi: the live session could not start")
+            self.carry_out(self.protocol.session_ended(exc))
 
     async def _session(self, chat_id: str, key: ChatKey) -> None:
         """The chat's live session, from its stored state to the end of ``run_live``."""
