@@ -74,6 +74,7 @@ unit: $(BIN)/.installed
 bench: $(BIN)/.installed
 	$(BIN)/python -m bench.throughput
 	$(BIN)/python -m bench.live
+	$(BIN)/python -m bench.concurrency
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR)/node_modules $(WEB_DIR)/node_modules $(WEB_DIR)/dist .pytest_cache .mypy_cache .ruff_cache

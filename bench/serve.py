@@ -8,6 +8,7 @@ with the same uvicorn settings for both: uvicorn's defaults apart from logging.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import socket
@@ -105,16 +106,59 @@ def adk_run_sse_app() -> ASGIApp:
     )
 
 
+class GcClock:
+    """Time this process spends in the cyclic garbage collector (``gc.callbacks``), counted
+    from ``install()``: the collector stops every task, so its pauses are gaps in every
+    stream."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections = 0
+        self.longest = 0.0
+        """The longest pause since the last ``read()``."""
+        self._started = 0.0
+        self._installed = False
+
+    def install(self) -> None:
+        if not self._installed:
+            gc.callbacks.append(self._callback)
+            self._installed = True
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        pause = time.perf_counter() - self._started
+        self.seconds += pause
+        self.collections += 1
+        self.longest = max(self.longest, pause)
+
+    def read(self) -> dict[str, float]:
+        """Seconds and collections so far, and the longest pause since the last read."""
+        found = {"seconds": self.seconds, "collections": self.collections, "longest": self.longest}
+        self.longest = 0.0
+        return found
+
+
 def with_cpu_probe(app: ASGIApp) -> ASGIApp:
     """``GET /__cpu``: this process's CPU seconds, so the client can charge each request the
     server CPU it cost — a figure the client's own CPU use and other load on the box do not
-    blur the way they blur wall-clock time. One string comparison per request otherwise."""
+    blur the way they blur wall-clock time. Two string comparisons per request otherwise.
+
+    ``GET /__gc``: the garbage collector's time (:class:`GcClock`, JSON), counted from the
+    first ``/__gc`` (no callback before, so the benches that never ask pay nothing)."""
+    clock = GcClock()
 
     async def probed(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == "/__cpu":
+        if scope["type"] == "http" and scope["path"] in ("/__cpu", "/__gc"):
+            if scope["path"] == "/__cpu":
+                body = repr(time.process_time()).encode()
+            else:
+                clock.install()
+                body = json.dumps(clock.read()).encode()
             headers = [(b"content-type", b"text/plain")]
             await send({"type": "http.response.start", "status": 200, "headers": headers})
-            await send({"type": "http.response.body", "body": repr(time.process_time()).encode()})
+            await send({"type": "http.response.body", "body": body})
             return
         await app(scope, receive, send)
 

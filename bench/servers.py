@@ -25,9 +25,14 @@ _ROOT = Path(__file__).resolve().parent.parent
 class ServerProcess:
     """``with ServerProcess("adk_asgi") as server: server.url`` — a uvicorn child process."""
 
-    def __init__(self, kind: str, *, startup_timeout: float = 90.0) -> None:
+    def __init__(
+        self, kind: str, *, startup_timeout: float = 90.0, sndbuf: int | None = None
+    ) -> None:
         self.kind = kind
         self.startup_timeout = startup_timeout
+        self.sndbuf = sndbuf
+        """``SO_SNDBUF`` of the listening socket, which every connection it accepts inherits
+        (``None``: the kernel's autotuning). ``bench.slow_clients`` caps it."""
         self.url = ""
         self.info: dict[str, Any] = {}
         self._proc: subprocess.Popen[bytes] | None = None
@@ -36,6 +41,8 @@ class ServerProcess:
     def __enter__(self) -> ServerProcess:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if self.sndbuf is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.sndbuf)
             sock.bind(("127.0.0.1", 0))
             sock.listen(128)
             host, port = sock.getsockname()
