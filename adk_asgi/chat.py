@@ -19,7 +19,7 @@ from .checks import decode_and_check
 from .chunks import UIMessageChunk
 from .continuation import Conflict
 from .convert import EventConverter
-from .encoding import ChunkEncoder
+from .encoding import SSE_DONE, ChunkEncoder
 from .errors import ClientError
 from .failures import shown_answer
 from .identity import Identity
@@ -190,7 +190,9 @@ class ChatEndpoint:
                 abort_signal=abort,
             )
         encoder = ChunkEncoder(v7=services.ai_sdk_version == 7)
-        body = sse_body(events, plan.converter, encoder, lead=plan.lead)
+        body = self._kept(
+            sse_body(events, plan.converter, encoder, lead=plan.lead), identity, chat, plan
+        )
         interval = services.limits.sse_write_interval
         keep_alive = services.limits.sse_keep_alive
         store = services.streams
@@ -199,7 +201,6 @@ class ChatEndpoint:
                 body, abort=abort, headers=headers, write_interval=interval, keep_alive=keep_alive
             )
             await response(scope, receive, send)
-            await self._keep_shown(identity, chat, plan.converter)
             return
         # Resumable: the run goes on without its reader, every byte kept for GET .../stream.
         key = services.chat_key(identity.user_id, chat.id)
@@ -216,11 +217,26 @@ class ChatEndpoint:
         )
         try:
             await response(scope, receive, send)
-            await self._keep_shown(identity, chat, plan.converter)
         finally:
             stop.cancel()
             await asyncio.wait([stop])
             await store.end(key, stream_id)
+
+    async def _kept(
+        self,
+        body: AsyncGenerator[bytes, None],
+        identity: Identity,
+        chat: ChatRequest,
+        plan: _Plan,
+    ) -> AsyncGenerator[bytes, None]:
+        """``body``, with what an answer that failed or was stopped had shown recorded just
+        before its last piece (``[DONE]``) goes out: a page that reloads as soon as the
+        stream ends finds it in history."""
+        async with aclosing(body):
+            async for piece in body:
+                if piece.endswith(SSE_DONE):
+                    await self._keep_shown(identity, chat, plan.converter)
+                yield piece
 
     async def _keep_shown(
         self, identity: Identity, chat: ChatRequest, converter: EventConverter

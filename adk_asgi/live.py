@@ -327,10 +327,16 @@ class _Connection:
                     # reads what ``on_error`` says, and what it was shown is kept
                     logger.exception("adk_asgi: the live session failed")
                     outputs = self.protocol.session_ended(exc)
-                    self.carry_out(outputs)
+                    # Kept, and its recording ended, before the client hears of it: a page
+                    # that reloads at once finds it in history, not a stream still open.
                     for output in outputs:
                         if isinstance(output, KeepFailure):
                             await self._keep_failure(output)
+                        elif isinstance(output, Record) and self.recorder is not None:
+                            self.recorder.record(output)
+                    if self.recorder is not None:
+                        await self.recorder.aclose()
+                    self.carry_out(outputs)
                 finally:
                     if self.recorder is not None:
                         # (while the chat is still this connection's: the next one to hold

@@ -449,11 +449,13 @@ function ChatView({ session, drawer, onToggleChats, onSwitch, onBusy, onAnswered
     if (mode === "sse") {
       // The answer is resumable, so stop() alone would only stop reading it. The server stops
       // it instead: the stream then ends by itself, with all it said — what history keeps.
-      await fetch(`/agent/chat/${encodeURIComponent(chat.id)}/stream`, {
+      const response = await fetch(`/agent/chat/${encodeURIComponent(chat.id)}/stream`, {
         method: "DELETE",
-      }).catch(() => {});
+      }).catch(() => null);
+      const answer = response?.ok ? await response.json().catch(() => ({})) : {};
+      if (answer.stopped) return;
     }
-    stop(); // live: stops reading (a live turn cannot be cut); SSE: nothing left to stop
+    stop(); // live: stops reading (a live turn cannot be cut); SSE: nothing was under way
   };
 
   const last = messages.at(-1);
