@@ -17,10 +17,10 @@ from typing import Any, Protocol
 from google.genai import types
 
 from .chunks import UIMessageChunk
-from .errors import AdkAsgiError
+from .errors import AdkAsgiError, ClientError
+from .interrupts import REQUEST_INPUT, check_input
 from .messages import ToolPart, UIMessage
 from .pending import (
-    CONFIRMATION_TOOL,
     REJECTED,
     ChatState,
     ToolCall,
@@ -55,6 +55,9 @@ class Continuation:
     released: list[ToolCall] = field(default_factory=list)
     redenied: list[str] = field(default_factory=list)
     known_calls: set[str] = field(default_factory=set)
+    answered: list[str] = field(default_factory=list)
+    """The client's ids of what ``responses`` answer (approval ids, call ids): ADK's may
+    repeat across turns (:mod:`.interrupts`), the client's do not."""
 
     def shown_denials(self, browser_runs: bool) -> list[str]:
         """The calls to show as denied in this response; ``browser_runs``: a released call
@@ -63,10 +66,9 @@ class Continuation:
 
     def answer_ids(self) -> list[str]:
         """What this continuation acts on, as claimed (:mod:`.claims`): each function response
-        it sends (an ADK approval id, or the id of a browser call or of a denied one) and the
+        it sends (an approval id, or the id of a browser call or of a denied one) and the
         approval of each released browser call."""
-        ids = [part.function_response.id for part in self.responses if part.function_response]
-        return [i for i in ids if i] + [client_approval_id(call.id) for call in self.released]
+        return self.answered + [client_approval_id(call.id) for call in self.released]
 
     @property
     def empty(self) -> bool:
@@ -157,13 +159,13 @@ def _answer_approval(
             response["payload"] = payloads[approval.id]
         elif approval.reason and confirmation.payload is None:
             response["payload"] = reason_payload(approval.reason)
-        result.responses.append(
-            types.Part(
-                function_response=types.FunctionResponse(
-                    id=approval.id, name=CONFIRMATION_TOOL, response=response
-                )
-            )
+        answer = types.FunctionResponse(
+            id=confirmation.answer_id or approval.id,
+            name=confirmation.answer_name,
+            response=response,
         )
+        result.responses.append(types.Part(function_response=answer))
+        result.answered.append(approval.id)
         if not approval.approved:
             result.denied.append(call.id)
         return
@@ -181,7 +183,7 @@ def _answer_approval(
     if approval.approved:
         result.released.append(call)
     else:
-        result.responses.append(_function_response(call, REJECTED))
+        _respond(result, call, REJECTED)
         result.denied.append(call.id)
 
 
@@ -192,6 +194,8 @@ def _answer_client_call(
     result: Continuation,
 ) -> None:
     if state.open_client_call(call.id) is None:
+        if call.id not in state.results and call.id not in state.responded:
+            raise Conflict(f"tool call {call.id!r} waits for no result from the client")
         return  # a settled call, re-sent as history
     if call.id in state.gated and call.id not in state.approved_client_calls:
         approval = part.approval
@@ -202,10 +206,17 @@ def _answer_client_call(
         )
         if not approved_now:
             raise Conflict(f"tool call {call.id!r} needs the user's approval before its result")
-    result.responses.append(_function_response(call, _tool_output(part)))
+    if state.confirmation_of_call.get(call.id) in state.open_confirmations:
+        raise Conflict(f"tool call {call.id!r} waits for the user's approval, not a result")
+    output = _tool_output(part)
+    if call.name == REQUEST_INPUT:
+        if part.state == "output-error":
+            raise ClientError(422, f"{call.id!r} asks the user: answer it with an output")
+        check_input(call.id, call.args, output)
+    _respond(result, call, output)
 
 
-def _function_response(call: ToolCall, response: dict[str, Any]) -> types.Part:
-    return types.Part(
-        function_response=types.FunctionResponse(id=call.id, name=call.name, response=response)
-    )
+def _respond(result: Continuation, call: ToolCall, response: dict[str, Any]) -> None:
+    answer = types.FunctionResponse(id=call.answered_as, name=call.name, response=response)
+    result.responses.append(types.Part(function_response=answer))
+    result.answered.append(call.id)

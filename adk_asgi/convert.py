@@ -60,6 +60,13 @@ from .chunks import (
     UIMessageChunk,
 )
 from .failures import ERROR_PART, AgentError, ErrorHandler, show_errors
+from .interrupts import (
+    REQUEST_INPUT,
+    client_call_id,
+    confirmed_node,
+    node_confirmation,
+    workflow_answer,
+)
 from .pending import CONFIRMATION_TOOL, client_approval_id
 from .policy import ToolPolicy
 from .text_blocks import HeardSpeech, TextBlocks
@@ -109,6 +116,8 @@ class EventConverter:
         are held only then: holding delays their cards until the step's tools ran). ``None``:
         no call waits for the bridge's approval, and any tool may ask."""
         self._known_calls: set[str] = set(known_calls)
+        self._client_ids: dict[str, str] = {}
+        """ADK call id → the id the client knows its latest call by (:mod:`.interrupts`)."""
         self._settled: set[str] = set()
         self._step_event_id: str | None = None
         self._blocks = TextBlocks(message_id)
@@ -277,6 +286,8 @@ class EventConverter:
 
     def _feed_final(self, event: Event, out: list[UIMessageChunk]) -> None:
         content = event.content
+        if content is None and not self._node_result(event, out):
+            content = workflow_answer(event)  # a workflow's answer
         parts = (content.parts or []) if content is not None else []
         is_model_call = content is not None and content.role == "model"
         confirmations = event.actions.requested_tool_confirmations
@@ -382,6 +393,21 @@ class EventConverter:
             return
         self._blocks.close(out)
         args = call.args or {}
+        client_id = self._client_ids[call.id] = client_call_id(call.id, call.name, event.id)
+        node = node_confirmation(call)
+        if node is not None:  # a workflow node asks to run: an approval, as for a tool
+            self._known_calls.add(client_id)
+            descriptor = approval_descriptor({"hint": node.hint, "payload": node.payload})
+            name = node.tool_name
+            out.append(ToolInputStart(tool_call_id=client_id, tool_name=name))
+            out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=name, input=node.args))
+            out.append(
+                ToolApprovalRequest(
+                    approval_id=client_id, tool_call_id=client_id, approval_descriptor=descriptor
+                )
+            )
+            self._waiting_on_calls = True
+            return
         if call.name == CONFIRMATION_TOOL:
             original = args.get("originalFunctionCall") or {}
             original_id = original.get("id")
@@ -396,19 +422,21 @@ class EventConverter:
                 )
                 self._waiting_on_calls = True
             return
-        self._known_calls.add(call.id)
-        out.append(ToolInputStart(tool_call_id=call.id, tool_name=call.name))
+        self._known_calls.add(client_id)
+        out.append(ToolInputStart(tool_call_id=client_id, tool_name=call.name))
         if self.policy is not None and self.policy.needs_approval(call.name, args):
             # A client tool that needs approval: show the input and ask, but do not say
             # "input available" yet — that makes the client run the tool (``onToolCall``).
             # :meth:`release` says it once the user approved
             # (docs/architecture.md#browser-tools-that-need-approval).
-            out.append(ToolInputDelta(tool_call_id=call.id, input_text_delta=to_json(args)))
+            out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=to_json(args)))
             out.append(
-                ToolApprovalRequest(approval_id=client_approval_id(call.id), tool_call_id=call.id)
+                ToolApprovalRequest(
+                    approval_id=client_approval_id(client_id), tool_call_id=client_id
+                )
             )
         else:
-            out.append(ToolInputAvailable(tool_call_id=call.id, tool_name=call.name, input=args))
+            out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=call.name, input=args))
         if call.id in (event.long_running_tool_ids or ()):
             self._waiting_on_calls = True
 
@@ -446,13 +474,36 @@ class EventConverter:
         confirmations: dict[str, Any],
         out: list[UIMessageChunk],
     ) -> None:
-        call_id = response.id
-        if not call_id or call_id not in self._known_calls or call_id in confirmations:
+        if not response.id or response.id in confirmations:
             return
-        if call_id in self._settled:
+        call_id = self._client_id(response.id)
+        if call_id not in self._known_calls or call_id in self._settled:
             return
         self._blocks.close(out)
         out.append(tool_result_chunk(call_id, response.response))
+
+    def _client_id(self, adk_id: str) -> str:
+        """The id the client knows a call by (:mod:`.interrupts`): of the call this response
+        announced, else of one the client already holds."""
+        if adk_id in self._client_ids:
+            return self._client_ids[adk_id]
+        prefix = client_call_id(adk_id, REQUEST_INPUT, "")
+        held = [c for c in self._known_calls if c.startswith(prefix)]
+        return held[-1] if len(held) == 1 else adk_id
+
+    def _node_result(self, event: Event, out: list[UIMessageChunk]) -> bool:
+        """Show a confirmed workflow node's output as its call's result; whether it was."""
+        asked = confirmed_node(event)
+        if asked is None:
+            return False
+        call_id = self._client_id(asked)
+        if call_id not in self._known_calls:
+            return False
+        if call_id not in self._settled:
+            self._settled.add(call_id)
+            self._blocks.close(out)
+            out.append(tool_result_chunk(call_id, event.output))
+        return True
 
     def closed_unanswered(self, call_id: str, why: str) -> list[UIMessageChunk]:
         """A call whose approval closed without the user's answer (it timed out): shown as an

@@ -22,6 +22,7 @@ from .adk_values import tool_result_chunk
 from .chunks import ProviderMetadata, ToolOutputError
 from .convert import speaker
 from .failures import ERROR_PART
+from .interrupts import client_call_id, workflow_answer
 from .messages import (
     Approval,
     DataPart,
@@ -115,10 +116,12 @@ def rebuild_messages(
             if content is not None and content.parts:
                 message.parts.extend(step_of(event, message))
                 for part in content.parts:
-                    message.parts.extend(_model_part(part, state))
+                    message.parts.extend(_model_part(part, state, event.id))
             data = {"errorText": error}
             message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
             continue
+        if content is None and event.id not in state.node_results:
+            content = workflow_answer(event)  # a workflow's answer
         if content is None or not content.parts:
             continue
         if event.author == "user":
@@ -141,7 +144,7 @@ def rebuild_messages(
         assistant.parts.extend(step_of(event, assistant))
         author = speaker(event.author) if speakers else None
         for part in content.parts:
-            assistant.parts.extend(_model_part(part, state, author))
+            assistant.parts.extend(_model_part(part, state, event.id, author))
     return messages
 
 
@@ -189,7 +192,7 @@ def _file(part: types.Part) -> FilePart | None:
 
 
 def _model_part(
-    part: types.Part, state: ChatState, author: ProviderMetadata | None = None
+    part: types.Part, state: ChatState, event_id: str, author: ProviderMetadata | None = None
 ) -> list[UIPart]:
     if part.text is not None and part.function_call is None:
         if not part.text:
@@ -198,7 +201,8 @@ def _model_part(
             return [ReasoningPart(text=part.text, state="done", provider_metadata=author)]
         return [TextPart(text=part.text, state="done", provider_metadata=author)]
     if part.function_call is not None:
-        call = state.calls.get(part.function_call.id or "")
+        asked = part.function_call
+        call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event_id))
         return [] if call is None else [_tool_part(call, state)]
     file = _file(part)
     return [file] if file is not None else []

@@ -21,7 +21,8 @@ from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
 from google.genai import types
 
-from . import bookkeeping
+from . import bookkeeping, interrupts
+from .interrupts import REQUEST_INPUT
 from .policy import ToolPolicy
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
@@ -62,6 +63,14 @@ class ToolCall:
     invocation_id: str
     message_id: str | None
     long_running: bool
+    adk_id: str = ""
+    """The id ADK knows the call by, when the client knows it by another
+    (:func:`~adk_asgi.interrupts.client_call_id`): what its answer is sent under."""
+
+    @property
+    def answered_as(self) -> str:
+        """The id of the function response ADK expects for this call."""
+        return self.adk_id or self.id
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,11 @@ class Confirmation:
     call_id: str
     hint: str | None
     payload: Any
+    answer_id: str = ""
+    """The id of the function response that answers it (``approval_id`` unless a workflow
+    node asks, whose call the client knows by another id)."""
+    answer_name: str = CONFIRMATION_TOOL
+    """The function ADK expects the answer from: ``adk_request_input`` for a workflow node."""
 
 
 @dataclass(slots=True)
@@ -101,6 +115,9 @@ class ChatState:
     """Approval ids and call ids whose wait ended unanswered (closed for a timeout)."""
     closed_approvals: set[str] = field(default_factory=set)
     """Approval ids closed unanswered because the user sent a new message."""
+    node_results: set[str] = field(default_factory=set)
+    """Ids of the events that hold a confirmed workflow node's output: shown as its call's
+    result, not as the workflow's answer."""
 
     def waiting(self) -> list[ToolCall]:
         """The calls that wait for the user or the browser: open confirmations, open browser
@@ -191,10 +208,15 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
     """The chat's tool calls as its stored events say; ``policy`` tells which calls are the
     bridge's to approve (without it, none)."""
     state = ChatState()
+    latest: dict[str, str] = {}  # ADK call id -> the id the client knows its latest call by
     for event in visible_events(events):
         if event.partial:
             continue
         tags = bookkeeping.read(event)
+        asked = interrupts.confirmed_node(event)
+        if asked is not None and asked in latest:  # the confirmed node ran (or was rejected)
+            state.results[latest[asked]] = event.output
+            state.node_results.add(event.id)
         if tags.approved_call is not None:
             state.approved_client_calls.add(tags.approved_call)
         state.live_decisions.update(tags.decisions)  # live mode records the user's decisions
@@ -223,32 +245,58 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
                     )
                     state.confirmation_of_call[call_id] = call.id
                 continue
-            state.calls[call.id] = ToolCall(
-                id=call.id,
-                name=call.name,
+            client_id = latest[call.id] = interrupts.client_call_id(call.id, call.name, event.id)
+            node = interrupts.node_confirmation(call)
+            if node is not None:  # a workflow node asks for approval: its call is the node's
+                state.open_confirmations[client_id] = Confirmation(
+                    approval_id=client_id,
+                    call_id=client_id,
+                    hint=node.hint,
+                    payload=node.payload,
+                    answer_id=call.id,
+                    answer_name=call.name,
+                )
+                state.confirmation_of_call[client_id] = client_id
+                name, args = node.tool_name, node.args
+            else:
+                name = call.name
+            state.calls[client_id] = ToolCall(
+                id=client_id,
+                name=name,
                 args=args,
                 invocation_id=event.invocation_id,
                 message_id=tags.message_id,
                 long_running=call.id in long_running,
+                adk_id=call.id if client_id != call.id else "",
             )
             if call.id in long_running and policy and policy.needs_approval(call.name, args):
                 state.gated.add(call.id)
         for response in event.get_function_responses():
             if not response.id:
                 continue
-            state.responded.add(response.id)
+            answered = latest.get(response.id, response.id)
+            state.responded.add(answered)
+            if answered in state.open_confirmations and response.name == REQUEST_INPUT:
+                _decide(state, answered, response.response)  # a node's: its output follows
+                continue
             if response.name == CONFIRMATION_TOOL:
-                if state.open_confirmations.pop(response.id, None) is not None:
-                    answer = response.response or {}
-                    state.decided_confirmations[response.id] = answer.get("confirmed") is True
-                    reason = reason_of(answer.get("payload"))
-                    if reason is not None:
-                        state.reasons[response.id] = reason
+                if response.id in state.open_confirmations:
+                    _decide(state, response.id, response.response)
                 continue
             if response.id in placeholders:
                 continue
-            state.results[response.id] = response.response
+            state.results[answered] = response.response
     return state
+
+
+def _decide(state: ChatState, approval_id: str, answer: dict[str, Any] | None) -> None:
+    """Record the user's answer to an open confirmation."""
+    state.open_confirmations.pop(approval_id)
+    answer = answer or {}
+    state.decided_confirmations[approval_id] = answer.get("confirmed") is True
+    reason = reason_of(answer.get("payload"))
+    if reason is not None:
+        state.reasons[approval_id] = reason
 
 
 def closing_answers(
@@ -301,7 +349,7 @@ def closing_answers(
 
 
 def _response(call: ToolCall, result: dict[str, Any]) -> types.Part:
-    response = types.FunctionResponse(id=call.id, name=call.name, response=dict(result))
+    response = types.FunctionResponse(id=call.answered_as, name=call.name, response=dict(result))
     return types.Part(function_response=response)
 
 
@@ -318,7 +366,8 @@ def split_confirmation_answers(
         return None, responses
     first = others[0].function_response
     assert first is not None and first.id is not None
-    return _answers_event(state.calls[first.id].invocation_id, others, []), confirmations
+    call = next(c for c in state.calls.values() if c.answered_as == first.id)
+    return _answers_event(call.invocation_id, others, []), confirmations
 
 
 def _answers_confirmation(part: types.Part) -> bool:
