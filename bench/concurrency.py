@@ -59,9 +59,10 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
 from bench.agent import APP_NAME, DELTA_CHARS, USER_ID, answer_text, make_agent, quiet, user_message
+from bench.report import load_average, ms, percentile, progress, table, verdict
 from bench.serve import GcClock
 from bench.servers import ServerProcess
-from bench.throughput import Placement, _loop_factory, _table, _verdict
+from bench.throughput import Placement, _loop_factory
 
 DELTAS: Final = 300
 """Text deltas per reply (2,400 characters: a few paragraphs)."""
@@ -465,23 +466,7 @@ def listen_overflows() -> int:
     return 0
 
 
-def progress(text: str) -> None:
-    print(f"... {text}", file=sys.stderr, flush=True)
-
-
 # --- report ---------------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (``nan`` for no values)."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
-def ms(seconds: float) -> str:
-    return "-" if math.isnan(seconds) else f"{seconds * 1e3:,.1f}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -607,9 +592,9 @@ def concurrency_report(levels: Sequence[Level], deltas: int) -> str:
     out = [
         f"Concurrency: N chats sent at once, {deltas} text deltas of {DELTA_CHARS} chars each,"
         " one uvicorn worker",
-        _table(work_header, work),
+        table(work_header, work),
         "",
-        _table(timing_header, timing),
+        table(timing_header, timing),
         *LEGEND,
         "",
         "Targets (ratios: median of the per-round ratios; in brackets each round's)",
@@ -623,14 +608,14 @@ def concurrency_report(levels: Sequence[Level], deltas: int) -> str:
         each = ", ".join(f"{r:.3f}" for r in ratios)
         out.append(
             f"  N={level.n:>4,}  srv CPU per delta, adk_asgi / floor  {ratio:.3f} ({each})"
-            f"  target <= {CPU_TARGET:.2f}: {_verdict(ratio <= CPU_TARGET)}"
+            f"  target <= {CPU_TARGET:.2f}: {verdict(ratio <= CPU_TARGET)}"
         )
         t = tally(level.ours)
         whole = t.complete == t.exact == t.streams and not (t.lost or t.reordered or t.duplicated)
         out.append(
             f"  N={level.n:>4,}  streams complete and exact {t.exact:,}/{t.streams:,}, chunks lost"
             f" {t.lost}, reordered {t.reordered}, duplicated {t.duplicated}"
-            f"  target all, 0: {_verdict(whole)}"
+            f"  target all, 0: {verdict(whole)}"
         )
         errors = [error for batch in level.ours for error in batch.errors]
         if errors:
@@ -674,12 +659,6 @@ def environment(info: dict[str, Any], placement: Placement) -> str:
         f"uvicorn {version('uvicorn')} (loop={info.get('loop')}, http={info.get('http')}), "
         f"httpx {version('httpx')}, {platform.machine()}, {os.cpu_count()} CPUs\n{pinning}"
     )
-
-
-def load_average() -> str:
-    """The 1, 5 and 15 minute load averages (others' work on the machine shows here)."""
-    with open("/proc/loadavg") as loadavg:
-        return " ".join(loadavg.read().split()[:3])
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -50,9 +50,10 @@ from bench.live_rows import (
     Run,
     send_frame,
 )
+from bench.report import median_of, min_of, paired, progress, table, verdict
 from bench.serve import RESUMABLE, UNMERGED
 from bench.servers import ServerProcess
-from bench.throughput import Placement, _loop_factory, _table
+from bench.throughput import Placement, _loop_factory
 
 OURS: Final = "adk_asgi"
 """``WS /live`` as a browser uses it (permessage-deflate negotiated): the row with the target."""
@@ -225,24 +226,24 @@ async def bench(url: str, plan: Plan, placement: Placement) -> Results:
         floor.cpus = inproc.cpus = placement.pin()
         text, speech, listen = {}, {}, {}
         for size in plan.text:
-            _progress(f"text N={size:,} ({plan.reps} runs per row)")
+            progress(f"text N={size:,} ({plan.reps} runs per row)")
             text[size] = await sample(_measures(rows, "text"), size, plan.reps)
         for size in plan.speech:
-            _progress(f"speech out N={size:,} frames ({plan.reps} runs per row)")
+            progress(f"speech out N={size:,} frames ({plan.reps} runs per row)")
             speech[size] = await sample(_measures(rows, "speech"), size, plan.reps)
         for size in plan.listen:
-            _progress(f"audio in N={size:,} frames ({plan.reps} runs per row)")
+            progress(f"audio in N={size:,} frames ({plan.reps} runs per row)")
             listen[size] = await sample(_measures(rows, "listen"), size, plan.reps)
         paced = []
         for streams in plan.paced:
-            _progress(f"audio in at real-time pace: {streams} microphones")
+            progress(f"audio in at real-time pace: {streams} microphones")
             paced.append(await ours.paced(streams, plan.paced_seconds))
         placement.unpin()
         floor.cpus = inproc.cpus = None
     await inproc.app.aclose()
     idle = []
     for state in IDLE_STATES:
-        _progress(f"idle connections: {state}, K={', '.join(map(str, plan.idle))}")
+        progress(f"idle connections: {state}, K={', '.join(map(str, plan.idle))}")
         idle += await idle_memory(state, plan.idle)
     return Results(text, speech, listen, paced, idle)
 
@@ -252,25 +253,7 @@ def _measures(rows: dict[str, Any], name: str) -> dict[str, Measure]:
     return {row: getattr(obj, name) for row, obj in rows.items() if hasattr(obj, name)}
 
 
-def _progress(text: str) -> None:
-    print(f"... {text}", file=sys.stderr, flush=True)
-
-
 # --- report ---------------------------------------------------------------------------------
-
-
-def _median(runs: Sequence[Run], attr: str) -> float:
-    return float(statistics.median(getattr(run, attr) for run in runs))
-
-
-def _best(runs: Sequence[Run]) -> float:
-    return min(run.seconds for run in runs)
-
-
-def _ratio(floor: Sequence[Run], ours: Sequence[Run], attr: str = "seconds") -> float:
-    """Median over rounds of floor/ours: rate of ours relative to the floor's."""
-    pairs = zip(floor, ours, strict=True)
-    return float(statistics.median(getattr(f, attr) / getattr(o, attr) for f, o in pairs))
 
 
 def _ratios(by_size: dict[int, dict[str, list[Run]]], *, target: bool) -> list[str]:
@@ -281,11 +264,14 @@ def _ratios(by_size: dict[int, dict[str, list[Run]]], *, target: bool) -> list[s
         for name, runs in by_row.items():
             if name == "floor":
                 continue
-            ratio = _ratio(floor, runs)
-            best = _best(floor) / _best(runs)
-            cpu = _ratio(floor, runs, "server_cpu")
-            verdict = "ok" if ratio >= TARGET else "MISSED"
-            goal = f"  target >= {TARGET:.2f}: {verdict}" if target and name == OURS else ""
+            ratio = paired(floor, runs)
+            best = min_of(floor, "seconds") / min_of(runs, "seconds")
+            cpu = paired(floor, runs, "server_cpu")
+            goal = (
+                f"  target >= {TARGET:.2f}: {verdict(ratio >= TARGET)}"
+                if target and name == OURS
+                else ""
+            )
             out.append(
                 f"  N={size:>6,}  {name + ' / floor':<36} {ratio:.3f} ({best:.3f})  cpu {cpu:.3f}"
                 + goal
@@ -297,24 +283,24 @@ def _text_report(results: Results, reps: int) -> list[str]:
     rows = []
     for size, by_row in results.text.items():
         for name, runs in by_row.items():
-            median = _median(runs, "seconds")
-            client = _median(runs, "client_cpu")
+            median = median_of(runs, "seconds")
+            client = median_of(runs, "client_cpu")
             rows.append(
                 [
                     name,
                     f"{size:,}",
                     f"{median * 1e3:,.0f}",
-                    f"{_best(runs) * 1e3:,.0f}",
+                    f"{min_of(runs, 'seconds') * 1e3:,.0f}",
                     f"{size / median:,.0f}",
-                    f"{size / _best(runs):,.0f}",
-                    f"{_median(runs, 'server_cpu') / size * 1e6:,.0f}",
+                    f"{size / min_of(runs, 'seconds'):,.0f}",
+                    f"{median_of(runs, 'server_cpu') / size * 1e6:,.0f}",
                     f"{client / size * 1e6:,.0f}" if client else "-",
                 ]
             )
     header = ["row", "N", "ms med", "ms min", "deltas/s", "(best)", "srv CPU µs/delta"]
     return [
         f"Throughput: N text deltas of {DELTA_CHARS} chars per answer, median of {reps} runs",
-        _table([*header, "client CPU µs/delta"], rows),
+        table([*header, "client CPU µs/delta"], rows),
         "srv CPU: CPU time of the process that runs the agent (the floor: this one)",
         "",
         "Ratios of deltas/s: median of the per-round ratios; in brackets the ratio of the best"
@@ -328,12 +314,11 @@ def _kept_ratios(by_size: dict[int, dict[str, list[Run]]]) -> list[str]:
     """What recording every answer in the stream store costs, next to the same app without."""
     out = []
     for size, by_row in by_size.items():
-        ratio = _ratio(by_row[OURS], by_row[RESUMABLE_ROW])
-        cpu = _ratio(by_row[OURS], by_row[RESUMABLE_ROW], "server_cpu")
-        verdict = "ok" if ratio >= 0.95 else "MISSED"
+        ratio = paired(by_row[OURS], by_row[RESUMABLE_ROW])
+        cpu = paired(by_row[OURS], by_row[RESUMABLE_ROW], "server_cpu")
         out.append(
             f"  N={size:>6,}  {'resumable / adk_asgi':<36} {ratio:.3f}  cpu {cpu:.3f}"
-            f"  target >= 0.95: {verdict}"
+            f"  target >= 0.95: {verdict(ratio >= 0.95)}"
         )
     return out
 
@@ -344,9 +329,9 @@ def _audio_report(
     rows = []
     for size, by_row in by_size.items():
         for name, runs in by_row.items():
-            median = _median(runs, "seconds")
+            median = median_of(runs, "seconds")
             rate = size / median
-            cpu = _median(runs, "server_cpu") / size
+            cpu = median_of(runs, "server_cpu") / size
             row = [
                 name,
                 f"{size:,}",
@@ -358,21 +343,21 @@ def _audio_report(
                 f"{1 / (REAL_TIME * cpu):,.0f}",
             ]
             if listen:
-                pushed = _median(runs, "pushed")
+                pushed = median_of(runs, "pushed")
                 row.append(f"{size / pushed:,.0f}" if pushed else "-")
             rows.append(row)
     header = ["row", "frames", "ms med", "frames/s", "real time", "MB/s", "srv CPU µs/frame"]
     header.append("streams/CPU")
     if listen:
         header.append("client sent frames/s")
-    out = [title, _table(header, rows), "Ratios of frames/s, as above"]
+    out = [title, table(header, rows), "Ratios of frames/s, as above"]
     out += _ratios(by_size, target=False)
     for size, by_row in by_size.items():
         slowest = size / max(run.seconds for run in by_row[OURS])
-        verdict = "ok" if slowest >= REAL_TIME else "MISSED"
+        ok = verdict(slowest >= REAL_TIME)
         out.append(
             f"  N={size:>6,}  {OURS}, slowest run: {slowest:,.0f} frames/s, "
-            f"{slowest / REAL_TIME:,.0f}x real time: target >= {REAL_TIME} frames/s: {verdict}"
+            f"{slowest / REAL_TIME:,.0f}x real time: target >= {REAL_TIME} frames/s: {ok}"
         )
     return out
 
@@ -397,7 +382,7 @@ def _paced_report(paced: list[Paced], seconds: float) -> list[str]:
         f"Audio in at real-time pace ({OURS}): each microphone sends {REAL_TIME} frames/s for "
         f"{seconds:g} s, staggered;\n  then, one microphone after the other, activity-end and "
         "the time to the first frame of the answer\n  (the first one waits for any backlog)",
-        _table([*header, "first answer ms", "answer ms med"], rows),
+        table([*header, "first answer ms", "answer ms med"], rows),
     ]
 
 
@@ -417,7 +402,7 @@ def _idle_report(idle: list[Idle]) -> list[str]:
     states = [f"  {state}: {meaning}" for state, meaning in IDLE_STATES.items()]
     return [
         "Idle connections: server RSS (VmRSS) before and with K open, a fresh server per state",
-        _table(header, rows),
+        table(header, rows),
         *states,
     ]
 
@@ -486,7 +471,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     quiet()
     started = time.perf_counter()
     with ServerProcess("adk_asgi") as server:
-        _progress(f"server up: {server.url}")
+        progress(f"server up: {server.url}")
         placement = Placement([server], pin=not args.no_pin)
         try:
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:

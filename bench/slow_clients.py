@@ -57,13 +57,10 @@ from bench.concurrency import (
     chat_body,
     check_stream,
     environment,
-    load_average,
-    ms,
-    percentile,
-    progress,
 )
+from bench.report import load_average, ms, percentile, progress, table, verdict
 from bench.servers import ServerProcess
-from bench.throughput import Placement, _loop_factory, _table, _verdict
+from bench.throughput import Placement, _loop_factory
 
 SNDBUF: Final = 32 * 1024
 """``SO_SNDBUF`` of the server's connections (64 KiB once the kernel doubles it)."""
@@ -443,7 +440,7 @@ def report(plan: Plan, outcomes: dict[str, Outcome]) -> str:
     out = [
         "Slow readers: a fresh server per scenario, warmed by the same work at full speed;"
         f" server connections with {cap}\n  unless said; readers' SO_RCVBUF {RCVBUF} B",
-        _table(header, rows),
+        table(header, rows),
         f"chats exact: normal chats ({plan.deltas} deltas) complete and equal to the reply read"
         " alone; gaps: theirs (as in\n  Concurrency); growth: peak - before; send-Q: most bytes"
         " unsent in the kernel for the server's connections\n  at once; GC: the garbage collector's"
@@ -464,7 +461,7 @@ def report(plan: Plan, outcomes: dict[str, Outcome]) -> str:
             extras[size] = extra
         out.append(
             f"  {o.scenario.name}: peak {extra:+,.1f} MiB over the same answer at full speed"
-            f"  target <= +{MEMORY_TARGET:g} MiB (bounded): {_verdict(extra <= MEMORY_TARGET)}"
+            f"  target <= +{MEMORY_TARGET:g} MiB (bounded): {verdict(extra <= MEMORY_TARGET)}"
         )
     if len(extras) >= 2:
         a, b = min(extras), max(extras)
@@ -472,7 +469,7 @@ def report(plan: Plan, outcomes: dict[str, Outcome]) -> str:
         out.append(
             f"  paused reader, that extra per 1,000 deltas of answer ({a:,} -> {b:,}):"
             f" {slope:,.2f} MiB  target <= {SLOPE_TARGET:g} (does not grow with the answer):"
-            f" {_verdict(slope <= SLOPE_TARGET)}"
+            f" {verdict(slope <= SLOPE_TARGET)}"
         )
     loaded = [outcomes[s.name] for s in plan.under_load]
     base, slow = loaded[0], loaded[-1]
@@ -483,7 +480,7 @@ def report(plan: Plan, outcomes: dict[str, Outcome]) -> str:
     out.append(
         f"  other chats' p99 gap, with slow readers / {control.scenario.name}: {ratio:.3f}"
         f" ({ms(with_slow)} / {ms(p99[control.scenario.name])} ms)"
-        f"  target <= {GAP_TARGET:.2f}: {_verdict(ratio <= GAP_TARGET)}"
+        f"  target <= {GAP_TARGET:.2f}: {verdict(ratio <= GAP_TARGET)}"
     )
     if control is not base:
         plain = with_slow / p99[base.scenario.name]
@@ -498,7 +495,7 @@ def report(plan: Plan, outcomes: dict[str, Outcome]) -> str:
         f" buffers, see send-Q; peaks of identical runs differ by a few MiB)"
     )
     whole = all(one.exact for o in loaded for one in o.chats)
-    out.append(f"  normal chats complete and exact in every scenario: {_verdict(whole)}")
+    out.append(f"  normal chats complete and exact in every scenario: {verdict(whole)}")
     sources = ", ".join(sorted({o.peak_source for o in outcomes.values()}))
     out.append(
         f"(adk_asgi's own buffer per response: MAX_BUFFER = {MAX_BUFFER // 1024} KiB;"

@@ -42,6 +42,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
 from bench.agent import APP_NAME, DELTA_CHARS, USER_ID, make_agent, quiet, user_message
 from bench.encode import encode_costs
+from bench.report import median_of, min_of, paired, progress, table, verdict
 from bench.serve import RESUMABLE
 from bench.servers import ServerProcess
 
@@ -268,58 +269,20 @@ async def bench(
         throughput = {}
         floor.cpus = placement.pin()
         for size in sizes:
-            _progress(f"throughput N={size:,} ({reps} runs per row)")
+            progress(f"throughput N={size:,} ({reps} runs per row)")
             throughput[size] = await sample(rows, size, reps)
         placement.unpin()
         floor.cpus = None
-        _progress(f"first chunk ({ttfc_runs} runs per row)")
+        progress(f"first chunk ({ttfc_runs} runs per row)")
         first_chunk = await sample(rows, SHORT_ANSWER, ttfc_runs)
         ours = AdkAsgiClient(client, ours_url)
         round_trip = [await ours.round_trip() for _ in range(ttfc_runs)]
-    _progress("encoding")
+    progress("encoding")
     encoding = {size: encode_costs(await floor.events(size)) for size in sizes}
     return Results(throughput, first_chunk, round_trip, encoding)
 
 
-def _progress(text: str) -> None:
-    print(f"... {text}", file=sys.stderr, flush=True)
-
-
 # --- report ----------------------------------------------------------------------------------
-
-
-def _median(runs: Sequence[Run], attr: str) -> float:
-    return float(statistics.median(getattr(run, attr) for run in runs))
-
-
-def _min(runs: Sequence[Run], attr: str) -> float:
-    return float(min(getattr(run, attr) for run in runs))
-
-
-def _paired(theirs: Sequence[Run], ours: Sequence[Run], attr: str) -> float:
-    """Median over rounds of theirs/ours: a slow phase of a noisy machine hits both runs of a
-    round alike, so the per-round ratio is steadier than the ratio of the medians."""
-    return float(
-        statistics.median(
-            getattr(t, attr) / getattr(o, attr) for t, o in zip(theirs, ours, strict=True)
-        )
-    )
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(header)).rstrip()]
-    lines.append("  ".join("-" * width for width in widths))
-    for row in rows:
-        cells = [
-            cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
-        ]
-        lines.append("  ".join(cells))
-    return "\n".join(lines)
-
-
-def _verdict(ok: bool) -> str:
-    return "ok" if ok else "MISSED"
 
 
 def report(results: Results, reps: int, ttfc_runs: int) -> str:
@@ -327,7 +290,7 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
     rows = []
     for size, by_row in results.throughput.items():
         for name, runs in by_row.items():
-            median = _median(runs, "seconds")
+            median = median_of(runs, "seconds")
             units = statistics.median(run.units for run in runs)
             body = statistics.median(run.body_bytes for run in runs)
             rows.append(
@@ -335,13 +298,13 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
                     name,
                     f"{size:,}",
                     f"{median * 1e3:,.0f}",
-                    f"{_min(runs, 'seconds') * 1e3:,.0f}",
+                    f"{min_of(runs, 'seconds') * 1e3:,.0f}",
                     f"{size / median:,.0f}",
-                    f"{size / _min(runs, 'seconds'):,.0f}",
+                    f"{size / min_of(runs, 'seconds'):,.0f}",
                     f"{units / median:,.0f}",
                     f"{body / size:,.0f}" if body else "-",
-                    f"{_median(runs, 'server_cpu') / size * 1e6:,.0f}",
-                    f"{_median(runs, 'client_cpu') / size * 1e6:,.0f}" if body else "-",
+                    f"{median_of(runs, 'server_cpu') / size * 1e6:,.0f}",
+                    f"{median_of(runs, 'client_cpu') / size * 1e6:,.0f}" if body else "-",
                 ]
             )
     header = [
@@ -357,7 +320,7 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
         "client CPU µs/delta",
     ]
     out.append(f"Throughput: N text deltas of {DELTA_CHARS} chars, median of {reps} runs")
-    out.append(_table(header, rows))
+    out.append(table(header, rows))
     out.append("units: events (floor), SSE chunks (adk_asgi), SSE frames (adk /run_sse)")
     out.append("srv CPU: CPU time of the process that runs the agent (the floor: this one)")
 
@@ -369,20 +332,20 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
     for size, by_row in results.throughput.items():
         ours = by_row["adk_asgi"]
         kept = by_row["resumable"]
-        ratio = _paired(ours, kept, "seconds")
-        cpu = _paired(ours, kept, "server_cpu")
+        ratio = paired(ours, kept, "seconds")
+        cpu = paired(ours, kept, "server_cpu")
         out.append(
             f"  N={size:>6,}  resumable / adk_asgi      {ratio:.3f}  cpu {cpu:.3f}"
-            f"  target >= 0.95: {_verdict(ratio >= 0.95)}"
+            f"  target >= 0.95: {verdict(ratio >= 0.95)}"
         )
         for other, target in (("floor", 0.90), ("adk /run_sse", 1.5)):
             theirs = by_row[other]
-            ratio = _paired(theirs, ours, "seconds")
-            best = _min(theirs, "seconds") / _min(ours, "seconds")
-            cpu = _paired(theirs, ours, "server_cpu")
+            ratio = paired(theirs, ours, "seconds")
+            best = min_of(theirs, "seconds") / min_of(ours, "seconds")
+            cpu = paired(theirs, ours, "server_cpu")
             out.append(
                 f"  N={size:>6,}  adk_asgi / {other:<12} {ratio:.3f} ({best:.3f})  cpu {cpu:.3f}"
-                f"  target >= {target:.2f}: {_verdict(ratio >= target)}"
+                f"  target >= {target:.2f}: {verdict(ratio >= target)}"
             )
 
     out.append("")
@@ -393,9 +356,9 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
     rows = [
         [
             name,
-            f"{_median(runs, 'first_delta') * 1e3:.2f}",
-            f"{_min(runs, 'first_delta') * 1e3:.2f}",
-            f"{_median(runs, 'seconds') * 1e3:.2f}",
+            f"{median_of(runs, 'first_delta') * 1e3:.2f}",
+            f"{min_of(runs, 'first_delta') * 1e3:.2f}",
+            f"{median_of(runs, 'seconds') * 1e3:.2f}",
         ]
         for name, runs in first.items()
     ]
@@ -408,11 +371,15 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
             "-",
         ]
     )
-    out.append(_table(["row", "first ms med", "first ms min", "whole answer ms med"], rows))
+    out.append(table(["row", "first ms med", "first ms min", "whole answer ms med"], rows))
     for name in ("adk_asgi", "adk /run_sse"):
-        extra = (_median(first[name], "first_delta") - _median(first["floor"], "first_delta")) * 1e3
-        extra_best = (_min(first[name], "first_delta") - _min(first["floor"], "first_delta")) * 1e3
-        goal = f"  target <= +1 ms: {_verdict(extra <= 1.0)}" if name == "adk_asgi" else ""
+        extra = (
+            median_of(first[name], "first_delta") - median_of(first["floor"], "first_delta")
+        ) * 1e3
+        extra_best = (
+            min_of(first[name], "first_delta") - min_of(first["floor"], "first_delta")
+        ) * 1e3
+        goal = f"  target <= +1 ms: {verdict(extra <= 1.0)}" if name == "adk_asgi" else ""
         out.append(f"  {name} - floor: {extra:+.2f} ms (best runs {extra_best:+.2f} ms){goal}")
 
     out.append("")
@@ -422,7 +389,7 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
     rows = [
         [label, *(f"{results.encoding[size][label]:.2f}" for size in sizes)] for label in labels
     ]
-    out.append(_table(["", *(f"N={size:,}" for size in sizes)], rows))
+    out.append(table(["", *(f"N={size:,}" for size in sizes)], rows))
     return "\n".join(out)
 
 
@@ -503,7 +470,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     quiet()
     started = time.perf_counter()
     with ServerProcess("adk_asgi") as ours, ServerProcess("adk_run_sse") as adk:
-        _progress(f"servers up: adk_asgi {ours.url}, adk /run_sse {adk.url}")
+        progress(f"servers up: adk_asgi {ours.url}, adk /run_sse {adk.url}")
         placement = Placement([ours, adk], pin=not args.no_pin)
         try:
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:

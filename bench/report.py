@@ -1,0 +1,75 @@
+"""What every bench prints with: plain-text tables, verdicts, paired ratios and percentiles.
+
+Ratios are medians of per-round ratios: each round runs every row once, back to back, so a slow
+phase of a noisy machine hits both runs of a round alike and the per-round ratio is steadier
+than the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell: the first left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(header)).rstrip()]
+    lines.append("  ".join("-" * width for width in widths))
+    for row in rows:
+        cells = [
+            cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+def median_of(runs: Sequence[Any], attr: str) -> float:
+    """The median of one attribute over runs."""
+    return float(statistics.median(getattr(run, attr) for run in runs))
+
+
+def min_of(runs: Sequence[Any], attr: str) -> float:
+    """The smallest value of one attribute over runs (the best run, for times)."""
+    return float(min(getattr(run, attr) for run in runs))
+
+
+def paired(theirs: Sequence[Any], ours: Sequence[Any], attr: str = "seconds") -> float:
+    """Median over rounds of theirs/ours, the runs of a round paired by position: for a time,
+    the rate of ours relative to theirs."""
+    return float(
+        statistics.median(
+            getattr(t, attr) / getattr(o, attr) for t, o in zip(theirs, ours, strict=True)
+        )
+    )
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (``nan`` for no values)."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds with one decimal (``-`` for ``nan``)."""
+    return "-" if math.isnan(seconds) else f"{seconds * 1e3:,.1f}"
+
+
+def progress(text: str) -> None:
+    """A progress line on stderr, so the report on stdout stays clean."""
+    print(f"... {text}", file=sys.stderr, flush=True)
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (others' work on the machine shows here)."""
+    with open("/proc/loadavg") as loadavg:
+        return " ".join(loadavg.read().split()[:3])
