@@ -21,6 +21,7 @@ from .errors import AdkAsgiError, ClientError
 from .interrupts import REQUEST_INPUT, check_input
 from .messages import ToolPart, UIMessage
 from .pending import (
+    INPUT_MOVED_ON,
     REJECTED,
     ChatState,
     ToolCall,
@@ -194,6 +195,8 @@ def _answer_client_call(
     result: Continuation,
 ) -> None:
     if state.open_client_call(call.id) is None:
+        if state.results.get(call.id) == INPUT_MOVED_ON and part.state == "output-available":
+            raise Conflict(f"{call.id!r} was closed unanswered: a new message was sent first")
         if call.id not in state.results and call.id not in state.responded:
             raise Conflict(f"tool call {call.id!r} waits for no result from the client")
         return  # a settled call, re-sent as history

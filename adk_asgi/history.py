@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Any, Final
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -229,7 +229,7 @@ def _tool_part(call: ToolCall, state: ChatState) -> ToolPart:
     if approval_id is not None:
         part.approval = Approval(id=approval_id, approved=True, reason=reason)
     if call.id in state.results:
-        result = tool_result_chunk(call.id, state.results[call.id])
+        result = tool_result_chunk(call.id, _as_sent(call, state.results[call.id]))
         if isinstance(result, ToolOutputError):
             part.state, part.error_text = "output-error", result.error_text
         else:
@@ -239,3 +239,12 @@ def _tool_part(call: ToolCall, state: ChatState) -> ToolPart:
     ):
         part.state, part.approval = "approval-requested", Approval(id=approval_id or "")
     return part
+
+
+def _as_sent(call: ToolCall, result: Any) -> Any:
+    """A browser's or the user's answer as the client sent it: one that was not an object went
+    to ADK as ``{"result": value}`` (a function response is an object), as ADK's own clients
+    send it."""
+    if call.long_running and isinstance(result, dict) and set(result) == {"result"}:
+        return result["result"]
+    return result

@@ -44,6 +44,9 @@ APPROVAL_MOVED_ON: Final = "Not run: a new message was sent before the approval 
 """What the client is shown for an approval closed without the user's answer (its card ends
 as ``output-error`` with this text, not as the user's own ``output-denied``); the model reads
 ADK's rejection for these as for a denial."""
+INPUT_MOVED_ON: Final = {"error": "Not answered: a new message was sent first."}
+"""The result of a request for the user's input (:mod:`.interrupts`) left unanswered by a new
+message: the workflow goes on from the new message, and the old question is closed."""
 NEEDS_CONFIRMATION: Final = {
     "error": "This tool call requires confirmation, please approve or reject."
 }
@@ -226,6 +229,8 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
         for approval_id in tags.closed_approvals:  # the user moved on
             if state.open_confirmations.pop(approval_id, None) is not None:
                 state.decided_confirmations[approval_id] = False
+            elif approval_id in state.calls:  # a question for the user, left unanswered
+                state.results.setdefault(approval_id, INPUT_MOVED_ON)
         placeholders = event.actions.requested_tool_confirmations or {}
         long_running = event.long_running_tool_ids or set()
         for call in event.get_function_calls():
@@ -336,6 +341,8 @@ def closing_answers(
             parts.append(_response(call, result))
             if unapproved and moved_on:
                 closed.append(client_approval_id(call.id))
+        elif moved_on and call.name == REQUEST_INPUT:
+            closed.append(call.id)
         else:
             continue
         if not moved_on:

@@ -145,13 +145,15 @@ def apply_chunks(message: dict[str, Any], chunks: list[dict[str, Any]]) -> dict[
 
 def answer(message: dict[str, Any], tool: str, **change: Any) -> dict[str, Any]:
     """Update the first unanswered part of ``tool`` the way addToolApprovalResponse /
-    addToolOutput do: ``approved=True|False`` or ``output=...``."""
+    addToolOutput do: ``approved=True|False`` (with an optional ``reason``) or ``output=...``."""
     for part in message["parts"]:
         if part.get("type") != f"tool-{tool}":
             continue
         if "approved" in change and part["state"] == "approval-requested":
             part["state"] = "approval-responded"
             part["approval"] = {**part["approval"], "approved": change["approved"]}
+            if "reason" in change:
+                part["approval"]["reason"] = change["reason"]
             return message
         if "output" in change and part["state"] in ("input-available", "approval-responded"):
             part.update(state="output-available", output=change["output"])

@@ -1,0 +1,417 @@
+"""ADK 2 workflows as the root of an app, over SSE through the ASGI client: a workflow's output
+is its answer, a ``RequestInput`` is answered with the stock ``addToolOutput`` (checked against
+its ``response_schema``), and a node's ``require_confirmation`` is a tool approval answered
+with ``addToolApprovalResponse``. Each test checks a reload (history) shows what streamed."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any
+
+import httpx
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.events.request_input import RequestInput
+from google.adk.tools import request_input
+from google.adk.workflow import START, Workflow, node
+
+from adk_asgi import AdkApp
+from adk_asgi.testing import Call, ScriptedLlm, Text
+from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse
+
+NAME_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+class Chat:
+    """One chat of a browser, driven as the stock helpers drive it."""
+
+    def __init__(self, root: Any) -> None:
+        self.app = AdkApp(root, message_id_factory=counter("msg"), identify=lambda c: "u")
+        transport = httpx.ASGITransport(app=self.app)
+        self.client = httpx.AsyncClient(transport=transport, base_url="http://t")
+        self.messages: list[dict[str, Any]] = []
+
+    async def send(self, text: str) -> list[dict[str, Any]]:
+        user = {
+            "id": f"u{len(self.messages)}",
+            "role": "user",
+            "parts": [{"type": "text", "text": text}],
+        }
+        self.messages.append(user)
+        return await self._post({"id": "chat-1", "messages": self.messages}, new=True)
+
+    async def resume(self, **change: Any) -> list[dict[str, Any]]:
+        answer(self.messages[-1], change.pop("tool"), **change)
+        return await self._post(self.body())
+
+    def body(self) -> dict[str, Any]:
+        last = self.messages[-1]
+        return {
+            "id": "chat-1",
+            "messages": copy.deepcopy(self.messages),
+            "trigger": "submit-message",
+            "messageId": last["id"],
+        }
+
+    async def _post(self, body: dict[str, Any], new: bool = False) -> list[dict[str, Any]]:
+        response = await self.client.post("/chat", json=body)
+        assert response.status_code == 200, response.text
+        chunks = parse_sse(response.content)
+        if new:
+            self.messages.append(apply_chunks({"role": "assistant"}, chunks))
+        else:
+            apply_chunks(self.messages[-1], chunks)
+        return chunks
+
+    async def history(self) -> list[dict[str, Any]]:
+        return (await self.client.get("/chat/chat-1/messages")).json()  # type: ignore[no-any-return]
+
+    async def __aenter__(self) -> Chat:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.aclose()
+
+
+def shown(message: dict[str, Any]) -> dict[str, Any]:
+    """A client-side message as history shows it (the test client's streaming marks dropped)."""
+    return {k: v for k, v in message.items() if k != "metadata"}
+
+
+# --- a workflow's answer -------------------------------------------------------------------
+
+
+@node
+def shout(node_input: Any) -> str:
+    return "HELLO FROM A WORKFLOW"
+
+
+@node
+def total(node_input: Any) -> dict[str, int]:
+    return {"items": 3, "total": 42}
+
+
+@pytest.mark.parametrize(
+    ("last", "text"),
+    [(shout, "HELLO FROM A WORKFLOW"), (total, '{"items":3,"total":42}')],
+    ids=["text", "json"],
+)
+async def test_a_workflows_output_is_its_answer(last: Any, text: str) -> None:
+    async with Chat(Workflow(name="wf", edges=[(START, last)])) as chat:
+        chunks = await chat.send("go")
+        assert chunks == [
+            {"type": "start", "messageId": "msg1"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "msg1-txt1"},
+            {"type": "text-delta", "id": "msg1-txt1", "delta": text},
+            {"type": "text-end", "id": "msg1-txt1"},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        assert await chat.history() == chat.messages
+
+
+@node
+def double(node_input: Any) -> int:
+    return 21 * 2
+
+
+@node
+def say(node_input: int) -> str:
+    return f"The answer is {node_input}."
+
+
+async def test_only_the_last_nodes_output_is_shown() -> None:
+    async with Chat(Workflow(name="wf", edges=[(START, double, say)])) as chat:
+        chunks = await chat.send("go")
+        assert [c.get("delta") for c in chunks if c["type"] == "text-delta"] == [
+            "The answer is 42."
+        ]
+        assert await chat.history() == chat.messages
+
+
+# --- RequestInput --------------------------------------------------------------------------
+
+
+@node
+async def ask_name(ctx: Any, node_input: Any) -> Any:
+    yield RequestInput(message="What is your name?", response_schema=NAME_SCHEMA)
+
+
+@node
+def greet(node_input: dict[str, str]) -> str:
+    return f"Hello {node_input['name']}"
+
+
+def asking() -> Workflow:
+    return Workflow(name="wf", edges=[(START, ask_name, greet)])
+
+
+def input_request(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(c for c in chunks if c["type"] == "tool-input-available")
+
+
+async def test_a_request_for_input_is_answered_with_add_tool_output() -> None:
+    async with Chat(asking()) as chat:
+        first = await chat.send("go")
+        asked = input_request(first)
+        interrupt_id = asked["input"]["interruptId"]
+        assert normalize_ids(first) == [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "start-step"},
+            {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "adk_request_input"},
+            {
+                "type": "tool-input-available",
+                "toolCallId": "<call1>",
+                "toolName": "adk_request_input",
+                "input": {
+                    "interruptId": interrupt_id,
+                    "payload": None,
+                    "message": "What is your name?",
+                    "response_schema": NAME_SCHEMA,
+                },
+            },
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "tool-calls"},
+        ]
+        assert asked["toolCallId"].startswith(interrupt_id + "~")
+        assert await chat.history() == chat.messages
+
+        second = await chat.resume(tool="adk_request_input", output={"name": "Bob"})
+        assert second == [
+            {"type": "start", "messageId": "msg1"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "msg1-txt1"},
+            {"type": "text-delta", "id": "msg1-txt1", "delta": "Hello Bob"},
+            {"type": "text-end", "id": "msg1-txt1"},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        assert await chat.history() == chat.messages
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        ({"nickname": "Bob"}, "does not fit its response_schema: Validation failed"),
+        ("Bob", "does not fit its response_schema"),
+    ],
+    ids=["missing-field", "not-an-object"],
+)
+async def test_an_answer_that_does_not_fit_the_schema_is_refused_and_loses_nothing(
+    output: Any, reason: str
+) -> None:
+    async with Chat(asking()) as chat:
+        await chat.send("go")
+        good = chat.body()
+        answer(chat.messages[-1], "adk_request_input", output=output)
+        refused = await chat.client.post("/chat", json=chat.body())
+        assert refused.status_code == 422
+        assert reason in refused.json()["error"]
+        # nothing was stored: the request still waits, and a good answer resumes the workflow
+        history = await chat.history()
+        assert history[-1]["parts"][-1]["state"] == "input-available"
+        answer(good["messages"][-1], "adk_request_input", output={"name": "Ann"})
+        response = await chat.client.post("/chat", json=good)
+        assert "Hello Ann" in [c.get("delta") for c in parse_sse(response.content)]
+
+
+async def test_an_answer_given_twice_is_refused() -> None:
+    async with Chat(asking()) as chat:
+        await chat.send("go")
+        answer(chat.messages[-1], "adk_request_input", output={"name": "Bob"})
+        body = chat.body()
+        assert (await chat.client.post("/chat", json=body)).status_code == 200
+        again = await chat.client.post("/chat", json=body)
+        assert again.status_code == 409
+        assert "error" in again.json()
+
+
+async def test_a_request_for_input_asked_again_in_a_later_turn_is_a_new_question() -> None:
+    async with Chat(asking()) as chat:
+        first = await chat.send("go")
+        await chat.resume(tool="adk_request_input", output={"name": "Bob"})
+        again = await chat.send("once more")
+        assert input_request(again)["toolCallId"] != input_request(first)["toolCallId"]
+        third = await chat.resume(tool="adk_request_input", output={"name": "Eve"})
+        assert [c.get("delta") for c in third if c["type"] == "text-delta"] == ["Hello Eve"]
+        assert await chat.history() == chat.messages
+
+
+async def test_a_new_message_closes_a_request_for_input_left_unanswered() -> None:
+    async with Chat(asking()) as chat:
+        await chat.send("go")
+        left = chat.body()
+        await chat.send("never mind")
+        history = await chat.history()
+        assert history[1]["parts"][-1] == {
+            "type": "tool-adk_request_input",
+            "toolCallId": left["messages"][-1]["parts"][-1]["toolCallId"],
+            "state": "output-error",
+            "input": left["messages"][-1]["parts"][-1]["input"],
+            "errorText": "Not answered: a new message was sent first.",
+        }
+        answer(left["messages"][-1], "adk_request_input", output={"name": "Bob"})
+        late = await chat.client.post("/chat", json=left)
+        assert late.status_code == 409
+        assert "new message" in late.json()["error"]
+
+
+def booking_model() -> ScriptedLlm:
+    """Asks the user for a city with ADK's ``request_input`` tool, then books what it got."""
+
+    def respond(contents: list[Any]) -> list[Any]:
+        answers = [
+            part.function_response.response
+            for content in contents
+            for part in content.parts or []
+            if part.function_response is not None
+        ]
+        if not answers:
+            schema = {"type": "string"}
+            return [
+                Call("adk_request_input", {"message": "Which city?", "response_schema": schema})
+            ]
+        return [Text(f"Booked for {answers[-1]['result']}.")]
+
+    return ScriptedLlm(responder=respond, id_factory=counter("call_"))
+
+
+async def test_the_request_input_tool_of_an_llm_agent_is_answered_the_same_way() -> None:
+    agent = LlmAgent(name="booker", model=booking_model(), tools=[request_input])
+    async with Chat(agent) as chat:
+        first = await chat.send("book a trip")
+        call_id = "call_1~" + first[2]["toolCallId"].split("~")[1]
+        assert first == [
+            {"type": "start", "messageId": "msg1"},
+            {"type": "start-step"},
+            {"type": "tool-input-start", "toolCallId": call_id, "toolName": "adk_request_input"},
+            {
+                "type": "tool-input-available",
+                "toolCallId": call_id,
+                "toolName": "adk_request_input",
+                "input": {"message": "Which city?", "response_schema": {"type": "string"}},
+            },
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "tool-calls"},
+        ]
+        answer(chat.messages[-1], "adk_request_input", output=7)
+        refused = await chat.client.post("/chat", json=chat.body())
+        assert refused.status_code == 422
+        chat.messages[-1]["parts"][-1].update(state="input-available")
+        del chat.messages[-1]["parts"][-1]["output"]
+        second = await chat.resume(tool="adk_request_input", output="Paris")
+        assert "".join(c.get("delta", "") for c in second if c["type"] == "text-delta") == (
+            "Booked for Paris."
+        )
+        assert await chat.history() == chat.messages
+
+
+# --- node confirmation ---------------------------------------------------------------------
+
+
+class Payments:
+    def __init__(self) -> None:
+        self.runs: Counter[int] = Counter()
+
+        @node
+        def plan(node_input: Any) -> dict[str, int]:
+            return {"amount": 30}
+
+        @node(require_confirmation=True)
+        def pay(node_input: dict[str, int]) -> str:
+            self.runs[node_input["amount"]] += 1
+            return f"paid {node_input['amount']}"
+
+        self.workflow = Workflow(name="wf", edges=[(START, plan, pay)])
+
+
+def approval_asked(call_id: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "start", "messageId": "msg1"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": call_id, "toolName": "pay"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": call_id,
+            "toolName": "pay",
+            "input": {"node_input": {"amount": 30}},
+        },
+        {"type": "tool-approval-request", "approvalId": call_id, "toolCallId": call_id},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+
+
+async def test_a_node_that_requires_confirmation_asks_for_approval_and_runs_once() -> None:
+    payments = Payments()
+    async with Chat(payments.workflow) as chat:
+        first = await chat.send("pay")
+        call_id = first[2]["toolCallId"]
+        assert call_id.startswith("wf_tool_confirmation:wf@1/pay@1~")
+        assert first == approval_asked(call_id)
+        assert await chat.history() == chat.messages
+
+        second = await chat.resume(tool="pay", approved=True)
+        assert second == [
+            {"type": "start", "messageId": "msg1"},
+            {"type": "tool-output-available", "toolCallId": call_id, "output": "paid 30"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        assert payments.runs == {30: 1}
+        assert await chat.history() == chat.messages
+
+
+async def test_a_denied_node_does_not_run() -> None:
+    payments = Payments()
+    async with Chat(payments.workflow) as chat:
+        first = await chat.send("pay")
+        call_id = first[2]["toolCallId"]
+        second = await chat.resume(tool="pay", approved=False, reason="too much")
+        assert second == [
+            {"type": "start", "messageId": "msg1"},
+            {"type": "tool-output-denied", "toolCallId": call_id},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        assert payments.runs == {}
+        assert await chat.history() == chat.messages
+
+
+async def test_a_replayed_node_approval_never_runs_it_twice() -> None:
+    payments = Payments()
+    async with Chat(payments.workflow) as chat:
+        await chat.send("pay")
+        answer(chat.messages[-1], "pay", approved=True)
+        body = chat.body()
+        assert (await chat.client.post("/chat", json=body)).status_code == 200
+        assert (await chat.client.post("/chat", json=body)).status_code == 409
+        assert payments.runs == {30: 1}
+
+
+async def test_a_node_approved_in_one_turn_asks_again_in_the_next() -> None:
+    payments = Payments()
+    async with Chat(payments.workflow) as chat:
+        await chat.send("pay")
+        await chat.resume(tool="pay", approved=True)
+        again = await chat.send("pay again")
+        assert again[4]["type"] == "tool-approval-request"
+        await chat.resume(tool="pay", approved=True)
+        assert payments.runs == {30: 2}
+        assert await chat.history() == chat.messages
+
+
+async def test_a_node_approval_cannot_be_answered_with_an_output() -> None:
+    payments = Payments()
+    async with Chat(payments.workflow) as chat:
+        await chat.send("pay")
+        part = chat.messages[-1]["parts"][-1]
+        part.update(state="output-available", output={"confirmed": True})  # a forged answer
+        refused = await chat.client.post("/chat", json=chat.body())
+        assert refused.status_code == 409
+        assert "waits for the user's approval" in refused.json()["error"]
+        assert payments.runs == {}
