@@ -26,6 +26,7 @@ from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.workflow import BaseNode
 from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
@@ -100,10 +101,10 @@ class AdkApp:
 
     def __init__(
         self,
-        agent: BaseAgent | None = None,
+        agent: BaseNode | None = None,
         *,
         app: App | None = None,
-        live_agent: BaseAgent | None = None,
+        live_agent: BaseNode | None = None,
         app_name: str | None = None,
         session_service: BaseSessionService | None = None,
         artifact_service: BaseArtifactService | None = None,
@@ -199,6 +200,7 @@ class AdkApp:
             new_message_id=message_id_factory or _new_message_id,
             on_error=on_error or mask_errors,
             speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),
+            live_refusal=_live_refusal(self.live_runner.agent),
         )
         """What the endpoints are given (they never see the app itself)."""
         chats = ChatsEndpoint(self.services)
@@ -277,6 +279,17 @@ class AdkApp:
             shared = toolsets(self.runner.agent)
             for toolset in toolsets(self.live_runner.agent) - shared:
                 await toolset.close()
+
+
+def _live_refusal(root: BaseNode) -> str | None:
+    """Why ``WS /live`` cannot serve ``root``: a workflow has no live model connection (ADK runs
+    it once through and ends the session), so its users are sent to ``POST /chat``."""
+    if isinstance(root, BaseAgent):
+        return None
+    return (
+        f"{root.name!r} is a workflow, which ADK cannot run live: use POST /chat, or give"
+        " AdkApp a live_agent"
+    )
 
 
 def claims_for(session_service: BaseSessionService) -> Claims:

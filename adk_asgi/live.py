@@ -75,12 +75,17 @@ class LiveEndpoint:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         websocket = WebSocket(scope, receive, send)
         try:
+            if self.services.live_refusal is not None:
+                raise ClientError(400, self.services.live_refusal)
             identity = await self.services.identity_of(websocket)
             chat_id = websocket.query_params.get("chatId")
             if chat_id is not None and not CHAT_ID.match(chat_id):
                 raise ClientError(400, f"chatId: {CHAT_ID_RULE}")
         except ClientError as exc:
-            await websocket.close(code=1008, reason=exc.reason)
+            if "websocket.http.response" in scope.get("extensions", {}):
+                await websocket.send_denial_response(exc.response())  # the status and reason
+            else:  # the server can only refuse the handshake (403) with no reason
+                await websocket.close(code=1008, reason=exc.reason)
             return
         # Browsers cannot set headers on a WebSocket, so a token may travel as a subprotocol;
         # the handshake fails unless the server echoes one of the offered protocols.

@@ -84,9 +84,11 @@ class Services:
     send_usage: bool
     new_message_id: Callable[[], str]
     on_error: ErrorHandler
+    """What the client is shown for a failure (:mod:`.failures`)."""
     speakers: bool
     """A tree of agents: text and reasoning parts name the agent that wrote them."""
-    """What the client is shown for a failure (:mod:`.failures`)."""
+    live_refusal: str | None = None
+    """Why ``WS /live`` cannot serve this app's agent (a workflow), or ``None``."""
 
     async def identity_of(self, conn: HTTPConnection) -> Identity:
         """Who is asking, or a 401 :class:`ClientError`."""

@@ -6,6 +6,7 @@ with ``addToolApprovalResponse``. Each test checks a reload (history) shows what
 from __future__ import annotations
 
 import copy
+import json
 from collections import Counter
 from typing import Any
 
@@ -15,9 +16,12 @@ from google.adk.agents import LlmAgent
 from google.adk.events.request_input import RequestInput
 from google.adk.tools import request_input
 from google.adk.workflow import START, Workflow, node
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import Call, ScriptedLlm, Text
+from tests.live.test_live_connection import serve
 from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse
 
 NAME_SCHEMA = {
@@ -415,3 +419,18 @@ async def test_a_node_approval_cannot_be_answered_with_an_output() -> None:
         assert refused.status_code == 409
         assert "waits for the user's approval" in refused.json()["error"]
         assert payments.runs == {}
+
+
+# --- live ----------------------------------------------------------------------------------
+
+
+async def test_a_workflow_is_refused_live_with_the_reason() -> None:
+    """ADK runs a workflow once through and ends the live session: its users go to SSE."""
+    async with serve(AdkApp(Workflow(name="wf", edges=[(START, shout)]))) as url:
+        with pytest.raises(InvalidStatus) as refused:
+            await connect(url)
+    assert refused.value.response.status_code == 400
+    assert json.loads(refused.value.response.body) == {
+        "error": "'wf' is a workflow, which ADK cannot run live: use POST /chat, or give AdkApp"
+        " a live_agent"
+    }

@@ -419,7 +419,7 @@ async def test_a_token_can_travel_as_a_subprotocol() -> None:
             assert socket.subprotocol == "token.abc"
             await socket.send(json.dumps({"type": "ping"}))
             assert json.loads(await asyncio.wait_for(socket.recv(), 5)) == {"type": "pong"}
-        with pytest.raises(InvalidStatus, match="HTTP 403"):
+        with pytest.raises(InvalidStatus, match="HTTP 401"):
             await connect(url)
     assert seen == ["abc", ""]
 
@@ -510,8 +510,9 @@ async def test_a_malformed_chat_id_in_the_handshake_is_refused(
     server: tuple[AdkApp, str],
 ) -> None:
     _, url = server
-    with pytest.raises(InvalidStatus, match="HTTP 403"):
+    with pytest.raises(InvalidStatus, match="HTTP 400") as refused:
         await connect(f"{url}?chatId=../etc")
+    assert json.loads(refused.value.response.body)["error"].startswith("chatId: ")
 
 
 def book_flight(destination: str, tool_context: ToolContext) -> dict[str, Any]:

@@ -117,7 +117,8 @@ def test_an_anonymous_request_is_refused(base: str) -> None:
             assert "set-cookie" not in response.headers  # no per-browser identity either
     with pytest.raises(InvalidStatus) as refused:
         connect(live_url(base), open_timeout=10)
-    assert refused.value.response.status_code == 403
+    assert refused.value.response.status_code == 401  # with its reason, as over HTTP
+    assert json.loads(refused.value.response.body) == REFUSED
 
 
 @pytest.mark.parametrize(
@@ -143,7 +144,8 @@ def test_an_invalid_session_is_refused(base: str, token: str) -> None:
             additional_headers={"cookie": f"session={token}"},
             open_timeout=10,
         )
-    assert refused.value.response.status_code == 403
+    assert refused.value.response.status_code == 401  # with its reason, as over HTTP
+    assert json.loads(refused.value.response.body) == REFUSED
 
 
 def test_the_signed_in_user_chats_over_sse_and_live(base: str) -> None:
