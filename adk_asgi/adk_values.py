@@ -66,6 +66,19 @@ def tool_result_chunk(call_id: str, response: Any) -> ToolOutputAvailable | Tool
     return ToolOutputAvailable(tool_call_id=call_id, output=response)
 
 
+TRANSFER_TOOL: Final = "transfer_to_agent"
+
+
+def shown_result(name: str, args: dict[str, Any], response: Any) -> Any:
+    """A tool's result as the client is shown it. ADK's ``transfer_to_agent`` returns nothing
+    (``{"result": null}``) and hands the conversation over through the event's actions; the
+    card shows what happened instead: ``{"transferredTo": <agent>}``."""
+    agent = args.get("agent_name")
+    if name == TRANSFER_TOOL and response == {"result": None} and isinstance(agent, str):
+        return {"transferredTo": agent}
+    return response
+
+
 _DEFAULT_HINT: Final = "Please approve or reject the tool call"
 
 

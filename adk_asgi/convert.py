@@ -38,6 +38,7 @@ from .adk_values import (
     is_live_audio,
     is_shown,
     map_finish_reason,
+    shown_result,
     source_chunks,
     to_json,
     tool_result_chunk,
@@ -116,6 +117,8 @@ class EventConverter:
         are held only then: holding delays their cards until the step's tools ran). ``None``:
         no call waits for the bridge's approval, and any tool may ask."""
         self._known_calls: set[str] = set(known_calls)
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        """The name and arguments of each call announced in this response, by client id."""
         self._client_ids: dict[str, str] = {}
         """ADK call id → the id the client knows its latest call by (:mod:`.interrupts`)."""
         self._settled: set[str] = set()
@@ -399,7 +402,10 @@ class EventConverter:
             self._known_calls.add(client_id)
             descriptor = approval_descriptor({"hint": node.hint, "payload": node.payload})
             name = node.tool_name
-            out.append(ToolInputStart(tool_call_id=client_id, tool_name=name))
+            metadata = self._blocks.speaker
+            out.append(
+                ToolInputStart(tool_call_id=client_id, tool_name=name, provider_metadata=metadata)
+            )
             out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=name, input=node.args))
             out.append(
                 ToolApprovalRequest(
@@ -423,7 +429,12 @@ class EventConverter:
                 self._waiting_on_calls = True
             return
         self._known_calls.add(client_id)
-        out.append(ToolInputStart(tool_call_id=client_id, tool_name=call.name))
+        self._calls[client_id] = (call.name, args)
+        out.append(
+            ToolInputStart(
+                tool_call_id=client_id, tool_name=call.name, provider_metadata=self._blocks.speaker
+            )
+        )
         if self.policy is not None and self.policy.needs_approval(call.name, args):
             # A client tool that needs approval: show the input and ask, but do not say
             # "input available" yet — that makes the client run the tool (``onToolCall``).
@@ -480,7 +491,8 @@ class EventConverter:
         if call_id not in self._known_calls or call_id in self._settled:
             return
         self._blocks.close(out)
-        out.append(tool_result_chunk(call_id, response.response))
+        name, args = self._calls.get(call_id, ("", {}))
+        out.append(tool_result_chunk(call_id, shown_result(name, args, response.response)))
 
     def _client_id(self, adk_id: str) -> str:
         """The id the client knows a call by (:mod:`.interrupts`): of the call this response

@@ -18,7 +18,7 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping
-from .adk_values import tool_result_chunk
+from .adk_values import shown_result, tool_result_chunk
 from .chunks import ProviderMetadata, ToolOutputError
 from .convert import speaker
 from .failures import ERROR_PART
@@ -203,14 +203,20 @@ def _model_part(
     if part.function_call is not None:
         asked = part.function_call
         call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event_id))
-        return [] if call is None else [_tool_part(call, state)]
+        return [] if call is None else [_tool_part(call, state, author)]
     file = _file(part)
     return [file] if file is not None else []
 
 
-def _tool_part(call: ToolCall, state: ChatState) -> ToolPart:
+def _tool_part(
+    call: ToolCall, state: ChatState, author: ProviderMetadata | None = None
+) -> ToolPart:
     part = ToolPart(
-        type=f"tool-{call.name}", tool_call_id=call.id, input=call.args, state="input-available"
+        type=f"tool-{call.name}",
+        tool_call_id=call.id,
+        input=call.args,
+        state="input-available",
+        call_provider_metadata=author,
     )
     approval_id = state.confirmation_of_call.get(call.id)
     client_approval = call.id in state.gated
@@ -229,7 +235,8 @@ def _tool_part(call: ToolCall, state: ChatState) -> ToolPart:
     if approval_id is not None:
         part.approval = Approval(id=approval_id, approved=True, reason=reason)
     if call.id in state.results:
-        result = tool_result_chunk(call.id, _as_sent(call, state.results[call.id]))
+        shown = shown_result(call.name, call.args, _as_sent(call, state.results[call.id]))
+        result = tool_result_chunk(call.id, shown)
         if isinstance(result, ToolOutputError):
             part.state, part.error_text = "output-error", result.error_text
         else:

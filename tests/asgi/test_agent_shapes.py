@@ -7,11 +7,25 @@ from typing import Any
 
 import httpx
 import pytest
-from google.adk.agents import LlmAgent, ParallelAgent, SequentialAgent
+from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
+from google.adk.tools.agent_tool import AgentTool
+from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import ScriptedLlm, Text, read_ui_message
+from adk_asgi.testing import Call, ScriptedLlm, Text, read_ui_message
 from tests.support import counter, parse_sse, user_body
+
+
+def joined(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chunks with each text part's deltas joined into one (the split is the model's)."""
+    out: list[dict[str, Any]] = []
+    for chunk in chunks:
+        last = out[-1] if out else {}
+        if chunk["type"] == "text-delta" and last.get("type") == "text-delta":
+            out[-1] = {**last, "delta": last["delta"] + chunk["delta"]}
+        else:
+            out.append(chunk)
+    return out
 
 
 def speaker(name: str, text: str) -> LlmAgent:
@@ -80,4 +94,116 @@ async def test_a_sequential_agent_streams_one_step_per_sub_agent() -> None:
     chunks, history = await stream_and_history(root)
     assert steps(chunks) == [["First, this."], ["Then that."]]
     assert authors(chunks) == ["a", "b"]
+    assert history[1] == read_ui_message(chunks)
+
+
+async def test_a_transfer_is_shown_as_a_handover_to_the_agent_that_answers() -> None:
+    billing = LlmAgent(
+        name="billing",
+        description="Pays bills.",
+        model=ScriptedLlm(turns=[[Text("Billing here.")]]),
+    )
+    front = ScriptedLlm(
+        turns=[[Text("Passing you on."), Call("transfer_to_agent", {"agent_name": "billing"})]],
+        id_factory=counter("call_"),
+    )
+    root = LlmAgent(name="front", model=front, sub_agents=[billing])
+    chunks, history = await stream_and_history(root)
+    front_speaks = {"adk": {"author": "front"}}
+    assert joined(chunks) == [
+        {"type": "start", "messageId": "msg1"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "msg1-txt1", "providerMetadata": front_speaks},
+        {"type": "text-delta", "id": "msg1-txt1", "delta": "Passing you on."},
+        {"type": "text-end", "id": "msg1-txt1"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "call_1",
+            "toolName": "transfer_to_agent",
+            "providerMetadata": front_speaks,
+        },
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call_1",
+            "toolName": "transfer_to_agent",
+            "input": {"agent_name": "billing"},
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": "call_1",
+            "output": {"transferredTo": "billing"},
+        },
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        {
+            "type": "text-start",
+            "id": "msg1-txt2",
+            "providerMetadata": {"adk": {"author": "billing"}},
+        },
+        {"type": "text-delta", "id": "msg1-txt2", "delta": "Billing here."},
+        {"type": "text-end", "id": "msg1-txt2"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert history[1] == read_ui_message(chunks)
+    assert history[1]["parts"][2]["callProviderMetadata"] == front_speaks
+
+
+@pytest.mark.filterwarnings("ignore:The `plugins` argument is deprecated:DeprecationWarning")
+async def test_an_agent_tool_is_a_tool_whose_result_is_the_agents_answer() -> None:
+    """(AgentTool runs its agent on a Runner of its own, built the way ADK 2.13 deprecates.)"""
+    expert = LlmAgent(
+        name="expert",
+        description="Knows capitals.",
+        model=ScriptedLlm(turns=[[Text("Paris.")]]),
+    )
+    asker = ScriptedLlm(
+        turns=[[Call("expert", {"request": "capital of France?"})], [Text("It is Paris.")]],
+        id_factory=counter("call_"),
+    )
+    root = LlmAgent(name="asker", model=asker, tools=[AgentTool(expert)])
+    chunks, history = await stream_and_history(root)
+    assert joined(chunks) == [
+        {"type": "start", "messageId": "msg1"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "expert"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call_1",
+            "toolName": "expert",
+            "input": {"request": "capital of France?"},
+        },
+        {"type": "tool-output-available", "toolCallId": "call_1", "output": {"result": "Paris."}},
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "msg1-txt1"},
+        {"type": "text-delta", "id": "msg1-txt1", "delta": "It is Paris."},
+        {"type": "text-end", "id": "msg1-txt1"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert history[1] == read_ui_message(chunks)
+
+
+@pytest.mark.filterwarnings("ignore:LoopAgent is deprecated:DeprecationWarning")
+async def test_a_loop_agent_streams_a_step_per_round_until_it_escalates() -> None:
+    def finish(tool_context: ToolContext) -> dict[str, str]:
+        """Stop the loop."""
+        tool_context.actions.escalate = True
+        return {"status": "done"}
+
+    drafts = ScriptedLlm(
+        turns=[
+            [Text("Draft one.")],
+            [Text("Draft two."), Call("finish", {})],
+        ],
+        id_factory=counter("call_"),
+    )
+    writer = LlmAgent(name="writer", model=drafts, tools=[finish])
+    root = LoopAgent(name="rounds", sub_agents=[writer], max_iterations=5)
+    chunks, history = await stream_and_history(root)
+    assert steps(chunks) == [["Draft one."], ["Draft two."]]
+    assert [c["output"] for c in chunks if c["type"] == "tool-output-available"] == [
+        {"status": "done"}
+    ]
     assert history[1] == read_ui_message(chunks)
