@@ -11,13 +11,15 @@ import asyncio
 import gc
 import json
 import os
+import resource
 import socket
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Final
+from contextlib import asynccontextmanager, suppress
+from typing import Any, Final
 
 import uvicorn
 from google.adk.agents.base_agent import BaseAgent
@@ -106,6 +108,20 @@ def adk_run_sse_app() -> ASGIApp:
     )
 
 
+PROBES: Final = frozenset({"/__cpu", "/__gc", "/__census"})
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit (a thousand sockets
+    need more than the usual 1,024); children inherit it. Returns the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        wanted = 1 << 20 if hard == resource.RLIM_INFINITY else hard
+        with suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 class GcClock:
     """Time this process spends in the cyclic garbage collector (``gc.callbacks``), counted
     from ``install()``: the collector stops every task, so its pauses are gaps in every
@@ -140,19 +156,38 @@ class GcClock:
         return found
 
 
+def census() -> dict[str, Any]:
+    """After a full collection: the tasks of this process's event loop, and the objects the
+    garbage collector tracks (containers: dicts, lists, class instances...) by type. Slow with
+    many objects (a second or so per million): for settled moments, never inside a timing."""
+    gc.collect()
+    types = Counter(
+        f"{type(found).__module__}.{type(found).__qualname__}" for found in gc.get_objects()
+    )
+    return {
+        "tasks": len(asyncio.all_tasks()),
+        "objects": sum(types.values()),
+        "types": dict(types),
+    }
+
+
 def with_cpu_probe(app: ASGIApp) -> ASGIApp:
     """``GET /__cpu``: this process's CPU seconds, so the client can charge each request the
     server CPU it cost — a figure the client's own CPU use and other load on the box do not
-    blur the way they blur wall-clock time. Two string comparisons per request otherwise.
+    blur the way they blur wall-clock time. A few string comparisons per request otherwise.
 
     ``GET /__gc``: the garbage collector's time (:class:`GcClock`, JSON), counted from the
-    first ``/__gc`` (no callback before, so the benches that never ask pay nothing)."""
+    first ``/__gc`` (no callback before, so the benches that never ask pay nothing).
+
+    ``GET /__census``: :func:`census` (JSON), what is left behind in memory."""
     clock = GcClock()
 
     async def probed(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] in ("/__cpu", "/__gc"):
+        if scope["type"] == "http" and scope["path"] in PROBES:
             if scope["path"] == "/__cpu":
                 body = repr(time.process_time()).encode()
+            elif scope["path"] == "/__census":
+                body = json.dumps(census()).encode()
             else:
                 clock.install()
                 body = json.dumps(clock.read()).encode()
@@ -183,6 +218,7 @@ def main(argv: list[str]) -> None:
     if kind not in KINDS:
         raise SystemExit(f"usage: python -m bench.serve {{{'|'.join(KINDS)}}} FD")
     quiet()
+    raise_fd_limit()
     app = adk_asgi_app() if kind == "adk_asgi" else adk_run_sse_app()
     config = uvicorn.Config(with_cpu_probe(app), log_level="warning", access_log=False)
     _Server(config).run(sockets=[socket.socket(fileno=int(fd))])
