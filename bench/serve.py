@@ -1,8 +1,12 @@
-"""One benchmark server: ``python -m bench.serve {adk_asgi|adk_run_sse} FD``.
+"""One benchmark server: ``python -m bench.serve {adk_asgi|adk_run_sse|adk_asgi_shared} FD``.
 
 Each server runs in its own process so the client never shares an event loop with it, on a
 listening socket the parent bound to 127.0.0.1 (passed as ``FD``: no port race, no retry loop),
 with the same uvicorn settings for both: uvicorn's defaults apart from logging.
+
+``adk_asgi_shared`` is a multi-worker deployment (``bench.scale_out``): uvicorn's own
+supervisor (``workers=``, its ``Multiprocess``) with ``BENCH_WORKERS`` worker processes on the
+one listening socket, the app's pieces chosen by environment variables (:func:`shared_app`).
 """
 
 from __future__ import annotations
@@ -27,12 +31,13 @@ from google.adk.cli.utils.base_agent_loader import BaseAgentLoader
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.supervisors.multiprocess import Multiprocess
 
 from adk_asgi import AdkApp
 from adk_asgi.resumable import InMemoryStreamStore, StreamStore
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet
 
-KINDS = ("adk_asgi", "adk_run_sse")
+KINDS = ("adk_asgi", "adk_run_sse", "adk_asgi_shared")
 
 
 class _ObjectLoader(BaseAgentLoader):
@@ -120,6 +125,78 @@ def raise_fd_limit() -> int:
         with suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def shared_app() -> ASGIApp:
+    """``AdkApp`` at ``/agent`` as a multi-worker deployment builds it (docs/deployment.md), its
+    pieces named by the environment (uvicorn's ``factory``: built in each worker):
+
+    * ``BENCH_SESSIONS``: a SQLAlchemy URL for ADK's ``DatabaseSessionService`` (its engine's
+      default pool), or ``memory``;
+    * ``BENCH_LOCKS``: a Redis URL for ``RedisChatLocks``, or ``memory`` (in-process locks);
+    * ``BENCH_STREAMS``: a Redis URL for ``RedisStreamStore``, ``memory`` for
+      ``InMemoryStreamStore``, or ``none``.
+
+    ``prepare()`` runs at start-up (the tables created once, workers serialized by the lock)."""
+    quiet()
+    sessions_url = os.environ.get("BENCH_SESSIONS", "memory")
+    locks_url = os.environ.get("BENCH_LOCKS", "memory")
+    streams_url = os.environ.get("BENCH_STREAMS", "none")
+    options: dict[str, Any] = {}
+    if sessions_url != "memory":
+        from google.adk.sessions.database_session_service import DatabaseSessionService
+
+        options["session_service"] = DatabaseSessionService(db_url=sessions_url)
+    if locks_url != "memory":
+        from adk_asgi.locks_redis import RedisChatLocks
+
+        options["locks"] = RedisChatLocks(locks_url)
+    if streams_url == "memory":
+        options["streams"] = InMemoryStreamStore()
+    elif streams_url != "none":
+        from adk_asgi.resumable_redis import RedisStreamStore
+
+        options["streams"] = RedisStreamStore(streams_url)
+    chat = AdkApp(make_agent(), identify=lambda conn: USER_ID, **options)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await chat.prepare()
+        yield
+        await chat.aclose()
+        if "session_service" in options:
+            await options["session_service"].close()
+
+    return with_cpu_probe(Starlette(routes=[Mount("/agent", app=chat)], lifespan=lifespan))
+
+
+class _Supervisor(Multiprocess):
+    """uvicorn's supervisor for ``workers=``, telling the parent on stdout once every worker
+    has started (lifespan included), with their pids."""
+
+    def init_processes(self) -> None:
+        super().init_processes()
+        for process in self.processes:
+            if not process.wait_until_ready(self.config.timeout_worker_healthcheck * 6):
+                self.should_exit.set()
+                return
+        ready = {
+            "supervisor": os.getpid(),
+            "workers": [process.pid for process in self.processes],
+        }
+        print(json.dumps(ready), flush=True)
+
+
+def serve_shared(fd: int) -> None:
+    workers = int(os.environ.get("BENCH_WORKERS", "1"))
+    config = uvicorn.Config(
+        "bench.serve:shared_app",
+        factory=True,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+    )
+    _Supervisor(config, sockets=[socket.socket(fileno=fd)]).run()
 
 
 class GcClock:
@@ -219,6 +296,9 @@ def main(argv: list[str]) -> None:
         raise SystemExit(f"usage: python -m bench.serve {{{'|'.join(KINDS)}}} FD")
     quiet()
     raise_fd_limit()
+    if kind == "adk_asgi_shared":
+        serve_shared(int(fd))
+        return
     app = adk_asgi_app() if kind == "adk_asgi" else adk_run_sse_app()
     config = uvicorn.Config(with_cpu_probe(app), log_level="warning", access_log=False)
     _Server(config).run(sockets=[socket.socket(fileno=int(fd))])

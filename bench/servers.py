@@ -26,10 +26,17 @@ class ServerProcess:
     """``with ServerProcess("adk_asgi") as server: server.url`` — a uvicorn child process."""
 
     def __init__(
-        self, kind: str, *, startup_timeout: float = 90.0, sndbuf: int | None = None
+        self,
+        kind: str,
+        *,
+        startup_timeout: float = 90.0,
+        sndbuf: int | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.kind = kind
         self.startup_timeout = startup_timeout
+        self.env = env
+        """Variables added to the child's environment (``adk_asgi_shared`` reads its own)."""
         self.sndbuf = sndbuf
         """``SO_SNDBUF`` of the listening socket, which every connection it accepts inherits
         (``None``: the kernel's autotuning). ``bench.slow_clients`` caps it."""
@@ -53,6 +60,7 @@ class ServerProcess:
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
                 cwd=_ROOT,
+                env={**os.environ, **self.env} if self.env else None,
             )
         # The parent's copy of the socket is closed; the child keeps its own.
         try:
