@@ -75,6 +75,8 @@ bench: $(BIN)/.installed
 	$(BIN)/python -m bench.throughput
 	$(BIN)/python -m bench.live
 	$(BIN)/python -m bench.concurrency
+	$(BIN)/python -m bench.live_concurrency
+	$(BIN)/python -m bench.scale_out
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR)/node_modules $(WEB_DIR)/node_modules $(WEB_DIR)/dist .pytest_cache .mypy_cache .ruff_cache
