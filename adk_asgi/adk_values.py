@@ -66,6 +66,15 @@ def tool_result_chunk(call_id: str, response: Any) -> ToolOutputAvailable | Tool
     return ToolOutputAvailable(tool_call_id=call_id, output=response)
 
 
+def as_sent(answer: Any) -> Any:
+    """A browser's or the user's answer as the client sent it: one that was not an object went
+    to ADK as ``{"result": value}`` (a function response is an object), as ADK's own clients
+    send it."""
+    if isinstance(answer, dict) and set(answer) == {"result"}:
+        return answer["result"]
+    return answer
+
+
 TRANSFER_TOOL: Final = "transfer_to_agent"
 
 

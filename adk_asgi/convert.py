@@ -32,6 +32,7 @@ from google.genai import types
 from .adk_values import (
     add_usage,
     approval_descriptor,
+    as_sent,
     file_chunk,
     is_abort,
     is_finish_reason,
@@ -66,6 +67,7 @@ from .interrupts import (
     client_call_id,
     confirmed_node,
     node_confirmation,
+    qualified_prefix,
     workflow_answer,
 )
 from .pending import CONFIRMATION_TOOL, client_approval_id
@@ -396,7 +398,8 @@ class EventConverter:
             return
         self._blocks.close(out)
         args = call.args or {}
-        client_id = self._client_ids[call.id] = client_call_id(call.id, call.name, event.id)
+        client_id = call.id if self.live else client_call_id(call.id, call.name, event)
+        self._client_ids[call.id] = client_id
         node = node_confirmation(call)
         if node is not None:  # a workflow node asks to run: an approval, as for a tool
             self._known_calls.add(client_id)
@@ -491,15 +494,16 @@ class EventConverter:
         if call_id not in self._known_calls or call_id in self._settled:
             return
         self._blocks.close(out)
-        name, args = self._calls.get(call_id, ("", {}))
-        out.append(tool_result_chunk(call_id, shown_result(name, args, response.response)))
+        _, args = self._calls.get(call_id, ("", {}))
+        shown = self._shown(response.name or "", args, response.response)
+        out.append(tool_result_chunk(call_id, shown))
 
     def _client_id(self, adk_id: str) -> str:
         """The id the client knows a call by (:mod:`.interrupts`): of the call this response
         announced, else of one the client already holds."""
         if adk_id in self._client_ids:
             return self._client_ids[adk_id]
-        prefix = client_call_id(adk_id, REQUEST_INPUT, "")
+        prefix = qualified_prefix(adk_id)
         held = [c for c in self._known_calls if c.startswith(prefix)]
         return held[-1] if len(held) == 1 else adk_id
 
@@ -533,7 +537,7 @@ class EventConverter:
         self._settled.add(call_id)
         return [ToolOutputDenied(tool_call_id=call_id)]
 
-    def tool_result(self, call_id: str, response: Any) -> list[UIMessageChunk]:
+    def tool_result(self, call_id: str, response: Any, name: str = "") -> list[UIMessageChunk]:
         """A call's result known before its function-response event (live mode reads it from
         the tool pipeline, since ADK merges the responses of a step into one event)."""
         if call_id not in self._known_calls or call_id in self._settled:
@@ -541,8 +545,16 @@ class EventConverter:
         self._settled.add(call_id)
         out: list[UIMessageChunk] = []
         self._blocks.close(out)
-        out.append(tool_result_chunk(call_id, response))
+        name, args = self._calls.get(call_id, (name, {}))
+        out.append(tool_result_chunk(call_id, self._shown(name, args, response)))
         return out
+
+    def _shown(self, name: str, args: dict[str, Any], response: Any) -> Any:
+        """A call's result as the client is shown it: the client's own answer (a browser tool's,
+        the user's) as it sent it, a transfer as a handover."""
+        if name == REQUEST_INPUT or (self.policy is not None and self.policy.is_client_tool(name)):
+            return as_sent(response)
+        return shown_result(name, args, response)
 
     def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:
         """An approved client tool call: now the browser may run it (``onToolCall`` fires).

@@ -12,13 +12,13 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Final
 
 from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping
-from .adk_values import shown_result, tool_result_chunk
+from .adk_values import as_sent, shown_result, tool_result_chunk
 from .chunks import ProviderMetadata, ToolOutputError
 from .convert import speaker
 from .failures import ERROR_PART
@@ -116,7 +116,7 @@ def rebuild_messages(
             if content is not None and content.parts:
                 message.parts.extend(step_of(event, message))
                 for part in content.parts:
-                    message.parts.extend(_model_part(part, state, event.id))
+                    message.parts.extend(_model_part(part, state, event))
             data = {"errorText": error}
             message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
             continue
@@ -144,7 +144,7 @@ def rebuild_messages(
         assistant.parts.extend(step_of(event, assistant))
         author = speaker(event.author) if speakers else None
         for part in content.parts:
-            assistant.parts.extend(_model_part(part, state, event.id, author))
+            assistant.parts.extend(_model_part(part, state, event, author))
     return messages
 
 
@@ -192,7 +192,7 @@ def _file(part: types.Part) -> FilePart | None:
 
 
 def _model_part(
-    part: types.Part, state: ChatState, event_id: str, author: ProviderMetadata | None = None
+    part: types.Part, state: ChatState, event: Event, author: ProviderMetadata | None = None
 ) -> list[UIPart]:
     if part.text is not None and part.function_call is None:
         if not part.text:
@@ -202,7 +202,7 @@ def _model_part(
         return [TextPart(text=part.text, state="done", provider_metadata=author)]
     if part.function_call is not None:
         asked = part.function_call
-        call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event_id))
+        call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event))
         return [] if call is None else [_tool_part(call, state, author)]
     file = _file(part)
     return [file] if file is not None else []
@@ -235,7 +235,9 @@ def _tool_part(
     if approval_id is not None:
         part.approval = Approval(id=approval_id, approved=True, reason=reason)
     if call.id in state.results:
-        shown = shown_result(call.name, call.args, _as_sent(call, state.results[call.id]))
+        result_of = state.results[call.id]
+        answer = as_sent(result_of) if call.long_running else result_of
+        shown = shown_result(call.name, call.args, answer)
         result = tool_result_chunk(call.id, shown)
         if isinstance(result, ToolOutputError):
             part.state, part.error_text = "output-error", result.error_text
@@ -246,12 +248,3 @@ def _tool_part(
     ):
         part.state, part.approval = "approval-requested", Approval(id=approval_id or "")
     return part
-
-
-def _as_sent(call: ToolCall, result: Any) -> Any:
-    """A browser's or the user's answer as the client sent it: one that was not an object went
-    to ADK as ``{"result": value}`` (a function response is an object), as ADK's own clients
-    send it."""
-    if call.long_running and isinstance(result, dict) and set(result) == {"result"}:
-        return result["result"]
-    return result

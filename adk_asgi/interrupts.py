@@ -34,6 +34,7 @@ from google.adk.workflow.utils._rehydration_utils import (
 from google.adk.workflow.utils._workflow_hitl_utils import confirmation_interrupt_id
 from google.genai import types
 
+from . import bookkeeping
 from .errors import ClientError
 
 REQUEST_INPUT: Final = "adk_request_input"
@@ -43,10 +44,25 @@ _CONFIRMATION_PREFIX: Final = confirmation_interrupt_id("")
 _SEPARATOR: Final = "~"
 
 
-def client_call_id(call_id: str, name: str, event_id: str) -> str:
+def client_call_id(call_id: str, name: str, event: Event) -> str:
     """The id the client knows a call by: a request for the user's input is qualified by the
-    event that asked, since ADK asks again under the same id (module docstring)."""
-    return f"{call_id}{_SEPARATOR}{event_id}" if name in _ASKING else call_id
+    event that asked, since ADK asks again under the same id (module docstring). A live
+    connection's calls keep ADK's ids: a live run is one invocation of an agent (workflows
+    cannot run live), whose model gives every call an id of its own."""
+    if name not in _ASKING or bookkeeping.read(event).live_step is not None:
+        return call_id
+    return f"{call_id}{_SEPARATOR}{event.id}"
+
+
+def qualified_prefix(call_id: str) -> str:
+    """What every client id of ``call_id`` starts with."""
+    return f"{call_id}{_SEPARATOR}"
+
+
+def asks_for_a_workflow(args: dict[str, Any]) -> bool:
+    """Whether an ``adk_request_input`` call is a workflow's ``RequestInput`` (which resumes
+    the workflow with whatever answers it), not the model's ``request_input`` tool call."""
+    return "interruptId" in args
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,9 @@ from typing import Any, Final, Literal
 
 from .chunks import ToolApprovalRequest, UIMessageChunk
 from .continuation import Continuation
+from .interrupts import REQUEST_INPUT
 from .live_outputs import Output, Resolve
-from .pending import MOVED_ON, ChatState, ToolCall, client_approval_id
+from .pending import INPUT_MOVED_ON, MOVED_ON, ChatState, ToolCall, client_approval_id
 from .policy import ToolPolicy
 
 UNANSWERED: Final = "unanswered"
@@ -86,7 +87,11 @@ class LiveCalls:
         """A new user message: pending waits are closed unanswered (:data:`UNANSWERED`, or
         :data:`MOVED_ON` for a browser's result)."""
         for wait in list(self.waits.values()):
-            self.resolve(wait, UNANSWERED if wait.kind == "approval" else MOVED_ON)
+            if wait.kind == "approval":
+                self.resolve(wait, UNANSWERED)
+            else:
+                asked_user = wait.call.name == REQUEST_INPUT
+                self.resolve(wait, INPUT_MOVED_ON if asked_user else MOVED_ON)
 
     def answer(self, answers: Continuation, payloads: dict[str, Any]) -> None:
         """Resolve the waits a checked continuation answers."""

@@ -457,6 +457,10 @@ class LiveProtocol:
                 ]
             )
             self._maybe_pause()
+        if event.actions.transfer_to_agent:
+            # The agent that called for the transfer ends its turn without a ``turn_complete``:
+            # the response ends when the agent it handed over to completes its own turn.
+            self.turn_called_tools = False
         if event.turn_complete:
             # A turn that called tools is followed by the model's answer to their results
             # (ADK sends them back): the response goes on until a turn without calls ends.
@@ -557,7 +561,10 @@ class LiveProtocol:
             self.calls.finished.add(call_id)
             response = self.streams.response
             if response is not None and result is not None:
-                self.streams.emit(response.converter.tool_result(call_id, result), self.clock())
+                call = self.calls.state.calls.get(call_id)
+                name = call.name if call is not None else ""
+                shown = response.converter.tool_result(call_id, result, name)
+                self.streams.emit(shown, self.clock())
             self._maybe_pause()
         return self._take()
 

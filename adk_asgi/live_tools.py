@@ -32,6 +32,7 @@ from google.genai import types
 
 from . import durable
 from .adk_values import approval_descriptor
+from .interrupts import REQUEST_INPUT
 from .live_calls import UNANSWERED, WaitKind
 from .live_outputs import Output
 from .live_protocol import LiveProtocol
@@ -96,8 +97,9 @@ class ToolWaits:
             return None  # ADK runs a call confirmed in the stored session (durable.py)
         call = self._call_of(tool, args, tool_context)
         record = _Recorder(tool_context)
-        if isinstance(tool, ClientTool):
-            if tool.needs_approval(args) and not await self._approved(call, record, None):
+        if isinstance(tool, ClientTool) or tool.name == REQUEST_INPUT:  # the user answers
+            needs_approval = isinstance(tool, ClientTool) and tool.needs_approval(args)
+            if needs_approval and not await self._approved(call, record, None):
                 return REJECTED
             early = self.protocol.calls.early_results.pop(call.id, None)
             if early is not None:

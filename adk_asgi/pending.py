@@ -46,7 +46,8 @@ as ``output-error`` with this text, not as the user's own ``output-denied``); th
 ADK's rejection for these as for a denial."""
 INPUT_MOVED_ON: Final = {"error": "Not answered: a new message was sent first."}
 """The result of a request for the user's input (:mod:`.interrupts`) left unanswered by a new
-message: the workflow goes on from the new message, and the old question is closed."""
+message: the old question is closed (a workflow starts over from the new message; the model
+reads this as the answer to its ``request_input`` call)."""
 NEEDS_CONFIRMATION: Final = {
     "error": "This tool call requires confirmation, please approve or reject."
 }
@@ -250,7 +251,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
                     )
                     state.confirmation_of_call[call_id] = call.id
                 continue
-            client_id = latest[call.id] = interrupts.client_call_id(call.id, call.name, event.id)
+            client_id = latest[call.id] = interrupts.client_call_id(call.id, call.name, event)
             node = interrupts.node_confirmation(call)
             if node is not None:  # a workflow node asks for approval: its call is the node's
                 state.open_confirmations[client_id] = Confirmation(
@@ -342,7 +343,10 @@ def closing_answers(
             if unapproved and moved_on:
                 closed.append(client_approval_id(call.id))
         elif moved_on and call.name == REQUEST_INPUT:
-            closed.append(call.id)
+            if interrupts.asks_for_a_workflow(call.args):
+                closed.append(call.id)  # any answer would resume the workflow: none is sent
+            else:  # the model's question: it must read an answer before the new message
+                parts.append(_response(call, INPUT_MOVED_ON))
         else:
             continue
         if not moved_on:

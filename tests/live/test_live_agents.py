@@ -1,0 +1,179 @@
+"""Agents other than one ``LlmAgent`` over the live WebSocket: a transfer ends when the agent it
+hands over to completes its turn, the ``request_input`` tool waits for the user's answer like a
+browser tool, and the shapes ADK cannot run live are refused at the handshake with the reason.
+Each test checks a reload (history) shows what streamed."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent, ParallelAgent
+from google.adk.tools import request_input
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from adk_asgi import AdkApp
+from adk_asgi.pending import INPUT_MOVED_ON
+from adk_asgi.testing import Call, ScriptedLlm, Text
+from tests.live.test_live_connection import _history, open_live, serve, squash
+from tests.support import answer, counter, normalize_ids
+
+pytestmark = [pytest.mark.e2e]
+
+
+def transfer_tree() -> LlmAgent:
+    billing = LlmAgent(
+        name="billing",
+        description="Pays bills.",
+        model=ScriptedLlm(turns=[[Text("Billing here.")]]),
+    )
+    front = ScriptedLlm(
+        turns=[[Text("Passing you on."), Call("transfer_to_agent", {"agent_name": "billing"})]],
+        id_factory=counter("call_"),
+    )
+    return LlmAgent(name="front", model=front, sub_agents=[billing])
+
+
+def text_block(block: str, author: str) -> list[dict[str, Any]]:
+    metadata = {"adk": {"author": author}}
+    return [
+        {"type": "text-start", "id": block, "providerMetadata": metadata},
+        {"type": "text-delta", "id": block, "delta": "~"},
+        {"type": "text-end", "id": block},
+    ]
+
+
+async def test_a_transfer_ends_when_the_new_agent_completes_its_turn() -> None:
+    app = AdkApp(transfer_tree())
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            chunks = await live.turn("I have a bill")
+        folded, text = squash(chunks)
+        assert text == "Passing you on.Billing here."
+        assert folded == [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "start-step"},
+            *text_block("<block1>", "front"),
+            {
+                "type": "tool-input-start",
+                "toolCallId": "<call1>",
+                "toolName": "transfer_to_agent",
+                "providerMetadata": {"adk": {"author": "front"}},
+            },
+            {
+                "type": "tool-input-available",
+                "toolCallId": "<call1>",
+                "toolName": "transfer_to_agent",
+                "input": {"agent_name": "billing"},
+            },
+            {
+                "type": "tool-output-available",
+                "toolCallId": "<call1>",
+                "output": {"transferredTo": "billing"},
+            },
+            {"type": "finish-step"},
+            {"type": "start-step"},
+            *text_block("<block2>", "billing"),
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        history = await _history(app, live.chat_id)
+        assert history[1] == {**live.assistant, "role": "assistant"}
+
+
+def booking_model() -> ScriptedLlm:
+    def respond(contents: list[Any]) -> list[Any]:
+        answers = [
+            part.function_response.response
+            for content in contents
+            for part in content.parts or []
+            if part.function_response is not None
+        ]
+        if not answers:
+            ask = {"message": "Which city?", "response_schema": {"type": "string"}}
+            return [Call("adk_request_input", ask)]
+        return [Text(f"Answer: {json.dumps(answers[-1])}.")]
+
+    return ScriptedLlm(responder=respond, id_factory=counter("call_"))
+
+
+ASKED = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "adk_request_input"},
+    {
+        "type": "tool-input-available",
+        "toolCallId": "<call1>",
+        "toolName": "adk_request_input",
+        "input": {"message": "Which city?", "response_schema": {"type": "string"}},
+    },
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+
+
+async def test_the_request_input_tool_waits_for_the_users_answer() -> None:
+    app = AdkApp(LlmAgent(name="booker", model=booking_model(), tools=[request_input]))
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            assert normalize_ids(await live.turn("book a trip")) == ASKED
+            answer(live.assistant, "adk_request_input", output=7)  # not a string
+            refused = await live.send()
+            reply = json.loads(await socket.recv())
+            assert reply["requestId"] == refused and reply["type"] == "error"
+            assert "does not fit its response_schema" in reply["errorText"]
+            part = live.assistant["parts"][-1]
+            part.update(state="input-available", output=None)
+            del part["output"]
+            answer(live.assistant, "adk_request_input", output="Paris")
+            folded, text = squash(await live.turn())
+        assert text == 'Answer: {"result": "Paris"}.'
+        assert folded == [
+            {"type": "start", "messageId": "<msg1>"},
+            # (live mode shows each result as the tool pipeline returns it, the user's too)
+            {"type": "tool-output-available", "toolCallId": "<call1>", "output": "Paris"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "<block1>"},
+            {"type": "text-delta", "id": "<block1>", "delta": "~"},
+            {"type": "text-end", "id": "<block1>"},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        history = await _history(app, live.chat_id)
+        assert history[1] == {**live.assistant, "role": "assistant"}
+
+
+async def test_a_new_message_answers_the_models_question_as_unanswered() -> None:
+    app = AdkApp(LlmAgent(name="booker", model=booking_model(), tools=[request_input]))
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            await live.turn("book a trip")
+            asked = live.assistant
+            _, text = squash(await live.turn("never mind"))
+        assert text == f"Answer: {json.dumps(INPUT_MOVED_ON)}."
+        history = await _history(app, live.chat_id)
+        assert history[1]["parts"][-1] == {
+            **asked["parts"][-1],
+            "state": "output-error",
+            "errorText": INPUT_MOVED_ON["error"],
+        }
+
+
+async def test_a_parallel_agent_is_refused_live_with_the_reason() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # ADK deprecates ParallelAgent
+        root = ParallelAgent(name="both", sub_agents=[transfer_tree()])
+    async with serve(AdkApp(root)) as url:
+        with pytest.raises(InvalidStatus) as refused:
+            await connect(url)
+    assert refused.value.response.status_code == 400
+    assert json.loads(refused.value.response.body) == {
+        "error": "'both' is a tree with the ParallelAgent 'both', which ADK cannot run live:"
+        " use POST /chat, or give AdkApp a live_agent"
+    }
