@@ -111,7 +111,7 @@ class Probe:
 
     async def census(self) -> Census:
         found = (await self.http.get(f"{self.base_url}/__census")).json()
-        return Census(found["tasks"], found["objects"], found["types"])
+        return Census(found["tasks"], found["task_kinds"], found["objects"], found["types"])
 
     async def settle(self, limit: float = 120.0) -> None:
         """Wait until the server is idle (under 2 % of a CPU over 0.5 s), at most ``limit`` s."""
@@ -141,6 +141,8 @@ class Probe:
 @dataclass(frozen=True, slots=True)
 class Census:
     tasks: int
+    task_kinds: dict[str, int]
+    """Tasks by the qualified name of their coroutine."""
     objects: int
     types: dict[str, int]
 
@@ -633,22 +635,26 @@ def idle_report(result: IdleResult) -> str:
     if result.failed:
         out.append(f"  connections that failed to open (first few): {result.failed[:3]}")
     opened = max((step.connections for step in result.steps), default=0)
+    first = result.steps[1] if len(result.steps) > 1 else base
+    tasks = _growth(base.census.task_kinds, first.census.task_kinds, first.connections, 12)
+    out.append(f"  tasks per connection, {first.name}: {tasks}")
     for step in result.steps[1:]:
-        top = _growth(base.census, step.census, step.connections or opened)
+        top = _growth(base.census.types, step.census.types, step.connections or opened)
         per = "per connection" if step.connections else "per connection that was open"
         out.append(f"  objects {per}, {step.name}: {top}")
     return "\n".join(out)
 
 
-def _growth(before: Census, after: Census, count: int, top: int = 8) -> str:
+def _growth(before: dict[str, int], after: dict[str, int], count: int, top: int = 8) -> str:
+    """The ``top`` kinds that grew most from ``before`` to ``after``, per one of ``count``."""
     if not count:
         return "-"
     grown = {
-        name: (after.types.get(name, 0) - before.types.get(name, 0)) / count
-        for name in set(after.types) | set(before.types)
+        name: (after.get(name, 0) - before.get(name, 0)) / count
+        for name in set(after) | set(before)
     }
     biggest = sorted(grown.items(), key=lambda item: -item[1])[:top]
-    return ", ".join(f"{name.rsplit('.', 1)[-1]} {per:.1f}" for name, per in biggest)
+    return ", ".join(f"{name.rsplit('.', 1)[-1]} {per:.3g}" for name, per in biggest if per)
 
 
 def idle_targets(result: IdleResult) -> list[str]:

@@ -234,15 +234,21 @@ class GcClock:
 
 
 def census() -> dict[str, Any]:
-    """After a full collection: the tasks of this process's event loop, and the objects the
-    garbage collector tracks (containers: dicts, lists, class instances...) by type. Slow with
+    """After a full collection: the tasks of this process's event loop (by coroutine), and the
+    objects the garbage collector tracks (containers: dicts, lists, class instances...) by type.
+    Slow with
     many objects (a second or so per million): for settled moments, never inside a timing."""
     gc.collect()
     types = Counter(
         f"{type(found).__module__}.{type(found).__qualname__}" for found in gc.get_objects()
     )
+    tasks = Counter(
+        getattr(task.get_coro(), "__qualname__", type(task.get_coro()).__name__)
+        for task in asyncio.all_tasks()
+    )
     return {
-        "tasks": len(asyncio.all_tasks()),
+        "tasks": sum(tasks.values()),
+        "task_kinds": dict(tasks),
         "objects": sum(types.values()),
         "types": dict(types),
     }
