@@ -20,6 +20,7 @@ SANS_IO = [
     "encoding",
     "failures",
     "history",
+    "interrupts",
     "live_calls",
     "live_outputs",
     "live_protocol",
