@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from google.genai import types
 
 from .chunks import UIMessageChunk
+from .credentials import REQUEST_CREDENTIAL, check_answer
 from .errors import AdkAsgiError, ClientError
 from .interrupts import REQUEST_INPUT, check_input
 from .messages import ToolPart, UIMessage
@@ -212,6 +213,8 @@ def _answer_client_call(
     if state.confirmation_of_call.get(call.id) in state.open_confirmations:
         raise Conflict(f"tool call {call.id!r} waits for the user's approval, not a result")
     output = _tool_output(part)
+    if call.name == REQUEST_CREDENTIAL:
+        output = check_answer(part, call)
     if call.name == REQUEST_INPUT:
         if part.state == "output-error":
             raise ClientError(422, f"{call.id!r} asks the user: answer it with an output")

@@ -61,6 +61,7 @@ from .chunks import (
     ToolOutputError,
     UIMessageChunk,
 )
+from .credentials import shown_input
 from .failures import ERROR_PART, AgentError, ErrorHandler, show_errors
 from .interrupts import (
     REQUEST_INPUT,
@@ -450,7 +451,8 @@ class EventConverter:
                 )
             )
         else:
-            out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=call.name, input=args))
+            shown = shown_input(call.name, args)
+            out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=call.name, input=shown))
         if call.id in (event.long_running_tool_ids or ()):
             self._waiting_on_calls = True
 

@@ -21,6 +21,7 @@ from . import bookkeeping
 from .adk_values import as_sent, shown_result, tool_result_chunk
 from .chunks import ProviderMetadata, ToolOutputError
 from .convert import speaker
+from .credentials import asks_credentials, shown_input, shown_output
 from .failures import ERROR_PART
 from .interrupts import client_call_id, workflow_answer
 from .messages import (
@@ -138,6 +139,11 @@ def rebuild_messages(
         other = [
             p for p in content.parts if p.function_call is None and p.function_response is None
         ]
+        if content.role != "model" and asks_credentials(content):  # in the asking call's step
+            assistant = answer_of(event)
+            for part in content.parts:
+                assistant.parts.extend(_model_part(part, state, event))
+            continue
         if content.role != "model" or not (calls or other):
             continue  # responses and confirmation requests: reflected in the call's part
         assistant = answer_of(event)
@@ -214,7 +220,7 @@ def _tool_part(
     part = ToolPart(
         type=f"tool-{call.name}",
         tool_call_id=call.id,
-        input=call.args,
+        input=shown_input(call.name, call.args),
         state="input-available",
         call_provider_metadata=author,
     )
@@ -235,7 +241,7 @@ def _tool_part(
     if approval_id is not None:
         part.approval = Approval(id=approval_id, approved=True, reason=reason)
     if call.id in state.results:
-        result_of = state.results[call.id]
+        result_of = shown_output(call.name, state.results[call.id])
         answer = as_sent(result_of) if call.long_running else result_of
         shown = shown_result(call.name, call.args, answer)
         result = tool_result_chunk(call.id, shown)

@@ -413,7 +413,7 @@ class _Connection:
                 answers, content = await accept_answers(
                     services, self.user_id, session, message, payloads
                 )
-            except Conflict as exc:
+            except (Conflict, ClientError) as exc:  # (a misfit answer too: 422 over SSE)
                 self.carry_out(self.protocol.refused(settle.request_id, str(exc)))
                 continue
             if content is not None:

@@ -22,7 +22,7 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping, interrupts
-from .interrupts import REQUEST_INPUT
+from .interrupts import REQUEST_CREDENTIAL, REQUEST_INPUT
 from .policy import ToolPolicy
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
@@ -347,6 +347,8 @@ def closing_answers(
                 closed.append(call.id)  # any answer would resume the workflow: none is sent
             else:  # the model's question: it must read an answer before the new message
                 parts.append(_response(call, INPUT_MOVED_ON))
+        elif moved_on and call.name == REQUEST_CREDENTIAL:
+            closed.append(call.id)  # an answer would run the old turn again: none is sent
         else:
             continue
         if not moved_on:
@@ -383,7 +385,7 @@ def split_confirmation_answers(
 
 def _answers_confirmation(part: types.Part) -> bool:
     response = part.function_response
-    return response is not None and response.name == CONFIRMATION_TOOL
+    return response is not None and response.name in (CONFIRMATION_TOOL, REQUEST_CREDENTIAL)
 
 
 def _answers_event(

@@ -15,6 +15,7 @@ SANS_IO = [
     "chunks",
     "coalesce",
     "continuation",
+    "credentials",
     "convert",
     "durable",
     "encoding",
