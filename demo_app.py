@@ -7,7 +7,8 @@ Without ``GOOGLE_API_KEY`` (or Vertex AI settings: ``GOOGLE_GENAI_USE_VERTEXAI=1
 the package's scripted model serves both routes; it follows the demo grammar
 (docs/testing.md#the-demo-grammar):
 "weather in Paris", "pay 5 to alice", "play track 3", "where am i", clauses joined by "and"
-(parallel) or "then" (one after the other), and "explode".
+(parallel) or "then" (one after the other), "explode", and "plan a trip to Rome" (handed over to
+a second agent, the trip planner: ``build_team``).
 
 With Gemini, a chat model cannot open a Live API session and a live model does not answer
 ``generate_content``, so each route gets its own agent (same name, tools and instruction):
@@ -27,12 +28,12 @@ Importing this module builds no app (the examples and the tests import its agent
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from google.adk.agents import LlmAgent
+from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.function_tool import FunctionTool
 from starlette.applications import Starlette
@@ -44,11 +45,12 @@ from starlette.staticfiles import StaticFiles
 from adk_asgi import AdkApp, client_tool
 from adk_asgi.resumable import InMemoryStreamStore
 from adk_asgi.testing import demo_model
+from adk_asgi.testing.demo_grammar import PLANNER, planner_model
 
 INSTRUCTION = """You are the adk-asgi demo assistant. Use your tools when they help:
 get_weather for weather questions, process_payment to send money (the user approves each
 payment), change_bgm to change the background music, get_location to find where the user is.
-Answer in one or two short sentences."""
+Hand trip planning over to trip_planner. Answer in one or two short sentences."""
 
 _FORECASTS = ("sunny", "cloudy", "rainy", "windy", "snowy")
 
@@ -107,13 +109,16 @@ def gemini_models() -> tuple[str, str]:
     )
 
 
-def build_agent(model: BaseLlm | str | None = None) -> LlmAgent:
+def build_agent(
+    model: BaseLlm | str | None = None, sub_agents: Sequence[BaseAgent] = ()
+) -> LlmAgent:
     """The demo agent on ``model``; by default Gemini's chat model, or offline the scripted one."""
     chosen: BaseLlm | str = model or (gemini_models()[0] if use_gemini() else demo_model())
     return LlmAgent(
         name="demo_agent",
         model=chosen,
         instruction=INSTRUCTION,
+        sub_agents=list(sub_agents),
         tools=[
             get_weather,
             FunctionTool(process_payment, require_confirmation=True),
@@ -121,6 +126,27 @@ def build_agent(model: BaseLlm | str | None = None) -> LlmAgent:
             get_location,
         ],
     )
+
+
+PLANNER_INSTRUCTION = """You are the trip planner of the adk-asgi demo: suggest a short plan for
+the trip the user asks about, in two or three sentences. For anything else (weather, payments,
+music, location), transfer back to demo_agent."""
+
+
+def build_team(
+    model: BaseLlm | str | None = None, planner: BaseLlm | str | None = None
+) -> LlmAgent:
+    """The demo agent with a sub-agent it hands trips to (``plan a trip to Rome``): a tree of
+    agents, so every part names the agent it is from (docs/agents.md)."""
+    offline = not use_gemini()
+    chosen = planner or (planner_model() if offline else gemini_models()[0])
+    trip_planner = LlmAgent(
+        name=PLANNER,
+        description="Plans trips: where to go, what to see, for how long.",
+        model=chosen,
+        instruction=PLANNER_INSTRUCTION,
+    )
+    return build_agent(model, sub_agents=[trip_planner])
 
 
 WEB_DIST = Path(__file__).resolve().parent / "web" / "dist"
@@ -155,9 +181,10 @@ def agent_app(agent: LlmAgent | None = None, **options: Any) -> AdkApp:
     Gemini without an explicit agent, the chat model behind SSE and a live model behind
     ``/live`` (``live_agent``: one app, so sessions, identity and locks are shared)."""
     if agent is not None or not use_gemini():
-        return AdkApp(agent or build_agent(), **options)
+        return AdkApp(agent or build_team(), **options)
     chat_model, live_model = gemini_models()
-    return AdkApp(build_agent(chat_model), live_agent=build_agent(live_model), **options)
+    live_agent = build_team(live_model, planner=live_model)
+    return AdkApp(build_team(chat_model), live_agent=live_agent, **options)
 
 
 def create_app(agent: LlmAgent | None = None, **options: Any) -> Starlette:

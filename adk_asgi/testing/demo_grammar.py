@@ -32,12 +32,15 @@ from adk_asgi.testing.scripted import Call, Fail, Segment, Text, Turn
 __all__ = [
     "CONFIRMATION_FUNCTION_NAME",
     "CONFIRMATION_PLACEHOLDER_PREFIX",
+    "PLANNER",
     "REJECTED_ERROR",
     "closing_sentence",
     "demo_model",
     "demo_responder",
     "intermediate_sentence",
     "parse_stages",
+    "planner_model",
+    "planner_responder",
     "render_result",
 ]
 
@@ -60,6 +63,11 @@ _CLAUSE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("change_bgm", re.compile(rf"\bplay\s+track\s+#?{_NUMBER}", re.IGNORECASE)),
     ("get_location", re.compile(r"\bwhere\s+am\s+i\b", re.IGNORECASE)),
 )
+_TRIP = re.compile(r"\bplan a trip to\s+" + _WORD, re.IGNORECASE)
+PLANNER = "trip_planner"
+"""The demo's sub-agent (``plan a trip to <city>``): the multi-agent part of the demo."""
+_HANDOVER = "Our trip planner can help with that."
+_TRANSFER = "transfer_to_agent"
 _THEN = re.compile(r"\s+then\s+", re.IGNORECASE)
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 
@@ -135,10 +143,13 @@ def _fallback_reply(text: str) -> str:
     )
 
 
+_CONTEXT = "For context:"
+"""How ADK shows one agent what another did (as a user message): not the user's words."""
+
+
 def _has_user_text(content: types.Content) -> bool:
-    return content.role == "user" and any(
-        part.text and not part.thought for part in content.parts or ()
-    )
+    texts = [part.text for part in content.parts or () if part.text and not part.thought]
+    return content.role == "user" and bool(texts) and not texts[0].startswith(_CONTEXT)
 
 
 def _is_placeholder(response: Mapping[str, Any] | None) -> bool:
@@ -188,6 +199,8 @@ def demo_responder(contents: list[types.Content]) -> Turn:
 
     if "explode" in text.lower():
         return [Text(_EXPLODE_TEXT), Fail(_EXPLODE_ERROR)]
+    if _TRIP.search(text):
+        return [Text(_HANDOVER), Call(_TRANSFER, {"agent_name": PLANNER})]
     stages = parse_stages(text)
     if not stages:
         return [Text(_fallback_reply(text))]
@@ -211,6 +224,30 @@ def demo_responder(contents: list[types.Content]) -> Turn:
         response = progress.result_of(index)
         results.append((call.name or "", response.response if response else None))
     return [Text(closing_sentence(results))]
+
+
+def planner_responder(contents: list[types.Content]) -> Turn:
+    """The trip planner's answer: a plan for ``plan a trip to <city>``; for anything else it
+    hands the user back to the demo agent (``parent`` is its name)."""
+    last = max((i for i, c in enumerate(contents) if _has_user_text(c)), default=-1)
+    text = ""
+    if last >= 0:
+        text = "".join(p.text or "" for p in contents[last].parts or () if not p.thought).strip()
+    trip = _TRIP.search(text)
+    if trip is None:
+        return [Call(_TRANSFER, {"agent_name": "demo_agent"})]
+    city = (_word(trip.group(1)) or "there").capitalize()
+    return [
+        Text(
+            f"{city} in three days: the old town first, the museums next, then a day out of"
+            " town. Ask me anything else and I will hand you back."
+        )
+    ]
+
+
+def planner_model(**fields: Any) -> ScriptedLlm:
+    """The scripted model of the demo's trip planner (``fields`` as for :func:`demo_model`)."""
+    return ScriptedLlm(responder=planner_responder, **fields)
 
 
 def demo_model(**fields: Any) -> ScriptedLlm:

@@ -13,6 +13,7 @@ from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import Call, ScriptedLlm, Text, read_ui_message
+from demo_app import build_team
 from tests.support import counter, parse_sse, user_body
 
 
@@ -207,3 +208,50 @@ async def test_a_loop_agent_streams_a_step_per_round_until_it_escalates() -> Non
         {"status": "done"}
     ]
     assert history[1] == read_ui_message(chunks)
+
+
+async def test_the_demo_team_hands_a_trip_over_and_takes_the_user_back() -> None:
+    """The demo's multi-agent example (``plan a trip to <city>``), as its page shows it."""
+    app = AdkApp(build_team(), message_id_factory=counter("msg"), identify=lambda c: "u")
+    transport = httpx.ASGITransport(app=app)
+    said: list[list[tuple[str, str]]] = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        messages: list[dict[str, Any]] = []
+        for number, text in enumerate(["plan a trip to Rome", "weather in Paris"]):
+            user = {"id": f"u{number}", "role": "user", "parts": [{"type": "text", "text": text}]}
+            messages.append(user)
+            response = await client.post("/chat", json={"id": "chat-1", "messages": messages})
+            messages.append(read_ui_message(parse_sse(response.content)))
+            said.append(
+                [
+                    (
+                        (p.get("providerMetadata") or p.get("callProviderMetadata"))["adk"][
+                            "author"
+                        ],
+                        p.get("text") or p["output"],
+                    )
+                    for p in messages[-1]["parts"]
+                    if p["type"] != "step-start"
+                ]
+            )
+        assert (await client.get("/chat/chat-1/messages")).json() == messages
+    assert said == [
+        [
+            ("demo_agent", "Our trip planner can help with that."),
+            ("demo_agent", {"transferredTo": "trip_planner"}),
+            (
+                "trip_planner",
+                "Rome in three days: the old town first, the museums next, then a day out of"
+                " town. Ask me anything else and I will hand you back.",
+            ),
+        ],
+        [
+            ("trip_planner", {"transferredTo": "demo_agent"}),
+            ("demo_agent", {"city": "Paris", "forecast": "windy", "temperature_c": 19}),
+            (
+                "demo_agent",
+                'Here you go: get_weather: {"city": "Paris", "forecast": "windy",'
+                ' "temperature_c": 19}.',
+            ),
+        ],
+    ]

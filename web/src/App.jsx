@@ -25,8 +25,10 @@ const EXAMPLES = [
   "play track 2",
   "where am i",
   "pay 5 to alice then pay 7 to bob",
+  "plan a trip to Rome",
   "explode",
 ];
+const ROOT_AGENT = "demo_agent"; // parts of another agent of the tree are labelled with its name
 const TRANSPORT_JS = "/agent/transport.js"; // served by the app, so not bundled
 // A request body is at most 4 MiB (AdkApp's max_body_size) and a file goes as a base64 data:
 // URL (4/3 of its size), so a message carries at most 2 MiB of files.
@@ -726,7 +728,15 @@ function Message({ message, closed, onApprove }) {
   return (
     <article className={`message ${message.role}`} data-role={message.role} data-id={message.id}>
       {message.parts.map((part, index) => {
-        if (part.type === "text") return <p key={index}>{part.text}</p>;
+        if (part.type === "text") {
+          const author = part.providerMetadata?.adk?.author;
+          return (
+            <p key={index} data-author={author}>
+              {author && author !== ROOT_AGENT && <b className="author">{author}: </b>}
+              {part.text}
+            </p>
+          );
+        }
         if (part.type === "file") return <FilePart key={index} part={part} />;
         if (part.type === "reasoning")
           return (
