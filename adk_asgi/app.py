@@ -40,6 +40,7 @@ from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
 from .locks import ChatLocks, InMemoryChatLocks
+from .pace import PaceToReader
 from .pause import PauseForClientTools
 from .policy import ToolPolicy, toolsets
 from .resumable import StreamStore
@@ -143,7 +144,7 @@ class AdkApp:
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
         elif plugins:
             app = app.model_copy(update={"plugins": [*app.plugins, *plugins]})
-        bridge_plugins = [PauseForClientTools(), LiveToolGate()]
+        bridge_plugins = [PauseForClientTools(), LiveToolGate(), PaceToReader()]
         app = app.model_copy(update={"plugins": [*app.plugins, *bridge_plugins]})
         self.adk_app = app
         self.session_service = session_service or InMemorySessionService()

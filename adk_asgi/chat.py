@@ -25,6 +25,7 @@ from .failures import shown_answer
 from .identity import Identity
 from .locks import ChatBusy, ChatKey
 from .messages import ChatRequest
+from .pace import RunSignal
 from .pending import PAYLOADS_KEY, user_turn, visible_events
 from .resumable import StreamStore
 from .services import Services
@@ -178,7 +179,7 @@ class ChatEndpoint:
         send: Send,
     ) -> None:
         services = self.services
-        abort = asyncio.Event()
+        abort = RunSignal()
         events = None
         if plan.new_message is not None:
             events = services.runner.run_async(

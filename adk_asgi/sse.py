@@ -32,6 +32,7 @@ from starlette.types import Receive, Scope, Send
 from .chunks import UIMessageChunk
 from .convert import EventConverter
 from .encoding import SSE_DONE, SSE_HEADERS, SSE_KEEP_ALIVE, ChunkEncoder
+from .pace import RunSignal
 
 logger = logging.getLogger("adk_asgi")
 
@@ -111,6 +112,8 @@ class SSEResponse:
         self.write_interval = write_interval
         self.max_buffer = max_buffer
         self.keep_alive = keep_alive
+        self.reader_ready = abort.reader_ready if isinstance(abort, RunSignal) else asyncio.Event()
+        """Cleared while bytes wait for the reader: the model waits too (:mod:`.pace`)."""
         self._writer: _Writer | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -136,17 +139,20 @@ class SSEResponse:
         async for data in body:
             if self._silent():
                 continue  # the client is gone: drain the run, send nothing
+            self.reader_ready.clear()  # (a write that waits for the reader holds the model)
             try:
                 await send({"type": "http.response.body", "body": data, "more_body": True})
             except OSError:
                 self._client_gone()
+            finally:
+                self.reader_ready.set()
         if not self._silent():
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _pump_coalesced(self, body: AsyncIterator[bytes], send: Send) -> None:
         """This task iterates the body and writes what is due at once; bytes held for the rest
         of an interval are written by a second task when it ends."""
-        writer = self._writer = _Writer(send, self._client_gone, self._silent)
+        writer = self._writer = _Writer(send, self._client_gone, self._silent, self.reader_ready)
         writer.interval, writer.max_buffer = self.write_interval, self.max_buffer
         writer.keep_alive = self.keep_alive
         flusher = asyncio.create_task(writer.flush_held(), name="adk_asgi sse flusher")
@@ -186,6 +192,7 @@ class SSEResponse:
     def _client_gone(self) -> None:
         """Nothing more can be sent; the run stops too unless it is ``detached``."""
         self.gone.set()
+        self.reader_ready.set()  # nothing is written any more: the run goes on, or stops
         if not self.detached:
             self.abort.set()
 
@@ -196,13 +203,22 @@ class _Writer:
     ``put`` (from the body's task) writes at once when the last write is an interval old, and
     otherwise holds the bytes for ``flush_held`` (a second task) to write when the interval
     ends. One write is in flight at a time: bytes put while ``flush_held`` writes are held
-    for its next write. ``put`` waits only while ``max_buffer`` bytes are held. A write raising
+    for its next write. ``put`` waits only while ``max_buffer`` bytes are held; ``ready`` is
+    cleared then, and while a write is in flight (it waits only for a reader that does not
+    read), so the model waits too (:mod:`.pace`). A write raising
     ``OSError`` calls ``gone``, as a disconnect does; any other exception is kept in ``error``
     (and calls ``gone``) so that the run is drained before it is raised.
     """
 
-    def __init__(self, send: Send, gone: Callable[[], None], silent: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        send: Send,
+        gone: Callable[[], None],
+        silent: Callable[[], bool],
+        ready: asyncio.Event,
+    ) -> None:
         self.send = send
+        self.ready = ready
         self.gone = gone
         self.silent = silent
         """Whether nothing more may be written (see ``SSEResponse``)."""
@@ -232,6 +248,7 @@ class _Writer:
             self._due.set()
         if self._size >= self.max_buffer and not self._closed:
             self._room.clear()
+            self.ready.clear()
             await self._room.wait()
 
     async def write(self, *, more_body: bool = True) -> None:
@@ -244,6 +261,7 @@ class _Writer:
         if self._writes:  # the first write (``start``) does not start an interval
             self._not_before = self._written + self.interval
         self._writes += 1
+        self.ready.clear()
         try:
             await self.send({"type": "http.response.body", "body": data, "more_body": more_body})
         except OSError:
@@ -251,6 +269,9 @@ class _Writer:
         except Exception as exc:
             self.error = exc
             self.gone()
+        finally:
+            if self._size < self.max_buffer or self._closed:
+                self.ready.set()
 
     def stop(self) -> None:
         """Make ``flush_held`` return (what it holds is the producer's again)."""
@@ -288,6 +309,7 @@ class _Writer:
         finally:
             self._closed = True
             self._room.set()
+            self.ready.set()
 
     async def _due_or_idle(self) -> bool:
         """Wait until bytes are due (True), or ``keep_alive`` seconds pass with no write

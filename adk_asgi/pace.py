@@ -1,0 +1,56 @@
+"""A run streams no faster than its reader reads: back-pressure from the socket to the model.
+
+ADK's runner hands events from the agent's task to the caller through an unbounded queue, and
+does not wait for a partial event to be taken (it waits for final ones only). A reader that
+stops reading — a stalled client, a slow link — stops the SSE body, but not the model: every
+partial event it streams meanwhile waits in that queue, about 1.5 KiB each
+(docs/performance.md, "Slow clients"). So the SSE writer says when its reader keeps up
+(:attr:`RunSignal.reader_ready`), and :class:`PaceToReader`, a plugin, holds the model's next
+response in the agent's own task until it does: the model's stream then waits in its HTTP
+connection, as any unread stream does, and the server's memory stays bounded.
+
+The run is found through its abort signal, the one object ADK hands from the caller to every
+callback of the invocation (``InvocationContext._abort_signal``, private in ADK 2.13; pinned
+by tests/e2e/test_slow_readers.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
+
+
+class RunSignal(asyncio.Event):
+    """The abort signal of an SSE run, which also says whether the run's reader keeps up.
+
+    Setting it (aborting the run) releases a model held for the reader: an aborted run must
+    reach its end.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reader_ready = asyncio.Event()
+        """Set while the reader keeps up; the SSE writer clears it while its bytes wait."""
+        self.reader_ready.set()
+
+    def set(self) -> None:
+        super().set()
+        self.reader_ready.set()
+
+
+class PaceToReader(BasePlugin):
+    """Holds each model response of an SSE run until the run's reader keeps up."""
+
+    def __init__(self) -> None:
+        super().__init__(name="adk_asgi_pace_to_reader")
+
+    async def after_model_callback(
+        self, *, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        signal = callback_context.get_invocation_context()._abort_signal
+        if isinstance(signal, RunSignal) and not signal.reader_ready.is_set():
+            await signal.reader_ready.wait()
+        return None
