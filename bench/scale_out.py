@@ -1,7 +1,8 @@
 """Scale-out: SSE throughput with one uvicorn worker and with two, on the shared pieces several
 workers need (PostgreSQL sessions, Redis chat locks and stream store); and what those cost.
 
-``python -m bench.scale_out [--quick] [--users U] [--deltas D] [--rounds R] [--window S]``
+``python -m bench.scale_out [--quick] [--users U] [--deltas D] [--rounds R] [--window S]
+[--configs KEY ...] [--redis-from-url]``
 
 A throw-away PostgreSQL cluster and Redis server are started for the run from Debian's binaries
 (``tests/backing_services.py``, the test suite's own code). Then one server per configuration,
@@ -13,6 +14,12 @@ all at once, each ``bench.serve adk_asgi_shared``: uvicorn's own supervisor (wha
 * ``1 worker, local locks+streams``: the same sessions, in-process locks and
   ``InMemoryStreamStore``: what the cross-process lock and stream store cost, side by side;
 * ``1 worker, all in memory``: in-memory sessions too (a diagnostic: what PostgreSQL costs).
+
+The Redis pieces share one ``redis.asyncio.Redis`` per worker on a ``BlockingConnectionPool`` of
+100 connections. Built from the URL as docs/deployment.md shows (``--redis-from-url``), each
+makes a client with redis-py's default pool, which raises ``MaxConnectionsError`` once 100
+commands are in flight: at 100 chats on one worker, some requests fail and stored answers lose
+pieces (see docs/performance.md).
 
 Each configuration has its own database and Redis database. **Saturation**: U users (100), each
 with a connection of their own, send new chats back to back (closed loop), each asking for D
@@ -85,12 +92,12 @@ class Config:
     """Redis chat locks and stream store; else in-process locks and ``InMemoryStreamStore``."""
 
 
-CONFIGS: Final = (
-    Config(ONE, 1, postgres=True, redis=True),
-    Config(TWO, 2, postgres=True, redis=True),
-    Config(LOCAL, 1, postgres=True, redis=False),
-    Config(MEMORY, 1, postgres=False, redis=False),
-)
+CONFIGS: Final = {
+    "one": Config(ONE, 1, postgres=True, redis=True),
+    "two": Config(TWO, 2, postgres=True, redis=True),
+    "local": Config(LOCAL, 1, postgres=True, redis=False),
+    "memory": Config(MEMORY, 1, postgres=False, redis=False),
+}
 
 
 # --- CPU from /proc ---------------------------------------------------------------------------
@@ -337,6 +344,9 @@ class Plan:
     window: float
     sequential: int
     configs: Sequence[Config]
+    redis_pool: str = "blocking"
+    """``blocking``: one client per worker on a ``BlockingConnectionPool`` (100); ``url``: the
+    stores built from the URL as docs/deployment.md shows (see ``bench.serve.shared_app``)."""
 
 
 @dataclass
@@ -345,6 +355,8 @@ class Results:
     one_at_a_time: dict[str, list[OneChat]] = field(default_factory=dict)
     postgres_version: str = ""
     redis_version: str = ""
+    logs: dict[str, str] = field(default_factory=dict)
+    """The end of the server log of each configuration that had failed requests."""
 
 
 @dataclass
@@ -370,6 +382,7 @@ def _servers(plan: Plan, postgres: Any, redis_url: str) -> Iterator[list[ServerP
                 else "memory",
                 "BENCH_LOCKS": redis_db if config.redis else "memory",
                 "BENCH_STREAMS": redis_db if config.redis else "memory",
+                "BENCH_REDIS_POOL": plan.redis_pool,
             }
             progress(f"starting {config.name}")
             servers.append(stack.enter_context(ServerProcess("adk_asgi_shared", env=env)))
@@ -394,6 +407,9 @@ async def bench(plan: Plan, postgres: Any, redis_url: str) -> Results:
                     one.reference = await one.chats.reference(plan.deltas)
                     one.short_reference = await one.chats.reference(SHORT)
                 await _run(plan, served, results)
+                for one in served:
+                    if any(run.errors for run in results.saturation[one.config.name]):
+                        results.logs[one.config.name] = one.server.log_tail(3000)
             except Exception:
                 for one in served:
                     print(
@@ -617,18 +633,29 @@ def targets(results: Results, plan: Plan) -> list[str]:
     whole = all(one.exact for runs in sat.values() for run in runs for one in run.checked)
     errors = sum(len(run.errors) for runs in sat.values() for run in runs)
     out.append(
-        f"  every chat complete and exact, no error ({errors}): {verdict(whole and not errors)}"
+        f"  every chat complete and exact, {errors} failed requests  target all, 0:"
+        f" {verdict(whole and not errors)}"
     )
+    for name, runs in sat.items():
+        failed = [error for run in runs for error in run.errors]
+        if failed:
+            out.append(f"    {name}: failed requests, first few: {failed[:3]}")
     return out
 
 
-def environment(results: Results) -> str:
+def environment(results: Results, plan: Plan) -> str:
+    pool = (
+        "RedisChatLocks(url), RedisStreamStore(url): redis-py's default pool each"
+        if plan.redis_pool == "url"
+        else "RedisChatLocks and RedisStreamStore on one redis.asyncio.Redis per worker,"
+        " BlockingConnectionPool(max_connections=100)"
+    )
     return (
         f"python {platform.python_version()}, google-adk {version('google-adk')}, "
         f"uvicorn {version('uvicorn')}, httpx {version('httpx')}, redis-py {version('redis')},"
         f" asyncpg {version('asyncpg')}, SQLAlchemy {version('sqlalchemy')},\n"
         f"{results.postgres_version}, {results.redis_version}; {platform.machine()},"
-        f" {os.cpu_count()} CPUs, nothing pinned"
+        f" {os.cpu_count()} CPUs, nothing pinned\n{pool}"
     )
 
 
@@ -649,6 +676,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--deltas", type=int, help=f"deltas per chat (default {DELTAS})")
     parser.add_argument("--rounds", type=int, help=f"rounds (default {ROUNDS})")
     parser.add_argument("--window", type=float, help=f"seconds counted (default {WINDOW:g})")
+    parser.add_argument(
+        "--configs", nargs="+", choices=list(CONFIGS), help="configurations (default: all)"
+    )
+    parser.add_argument(
+        "--redis-from-url",
+        action="store_true",
+        help="build RedisChatLocks and RedisStreamStore from the URL, as the docs show (redis-py's"
+        " default pool, which fails past 100 commands in flight), not on a blocking pool",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     plan = Plan(
@@ -658,7 +694,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         warm_up=1.0 if quick else WARM_UP,
         window=args.window or (3.0 if quick else WINDOW),
         sequential=5 if quick else SEQUENTIAL,
-        configs=CONFIGS,
+        configs=[CONFIGS[key] for key in args.configs or CONFIGS],
+        redis_pool="url" if args.redis_from_url else "blocking",
     )
     quiet()
     raise_fd_limit()
@@ -669,7 +706,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             results = runner.run(bench(plan, postgres, redis_url))
         results.postgres_version, results.redis_version = _versions(postgres)
-    print(environment(results))
+    print(environment(results, plan))
     print(f"load average (1, 5, 15 min) before {load_before}, after {load_average()}")
     print(saturation_report(results, plan))
     print()
@@ -677,6 +714,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("\nTargets (ratios: median of the per-round ratios; in brackets each round's)")
     for line in targets(results, plan):
         print(line)
+    for name, log in results.logs.items():
+        print(f"--- {name}: the end of the server log ---\n{log}", file=sys.stderr)
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
 
 

@@ -135,7 +135,12 @@ def shared_app() -> ASGIApp:
       default pool), or ``memory``;
     * ``BENCH_LOCKS``: a Redis URL for ``RedisChatLocks``, or ``memory`` (in-process locks);
     * ``BENCH_STREAMS``: a Redis URL for ``RedisStreamStore``, ``memory`` for
-      ``InMemoryStreamStore``, or ``none``.
+      ``InMemoryStreamStore``, or ``none``;
+    * ``BENCH_REDIS_POOL``: ``blocking`` (the default) gives both one ``redis.asyncio.Redis``
+      on a ``BlockingConnectionPool`` of 100 connections, which waits for a free connection;
+      ``url`` passes them the URL, as docs/deployment.md shows, so each makes its own client
+      with redis-py's default pool, which raises ``MaxConnectionsError`` once 100 commands are
+      in flight.
 
     ``prepare()`` runs at start-up (the tables created once, workers serialized by the lock)."""
     quiet()
@@ -143,20 +148,36 @@ def shared_app() -> ASGIApp:
     locks_url = os.environ.get("BENCH_LOCKS", "memory")
     streams_url = os.environ.get("BENCH_STREAMS", "none")
     options: dict[str, Any] = {}
+    closing: list[Any] = []
     if sessions_url != "memory":
         from google.adk.sessions.database_session_service import DatabaseSessionService
 
         options["session_service"] = DatabaseSessionService(db_url=sessions_url)
+        closing.append(options["session_service"].close)
+    clients: dict[str, Any] = {}
+
+    def redis(url: str) -> Any:
+        """The URL itself, or the one shared client on a blocking pool for it."""
+        if os.environ.get("BENCH_REDIS_POOL", "blocking") == "url":
+            return url
+        if url not in clients:
+            import redis.asyncio as aioredis
+
+            pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=100, timeout=None)
+            clients[url] = aioredis.Redis(connection_pool=pool)
+            closing.append(clients[url].aclose)
+        return clients[url]
+
     if locks_url != "memory":
         from adk_asgi.locks_redis import RedisChatLocks
 
-        options["locks"] = RedisChatLocks(locks_url)
+        options["locks"] = RedisChatLocks(redis(locks_url))
     if streams_url == "memory":
         options["streams"] = InMemoryStreamStore()
     elif streams_url != "none":
         from adk_asgi.resumable_redis import RedisStreamStore
 
-        options["streams"] = RedisStreamStore(streams_url)
+        options["streams"] = RedisStreamStore(redis(streams_url))
     chat = AdkApp(make_agent(), identify=lambda conn: USER_ID, **options)
 
     @asynccontextmanager
@@ -164,8 +185,8 @@ def shared_app() -> ASGIApp:
         await chat.prepare()
         yield
         await chat.aclose()
-        if "session_service" in options:
-            await options["session_service"].close()
+        for close in closing:
+            await close()
 
     return with_cpu_probe(Starlette(routes=[Mount("/agent", app=chat)], lifespan=lifespan))
 
