@@ -17,6 +17,7 @@ from typing import Literal
 
 from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.loop_agent import LoopAgent
 from google.adk.agents.parallel_agent import ParallelAgent
 from google.adk.agents.run_config import RunConfig
 from google.adk.apps.app import App
@@ -286,15 +287,15 @@ class AdkApp:
 def _live_refusal(root: BaseNode) -> str | None:
     """Why ``WS /live`` cannot serve ``root``, so its users are sent to ``POST /chat`` with a
     reason instead of a failed session: a workflow has no live model connection (ADK runs it
-    once through and ends the session), and ADK 2.13's ``ParallelAgent`` raises
-    ``NotImplementedError`` live."""
+    once through and ends the session), and ADK 2.13's ``ParallelAgent`` and ``LoopAgent``
+    raise ``NotImplementedError`` live."""
     if not isinstance(root, BaseAgent):
         kind = "a workflow"
     else:
-        parallel = [a for a in _agents(root) if isinstance(a, ParallelAgent)]
-        if not parallel:
+        unable = [a for a in _agents(root) if isinstance(a, ParallelAgent | LoopAgent)]
+        if not unable:
             return None
-        kind = f"a tree with the ParallelAgent {parallel[0].name!r}"
+        kind = f"a tree with the {type(unable[0]).__name__} {unable[0].name!r}"
     return (
         f"{root.name!r} is {kind}, which ADK cannot run live: use POST /chat, or give AdkApp"
         " a live_agent"

@@ -71,7 +71,7 @@ from .interrupts import (
     qualified_prefix,
     workflow_answer,
 )
-from .pending import CONFIRMATION_TOOL, client_approval_id
+from .pending import CONFIRMATION_TOOL, REJECTED, client_approval_id
 from .policy import ToolPolicy
 from .text_blocks import HeardSpeech, TextBlocks
 
@@ -292,8 +292,14 @@ class EventConverter:
 
     def _feed_final(self, event: Event, out: list[UIMessageChunk]) -> None:
         content = event.content
-        if content is None and not self._node_result(event, out):
-            content = workflow_answer(event)  # a workflow's answer
+        if content is None:
+            # A confirmed node's output is its call's result; it is also the workflow's answer
+            # when the node is the last (a text step after the card: the stock
+            # ``lastAssistantMessageIsCompleteWithToolCalls`` would take an answer that ends
+            # on a card for a call to go on with). A rejected node shows on its card only.
+            shown = self._node_result(event, out)
+            if not (shown and event.output == REJECTED):
+                content = workflow_answer(event)
         parts = (content.parts or []) if content is not None else []
         is_model_call = content is not None and content.role == "model"
         confirmations = event.actions.requested_tool_confirmations
@@ -405,10 +411,9 @@ class EventConverter:
         if node is not None:  # a workflow node asks to run: an approval, as for a tool
             self._known_calls.add(client_id)
             descriptor = approval_descriptor({"hint": node.hint, "payload": node.payload})
-            name = node.tool_name
-            metadata = self._blocks.speaker
+            name, author = node.tool_name, self._blocks.speaker
             out.append(
-                ToolInputStart(tool_call_id=client_id, tool_name=name, provider_metadata=metadata)
+                ToolInputStart(tool_call_id=client_id, tool_name=name, provider_metadata=author)
             )
             out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=name, input=node.args))
             out.append(
@@ -434,9 +439,15 @@ class EventConverter:
             return
         self._known_calls.add(client_id)
         self._calls[client_id] = (call.name, args)
+        by_server = (
+            True if self.policy is not None and self.policy.runs_unasked(call.name) else None
+        )
         out.append(
             ToolInputStart(
-                tool_call_id=client_id, tool_name=call.name, provider_metadata=self._blocks.speaker
+                tool_call_id=client_id,
+                tool_name=call.name,
+                provider_executed=by_server,
+                provider_metadata=self._blocks.speaker,
             )
         )
         if self.policy is not None and self.policy.needs_approval(call.name, args):
@@ -452,7 +463,14 @@ class EventConverter:
             )
         else:
             shown = shown_input(call.name, args)
-            out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=call.name, input=shown))
+            out.append(
+                ToolInputAvailable(
+                    tool_call_id=client_id,
+                    tool_name=call.name,
+                    input=shown,
+                    provider_executed=by_server,
+                )
+            )
         if call.id in (event.long_running_tool_ids or ()):
             self._waiting_on_calls = True
 

@@ -117,12 +117,12 @@ def rebuild_messages(
             if content is not None and content.parts:
                 message.parts.extend(step_of(event, message))
                 for part in content.parts:
-                    message.parts.extend(_model_part(part, state, event))
+                    message.parts.extend(_model_part(part, state, policy, event))
             data = {"errorText": error}
             message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
             continue
-        if content is None and event.id not in state.node_results:
-            content = workflow_answer(event)  # a workflow's answer
+        if content is None and event.id not in state.rejected_nodes:
+            content = workflow_answer(event)  # a workflow's answer (as convert.py shows it)
         if content is None or not content.parts:
             continue
         if event.author == "user":
@@ -142,7 +142,7 @@ def rebuild_messages(
         if content.role != "model" and asks_credentials(content):  # in the asking call's step
             assistant = answer_of(event)
             for part in content.parts:
-                assistant.parts.extend(_model_part(part, state, event))
+                assistant.parts.extend(_model_part(part, state, policy, event))
             continue
         if content.role != "model" or not (calls or other):
             continue  # responses and confirmation requests: reflected in the call's part
@@ -150,7 +150,7 @@ def rebuild_messages(
         assistant.parts.extend(step_of(event, assistant))
         author = speaker(event.author) if speakers else None
         for part in content.parts:
-            assistant.parts.extend(_model_part(part, state, event, author))
+            assistant.parts.extend(_model_part(part, state, policy, event, author))
     return messages
 
 
@@ -198,7 +198,11 @@ def _file(part: types.Part) -> FilePart | None:
 
 
 def _model_part(
-    part: types.Part, state: ChatState, event: Event, author: ProviderMetadata | None = None
+    part: types.Part,
+    state: ChatState,
+    policy: ToolPolicy,
+    event: Event,
+    author: ProviderMetadata | None = None,
 ) -> list[UIPart]:
     if part.text is not None and part.function_call is None:
         if not part.text:
@@ -209,19 +213,24 @@ def _model_part(
     if part.function_call is not None:
         asked = part.function_call
         call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event))
-        return [] if call is None else [_tool_part(call, state, author)]
+        return [] if call is None else [_tool_part(call, state, policy, author)]
     file = _file(part)
     return [file] if file is not None else []
 
 
 def _tool_part(
-    call: ToolCall, state: ChatState, author: ProviderMetadata | None = None
+    call: ToolCall, state: ChatState, policy: ToolPolicy, author: ProviderMetadata | None = None
 ) -> ToolPart:
+    # as the stream says it: by the name (a workflow node that asks is a node, not a tool)
+    by_server = (
+        policy.runs_unasked(call.name) and state.confirmation_of_call.get(call.id) != call.id
+    )
     part = ToolPart(
         type=f"tool-{call.name}",
         tool_call_id=call.id,
         input=shown_input(call.name, call.args),
         state="input-available",
+        provider_executed=True if by_server else None,
         call_provider_metadata=author,
     )
     approval_id = state.confirmation_of_call.get(call.id)

@@ -68,6 +68,10 @@ BUSY: Final = 1013
 """The close code of a connection whose chat is busy elsewhere: "try again later"."""
 
 
+AGENT_ENDED: Final = "the agent ended its live session: send again to start a new one"
+"""Why a connection whose ``run_live`` returned takes no more requests (it then closes)."""
+
+
 class LiveProtocol:
     def __init__(
         self,
@@ -334,19 +338,28 @@ class LiveProtocol:
         return self._take()
 
     def session_ended(self, error: BaseException | None) -> list[Output]:
-        """``run_live`` returned (``error``: or raised it). The client reads what ``on_error``
-        says of the error; what it was shown of the answer cut short is kept."""
-        converter = self._unasked_response().converter
+        """``run_live`` raised ``error``, or returned (``None``).
+
+        Returning is the agent's own end: a ``SequentialAgent`` whose last sub-agent said
+        ``task_completed``, a Live API session that closed. The answer under way ends as it
+        is and the socket closes normally (1000); the client's next message opens a new
+        connection, and so a new session. An error is reported as ``on_error`` says, what the
+        client was shown of the answer cut short is kept, and the socket closes with 1011.
+        """
         if error is None:
-            failure = converter.fail("the live session ended")
-        else:
-            failure = converter.fail(self.on_error(AgentError(exception=error)))
+            response = self.streams.response
+            if response is not None:
+                self.streams.end(response.converter.finish(), self.clock())
+            self._closed(AGENT_ENDED, 1000)
+            self.out.append(Close(1000))
+            return self._take()
+        converter = self._unasked_response().converter
+        failure = converter.fail(self.on_error(AgentError(exception=error)))
         self.streams.end(failure + converter.finish(), self.clock())
-        if error is not None and converter.failure is not None:
+        if converter.failure is not None:
             shown, text = converter.failure
             self.out.append(KeepFailure(converter.message_id, shown, text))
-        after = "" if error is None else " after an error"
-        self._closed(f"the live session ended{after}", 1011)
+        self._closed("the live session ended after an error", 1011)
         self.out.append(Close(1011))  # the writer sends what is queued, then closes
         return self._take()
 

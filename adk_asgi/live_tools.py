@@ -271,7 +271,9 @@ class LiveToolGate(BasePlugin):
         asked = tool_context.actions.requested_tool_confirmations
         if call_id and call_id in asked and tool_context.tool_confirmation is None:
             replaced = result = await waits.confirm(tool, tool_args, tool_context)
-        waits.carry_out(waits.protocol.tool_finished(call_id, result))
+        # (ADK stores a result that is not an object as ``{"result": ...}``: shown as stored)
+        stored = result if isinstance(result, dict) else {"result": result}
+        waits.carry_out(waits.protocol.tool_finished(call_id, stored))
         return replaced
 
     async def on_event_callback(

@@ -119,9 +119,9 @@ class ChatState:
     """Approval ids and call ids whose wait ended unanswered (closed for a timeout)."""
     closed_approvals: set[str] = field(default_factory=set)
     """Approval ids closed unanswered because the user sent a new message."""
-    node_results: set[str] = field(default_factory=set)
-    """Ids of the events that hold a confirmed workflow node's output: shown as its call's
-    result, not as the workflow's answer."""
+    rejected_nodes: set[str] = field(default_factory=set)
+    """Ids of the events that hold ADK's rejection of a workflow node the user denied: shown
+    on its card, not as the workflow's answer."""
 
     def waiting(self) -> list[ToolCall]:
         """The calls that wait for the user or the browser: open confirmations, open browser
@@ -220,7 +220,8 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
         asked = interrupts.confirmed_node(event)
         if asked is not None and asked in latest:  # the confirmed node ran (or was rejected)
             state.results[latest[asked]] = event.output
-            state.node_results.add(event.id)
+            if event.output == REJECTED:
+                state.rejected_nodes.add(event.id)
         if tags.approved_call is not None:
             state.approved_client_calls.add(tags.approved_call)
         state.live_decisions.update(tags.decisions)  # live mode records the user's decisions

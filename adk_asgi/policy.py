@@ -14,7 +14,10 @@ from typing import Any
 
 from google.adk.tools.base_toolset import BaseToolset
 
+from .interrupts import REQUEST_CREDENTIAL, REQUEST_INPUT
 from .tools import ClientTool
+
+ANSWERED_BY_THE_PAGE = frozenset({REQUEST_INPUT, REQUEST_CREDENTIAL})
 
 
 class ToolPolicy:
@@ -44,6 +47,18 @@ class ToolPolicy:
         runs it (``client_tool(require_approval=...)``; ADK's own confirmations are ADK's)."""
         tool = self.client_tools.get(name)
         return tool is not None and tool.needs_approval(args)
+
+    def runs_unasked(self, name: str) -> bool:
+        """Whether the server runs a call of this name with nothing asked of the page: no
+        approval, no browser, no answer from the user (ADK's ``adk_request_input`` and
+        ``adk_request_credential`` are the page's to answer). The client is told
+        (``providerExecuted``), as the AI SDK tells it of any tool the server runs: its
+        ``onToolCall`` leaves the call alone, and ``lastAssistantMessageIsCompleteWithToolCalls``
+        does not take an answer that ends on its output (``skip_summarization``, ``exit_loop``,
+        a live ``task_completed``) for one to send again."""
+        return not (
+            name in self.client_tools or name in ANSWERED_BY_THE_PAGE or name in self._asking
+        )
 
     def may_ask(self, name: str) -> bool:
         """Whether a tool may ask the user before it runs (``require_confirmation`` set, or a

@@ -126,6 +126,8 @@ def apply_chunks(message: dict[str, Any], chunks: list[dict[str, Any]]) -> dict[
                     "state": "input-streaming",
                 }
             )
+            if chunk.get("providerExecuted") is not None:
+                parts[-1]["providerExecuted"] = chunk["providerExecuted"]
         elif kind.startswith("tool-"):
             part = next(p for p in parts if p.get("toolCallId") == chunk["toolCallId"])
             if kind == "tool-input-delta":

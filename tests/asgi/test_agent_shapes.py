@@ -121,6 +121,7 @@ async def test_a_transfer_is_shown_as_a_handover_to_the_agent_that_answers() -> 
             "type": "tool-input-start",
             "toolCallId": "call_1",
             "toolName": "transfer_to_agent",
+            "providerExecuted": True,
             "providerMetadata": front_speaks,
         },
         {
@@ -128,6 +129,7 @@ async def test_a_transfer_is_shown_as_a_handover_to_the_agent_that_answers() -> 
             "toolCallId": "call_1",
             "toolName": "transfer_to_agent",
             "input": {"agent_name": "billing"},
+            "providerExecuted": True,
         },
         {
             "type": "tool-output-available",
@@ -167,12 +169,18 @@ async def test_an_agent_tool_is_a_tool_whose_result_is_the_agents_answer() -> No
     assert joined(chunks) == [
         {"type": "start", "messageId": "msg1"},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "expert"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "call_1",
+            "toolName": "expert",
+            "providerExecuted": True,
+        },
         {
             "type": "tool-input-available",
             "toolCallId": "call_1",
             "toolName": "expert",
             "input": {"request": "capital of France?"},
+            "providerExecuted": True,
         },
         {"type": "tool-output-available", "toolCallId": "call_1", "output": {"result": "Paris."}},
         {"type": "finish-step"},
@@ -255,3 +263,44 @@ async def test_the_demo_team_hands_a_trip_over_and_takes_the_user_back() -> None
             ),
         ],
     ]
+
+
+async def test_an_answer_ending_on_a_server_tools_output_says_the_server_ran_it() -> None:
+    """A tool that skips the model's summary (``skip_summarization``) ends the answer on its
+    output. Its call is announced as the server's (``providerExecuted``): the stock
+    ``lastAssistantMessageIsCompleteWithToolCalls`` looks at the browser's calls only, so it
+    does not send the finished answer again (a request answering nothing, in a loop)."""
+
+    def lookup(city: str, tool_context: ToolContext) -> dict[str, str]:
+        """Look a city up."""
+        tool_context.actions.skip_summarization = True
+        return {"city": city, "country": "France"}
+
+    model = ScriptedLlm(turns=[[Call("lookup", {"city": "Lyon"})]], id_factory=counter("call_"))
+    chunks, history = await stream_and_history(LlmAgent(name="a", model=model, tools=[lookup]))
+    assert chunks == [
+        {"type": "start", "messageId": "msg1"},
+        {"type": "start-step"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "call_1",
+            "toolName": "lookup",
+            "providerExecuted": True,
+        },
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call_1",
+            "toolName": "lookup",
+            "input": {"city": "Lyon"},
+            "providerExecuted": True,
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": "call_1",
+            "output": {"city": "Lyon", "country": "France"},
+        },
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert history[1] == read_ui_message(chunks)
+    assert history[1]["parts"][-1]["providerExecuted"] is True

@@ -67,12 +67,18 @@ async def test_server_tool_streams_call_result_and_answer() -> None:
     assert parse_sse(response.content) == [
         {"type": "start", "messageId": MID},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "get_weather"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "call_1",
+            "toolName": "get_weather",
+            "providerExecuted": True,
+        },
         {
             "type": "tool-input-available",
             "toolCallId": "call_1",
             "toolName": "get_weather",
             "input": {"city": "Paris"},
+            "providerExecuted": True,
         },
         {
             "type": "tool-output-available",

@@ -181,12 +181,18 @@ def asking(call_id: str, credential_id: str, request: dict[str, Any]) -> list[di
     return [
         {"type": "start", "messageId": "msg1"},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": call_id, "toolName": "get_my_profile"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": call_id,
+            "toolName": "get_my_profile",
+            "providerExecuted": True,
+        },
         {
             "type": "tool-input-available",
             "toolCallId": call_id,
             "toolName": "get_my_profile",
             "input": {},
+            "providerExecuted": True,
         },
         {
             "type": "tool-input-start",

@@ -110,12 +110,18 @@ async def test_a_server_tool(chat: ChatClient) -> None:
     assert reply.chunks == [
         {"type": "start", "messageId": "msg1"},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "get_weather"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "call_1",
+            "toolName": "get_weather",
+            "providerExecuted": True,
+        },
         {
             "type": "tool-input-available",
             "toolCallId": "call_1",
             "toolName": "get_weather",
             "input": {"city": "Paris"},
+            "providerExecuted": True,
         },
         {"type": "tool-output-available", "toolCallId": "call_1", "output": weather},
         {"type": "finish-step"},
@@ -135,6 +141,7 @@ async def test_a_server_tool(chat: ChatClient) -> None:
                     "type": "tool-get_weather",
                     "toolCallId": "call_1",
                     "state": "output-available",
+                    "providerExecuted": True,
                     "input": {"city": "Paris"},
                     "output": weather,
                 },

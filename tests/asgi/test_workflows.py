@@ -362,9 +362,17 @@ async def test_a_node_that_requires_confirmation_asks_for_approval_and_runs_once
         assert await chat.history() == chat.messages
 
         second = await chat.resume(tool="pay", approved=True)
+        # its output is the card's, and (the last node's) the workflow's answer: a text step
+        # after the card, or the stock lastAssistantMessageIsCompleteWithToolCalls would send
+        # the finished message again
         assert second == [
             {"type": "start", "messageId": "msg1"},
             {"type": "tool-output-available", "toolCallId": call_id, "output": "paid 30"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "msg1-txt1"},
+            {"type": "text-delta", "id": "msg1-txt1", "delta": "paid 30"},
+            {"type": "text-end", "id": "msg1-txt1"},
+            {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
         assert payments.runs == {30: 1}

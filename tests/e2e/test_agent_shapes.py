@@ -16,7 +16,6 @@ handshake). Where a reload does not show what the client showed, the test pins t
 
 from __future__ import annotations
 
-import copy
 import json
 import secrets
 from collections import Counter
@@ -162,6 +161,10 @@ def text(words: str, author: str | None = None) -> dict[str, Any]:
     return part
 
 
+RUN_UNASKED = {"task_completed", "finish", "transfer_to_agent", "expert"}
+"""The server's tools that ask nothing of the page: announced ``providerExecuted``."""
+
+
 def tool(
     name: str, call: str, tool_input: Any, output: Any, author: str | None = None
 ) -> dict[str, Any]:
@@ -172,6 +175,8 @@ def tool(
         "input": tool_input,
         "output": output,
     }
+    if name in RUN_UNASKED:
+        part["providerExecuted"] = True
     if author is not None:
         part["callProviderMetadata"] = by(author)
     return part
@@ -221,31 +226,24 @@ COMPLETED = "Task completion signaled."
 @LIVE
 def test_sequential_agent_live(shapes_server: str, client: tuple[str, int]) -> None:
     """Live, ADK moves to the next sub-agent when one calls ``task_completed`` (a tool it adds
-    for that); when the last one does, the sequence and the live session end, and the turn ends
-    with that error."""
+    for that); when the last one does, the sequence and the live session end: the answer ends
+    as any other and the socket closes normally (1000). It ends on ``task_completed``'s
+    output, which the stock helper does not take for a browser tool's (``providerExecuted``),
+    so the finished answer is not sent again."""
     report = run(shapes_server, "/sequential", client, "go")
-    assert outcome(report) == ("error", "the live session ended", 1)
-    assert [s["closeCode"] for s in report["sockets"]] == [1011]
-    completed = {}
+    assert outcome(report) == ("ready", None, 1)
+    assert [s["closeCode"] for s in report["sockets"]] == [1000]
+    completed = {"result": COMPLETED}
     assert normalized(report["messages"]) == said(
         "go",
         STEP,
         text(FIRST, "first"),
-        tool("task_completed", "<call1>", completed, COMPLETED, "first"),
+        tool("task_completed", "<call1>", {}, completed, "first"),
         STEP,
         text(SECOND, "second"),
-        tool("task_completed", "<call2>", completed, COMPLETED, "second"),
-        error("the live session ended"),
+        tool("task_completed", "<call2>", {}, completed, "second"),
     )
-    # differs: the reload shows each tool's result as ADK stored it ({"result": ...}, the
-    # client was shown the bare value) and not the error that ended the turn
-    shown = copy.deepcopy(report["messages"])
-    parts = shown[1]["parts"]
-    for part in parts:
-        if part["type"] == "tool-task_completed":
-            part["output"] = {"result": COMPLETED}
-    assert parts.pop()["type"] == "data-error"
-    assert report["history"] == shown
+    assert report["history"] == report["messages"]
 
 
 # --- LoopAgent ----------------------------------------------------------------------------
@@ -267,18 +265,6 @@ def test_loop_agent(shapes_server: str, client: tuple[str, int]) -> None:
         text("Done.", "writer"),
     )
     assert report["history"] == report["messages"]
-
-
-@LIVE
-def test_loop_agent_live(shapes_server: str, client: tuple[str, int]) -> None:
-    """ADK has no live LoopAgent (NotImplementedError): the turn fails at once and the
-    connection closes (1011)."""
-    report = run(shapes_server, "/loop", client, "go")
-    assert outcome(report) == ("error", NOT_LIVE, 1)
-    assert [s["closeCode"] for s in report["sockets"]] == [1011]
-    assert normalized(report["messages"]) == said("go", error(NOT_LIVE))
-    # differs: the reload lost the user's message (ADK never recorded it)
-    assert report["history"] == report["messages"][1:]
 
 
 # --- transfer_to_agent --------------------------------------------------------------------
@@ -313,16 +299,12 @@ def test_agent_tool(shapes_server: str, client: tuple[str, int]) -> None:
     """An agent called as a tool: its answer is the tool's result (``{"result": ...}``)."""
     report = run(shapes_server, "/agent-tool", client, "go")
     assert outcome(report) == ("ready", None, 1)
-    live = client[0] != "sse"
-    # differs live: the client is shown the bare answer, which history (and SSE) wrap
-    result = "Paris." if live else {"result": "Paris."}
+    result = {"result": "Paris."}
     call = {"request": "capital of France?"}
     assert normalized(report["messages"]) == said(
         "go", STEP, tool("expert", "<call1>", call, result), STEP, text("It is Paris.")
     )
-    shown = copy.deepcopy(report["messages"])
-    shown[1]["parts"][1]["output"] = {"result": "Paris."}
-    assert report["history"] == shown
+    assert report["history"] == report["messages"]
 
 
 # --- the request_input tool of an LlmAgent ------------------------------------------------
@@ -416,11 +398,12 @@ def test_workflow_node_confirmation(
         "input": {"node_input": {"amount": 30}},
         "approval": {"id": "<call1>", "approved": approved},
     }
-    if approved:
+    if approved:  # its output is the card's, and (the last node's) the workflow's answer
         part.update(state="output-available", output="paid 30")
+        assert normalized(report["messages"]) == said("pay", STEP, part, STEP, text("paid 30"))
     else:
         part.update(state="output-denied")
-    assert normalized(report["messages"]) == said("pay", STEP, part)
+        assert normalized(report["messages"]) == said("pay", STEP, part)
     assert pay_runs(shapes_server, report) == (1 if approved else 0)
     assert report["history"] == report["messages"]
 
@@ -430,10 +413,9 @@ def test_workflow_node_confirmation_under_the_or_helper(
     shapes_server: str, client: tuple[str, int]
 ) -> None:
     """Under both stock helpers (OR), as an app answering questions and approvals uses them:
-    the approved node's output ends the answer in a tool part, which the stock
-    ``lastAssistantMessageIsCompleteWithToolCalls`` takes for a finished client tool, so the
-    client sends again; the bridge refuses that request (409), and the chat shows an error.
-    The node still ran once, and a reload shows the paid answer."""
+    the answer does not end on the node's card (the workflow's answer follows it), so the
+    stock ``lastAssistantMessageIsCompleteWithToolCalls`` does not send the finished message
+    again (it once did, and got a 409 the chat showed as an error)."""
     report = run(
         shapes_server,
         "/workflow-confirm",
@@ -441,10 +423,8 @@ def test_workflow_node_confirmation_under_the_or_helper(
         "pay",
         {"approve": {"tool": "pay", "approved": True}},
     )
-    refused = '{"error":"this request answers no open tool call of the chat"}'
-    assert outcome(report) == ("error", refused, 3)
-    assert [r["status"] for r in report["responses"]] == [200, 200, 409]
-    assert report["requests"][2]["messages"] == report["messages"]
+    assert outcome(report) == ("ready", None, 2)
+    assert [r["status"] for r in report["responses"]] == [200, 200]
     assert normalized(report["messages"])[1]["parts"][1]["output"] == "paid 30"
     assert pay_runs(shapes_server, report) == 1
     assert report["history"] == report["messages"]
@@ -454,14 +434,16 @@ def test_workflow_node_confirmation_under_the_or_helper(
 
 CANNOT_RUN_LIVE = {
     "/parallel": "'both' is a tree with the ParallelAgent 'both', which ADK cannot run live",
+    "/loop": "'rounds' is a tree with the LoopAgent 'rounds', which ADK cannot run live",
     "/workflow-input": "'asking' is a workflow, which ADK cannot run live",
 }
 
 
 @LIVE
-@pytest.mark.parametrize("prefix", list(CANNOT_RUN_LIVE), ids=["parallel", "workflow"])
+@pytest.mark.parametrize("prefix", list(CANNOT_RUN_LIVE), ids=["parallel", "loop", "workflow"])
 def test_refused_live(shapes_server: str, client: tuple[str, int], prefix: str) -> None:
-    """A tree with a ``ParallelAgent`` (ADK raises ``NotImplementedError``) and a workflow
+    """A tree with a ``ParallelAgent`` or a ``LoopAgent`` (ADK raises ``NotImplementedError``)
+    and a workflow
     (ADK runs it once through, then ends the session): the handshake is refused (400, its
     reason in a JSON body, which a client is not shown); the client only learns that the
     connection failed, and nothing was stored."""

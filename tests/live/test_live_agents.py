@@ -62,6 +62,7 @@ async def test_a_transfer_ends_when_the_new_agent_completes_its_turn() -> None:
                 "type": "tool-input-start",
                 "toolCallId": "<call1>",
                 "toolName": "transfer_to_agent",
+                "providerExecuted": True,
                 "providerMetadata": {"adk": {"author": "front"}},
             },
             {
@@ -69,6 +70,7 @@ async def test_a_transfer_ends_when_the_new_agent_completes_its_turn() -> None:
                 "toolCallId": "<call1>",
                 "toolName": "transfer_to_agent",
                 "input": {"agent_name": "billing"},
+                "providerExecuted": True,
             },
             {
                 "type": "tool-output-available",

@@ -308,12 +308,18 @@ async def test_a_hundred_concurrent_connections_lose_and_reorder_nothing(
     expected = [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "get_weather"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "<call1>",
+            "toolName": "get_weather",
+            "providerExecuted": True,
+        },
         {
             "type": "tool-input-available",
             "toolCallId": "<call1>",
             "toolName": "get_weather",
             "input": {"city": "Paris"},
+            "providerExecuted": True,
         },
         {
             "type": "tool-output-available",
@@ -635,12 +641,18 @@ def weather_turn(message: str, call: str, block: str) -> list[dict[str, Any]]:
     return [
         {"type": "start", "messageId": message},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": call, "toolName": "get_weather"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": call,
+            "toolName": "get_weather",
+            "providerExecuted": True,
+        },
         {
             "type": "tool-input-available",
             "toolCallId": call,
             "toolName": "get_weather",
             "input": {"city": "Paris"},
+            "providerExecuted": True,
         },
         {
             "type": "tool-output-available",

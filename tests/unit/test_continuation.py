@@ -98,6 +98,10 @@ POLICY = ToolPolicy([get_location])
 """``get_location`` needs the user's approval before the browser runs it."""
 
 
+BY_SERVER = {"providerExecuted": True}
+"""How a call the server runs with nothing asked of the page is announced (ToolPolicy)."""
+
+
 def tool(name: str, call_id: str, state: str, **fields: Any) -> ToolPart:
     return ToolPart(type=f"tool-{name}", tool_call_id=call_id, state=state, **fields)  # type: ignore[arg-type]
 
@@ -318,8 +322,15 @@ def test_converter_announces_client_approval_without_input_available() -> None:
     assert wire(chunks) == [
         {"type": "start", "messageId": "m1"},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "pay"},
-        {"type": "tool-input-available", "toolCallId": "c1", "toolName": "pay", "input": PAY},
+        # (pay asks through ADK itself, which the policy cannot tell: shown as the server's)
+        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "pay", **BY_SERVER},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "c1",
+            "toolName": "pay",
+            "input": PAY,
+            **BY_SERVER,
+        },
         {"type": "tool-input-start", "toolCallId": "c2", "toolName": "get_location"},
         {"type": "tool-input-delta", "toolCallId": "c2", "inputTextDelta": "{}"},
         {"type": "tool-approval-request", "approvalId": "approval-c2", "toolCallId": "c2"},
@@ -351,7 +362,14 @@ def test_history_shows_true_states() -> None:
     assert [m.id for m in messages] == ["u1", "m1"]
     assert messages[0].parts == [TextPart(text="pay and locate")]
     assert [p for p in messages[1].parts if isinstance(p, ToolPart)] == [
-        tool("pay", "c1", "approval-requested", input=PAY, approval=Approval(id="a1")),
+        tool(
+            "pay",
+            "c1",
+            "approval-requested",
+            input=PAY,
+            approval=Approval(id="a1"),
+            provider_executed=True,
+        ),
         tool(
             "get_location",
             "c2",
@@ -368,7 +386,14 @@ def test_history_shows_true_states() -> None:
     ]
     parts = [p for p in rebuild_messages(denied, POLICY)[1].parts if isinstance(p, ToolPart)]
     assert parts == [
-        tool("pay", "c1", "output-denied", input=PAY, approval=Approval(id="a1", approved=False)),
+        tool(
+            "pay",
+            "c1",
+            "output-denied",
+            input=PAY,
+            approval=Approval(id="a1", approved=False),
+            provider_executed=True,
+        ),
         tool(
             "get_location",
             "c2",

@@ -16,6 +16,7 @@ from adk_asgi.chunks import UIMessageChunk
 from adk_asgi.convert import EventConverter
 from adk_asgi.failures import AgentError
 from adk_asgi.policy import ToolPolicy
+from demo_app import change_bgm
 
 MID = "m1"
 T1 = f"{MID}-txt1"
@@ -379,22 +380,42 @@ def test_calls_of_tools_that_never_ask_are_not_held() -> None:
     step = model_event(
         "e1", call("c1", "get_weather", city="Paris"), call("c2", "get_weather", city="Oslo")
     )
+    by_server = {"providerExecuted": True}  # (never asks: the server runs it, unasked)
     assert wire(converter.feed(step))[1:] == [
-        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "get_weather"},
+        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "get_weather", **by_server},
         {
             "type": "tool-input-available",
             "toolCallId": "c1",
             "toolName": "get_weather",
             "input": {"city": "Paris"},
+            **by_server,
         },
-        {"type": "tool-input-start", "toolCallId": "c2", "toolName": "get_weather"},
+        {"type": "tool-input-start", "toolCallId": "c2", "toolName": "get_weather", **by_server},
         {
             "type": "tool-input-available",
             "toolCallId": "c2",
             "toolName": "get_weather",
             "input": {"city": "Oslo"},
+            **by_server,
         },
     ]
+
+
+def test_a_tool_the_server_runs_unasked_is_announced_as_the_servers() -> None:
+    """``providerExecuted``: the page's ``onToolCall`` leaves it alone, and the stock
+    lastAssistantMessageIsCompleteWithToolCalls does not take an answer ending on its output
+    for one to send again. Browser tools, tools that may ask, and the user's questions are
+    the page's."""
+    payment = FunctionTool(process_payment, require_confirmation=True)
+    policy = ToolPolicy([payment, change_bgm])
+    converter = EventConverter(message_id=MID, policy=policy)
+    names = ["get_weather", "process_payment", "change_bgm", "adk_request_input"]
+    for number, name in enumerate(names):
+        chunks = converter.feed(model_event(f"e{number}", call(f"c{number}", name)))
+        starts = [c for c in wire(chunks) if c["type"] == "tool-input-start"]
+        assert [s.get("providerExecuted") for s in starts] == [
+            True if name == "get_weather" else None
+        ]
 
 
 def test_a_step_whose_second_call_is_held_still_shows_it_when_the_run_ends() -> None:
