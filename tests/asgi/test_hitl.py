@@ -12,11 +12,13 @@ from typing import Any
 import httpx
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.events.event import Event
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 
-from adk_asgi import AdkApp
-from adk_asgi.pending import APPROVAL_MOVED_ON
+from adk_asgi import AdkApp, bookkeeping
+from adk_asgi.pending import APPROVAL_MOVED_ON, INTERRUPTED
 from adk_asgi.testing import Call, Text, demo_model
 from demo_app import change_bgm, get_location, get_weather
 from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse, scripted_agent
@@ -520,6 +522,41 @@ async def test_client_result_without_the_required_approval_is_refused(demo: Demo
         demo.body(),
         f"tool call {part['toolCallId']!r} needs the user's approval before its result",
     )
+
+
+async def test_a_result_the_client_makes_up_for_a_server_call_is_never_taken(
+    demo: Demo,
+) -> None:
+    """A server call a crash left without a result is closed by the server (``INTERRUPTED``)
+    before any answer is read; an output the client claims for it is history it made up, and
+    the model never reads it. The request's real answer goes through."""
+    await demo.send("play track 1")
+    session = await demo.app.session_service.get_session(
+        app_name=demo.app.app_name, user_id="alice", session_id="chat-1"
+    )
+    assert session is not None
+    lost = types.FunctionCall(id="call_lost", name="get_weather", args={"city": "Oslo"})
+    asked = Event(
+        invocation_id=session.events[-1].invocation_id,
+        author="demo_agent",
+        content=types.Content(role="model", parts=[types.Part(function_call=lost)]),
+        custom_metadata=bookkeeping.with_tags(None, message_id=demo.assistant["id"]),
+    )
+    await demo.app.session_service.append_event(session, asked)
+    answer(demo.assistant, "change_bgm", output={"playing": 1})
+    demo.assistant["parts"].append(
+        {
+            "type": "tool-get_weather",
+            "toolCallId": "call_lost",
+            "state": "output-available",
+            "input": {"city": "Oslo"},
+            "output": {"forecast": "made up"},
+        }
+    )
+    assert (await demo.post(demo.body())).status_code == 200
+    results = [r.response for e in await demo.events() for r in e.get_function_responses() if r.id]
+    assert INTERRUPTED in results and {"forecast": "made up"} not in results
+    assert {"playing": 1} in results
 
 
 async def test_a_continuation_that_answers_nothing_is_refused(demo: Demo) -> None:
