@@ -31,12 +31,18 @@ def test_weather_over_real_http(demo_server: str) -> None:
     assert [c for c in chunks if c["type"] != "text-delta"] == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "get_weather"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "<call1>",
+            "toolName": "get_weather",
+            "providerExecuted": True,
+        },
         {
             "type": "tool-input-available",
             "toolCallId": "<call1>",
             "toolName": "get_weather",
             "input": {"city": "Paris"},
+            "providerExecuted": True,
         },
         {"type": "tool-output-available", "toolCallId": "<call1>", "output": result},
         {"type": "finish-step"},

@@ -39,12 +39,18 @@ WEATHER_TEXT = (
 WEATHER_CHUNKS = [
     {"type": "start", "messageId": "<msg1>"},
     {"type": "start-step"},
-    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "get_weather"},
+    {
+        "type": "tool-input-start",
+        "toolCallId": "<call1>",
+        "toolName": "get_weather",
+        "providerExecuted": True,
+    },
     {
         "type": "tool-input-available",
         "toolCallId": "<call1>",
         "toolName": "get_weather",
         "input": {"city": "Paris"},
+        "providerExecuted": True,
     },
     {"type": "tool-output-available", "toolCallId": "<call1>", "output": WEATHER_RESULT},
     {"type": "finish-step"},
@@ -248,12 +254,18 @@ def test_django_streams_the_body(gated_django_host: str) -> None:
     assert merge_deltas(normalize_ids(parse_sse(body))) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "hold"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "<call1>",
+            "toolName": "hold",
+            "providerExecuted": True,
+        },
         {
             "type": "tool-input-available",
             "toolCallId": "<call1>",
             "toolName": "hold",
             "input": {"gate": gate},
+            "providerExecuted": True,
         },
         {
             "type": "tool-output-available",
