@@ -10,6 +10,7 @@ preparation runs the confirmed tools as ADK does over SSE.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -17,6 +18,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 
 from .continuation import Conflict, Continuation, continuation
+from .failures import shown_answer
 from .messages import UIMessage
 from .pending import (
     ChatState,
@@ -26,6 +28,8 @@ from .pending import (
     split_confirmation_answers,
 )
 from .services import Services
+
+logger = logging.getLogger("adk_asgi")
 
 
 async def close_left_calls(services: Services, session: Session, *, moved_on: bool) -> ChatState:
@@ -63,3 +67,21 @@ async def accept_answers(
     if stored_first is not None:
         await sessions.append_event(session, stored_first)
     return answers, types.Content(role="user", parts=responses) if responses else None
+
+
+async def keep_shown(
+    services: Services,
+    session: Session | None,
+    message_id: str,
+    shown: list[types.Part],
+    error_text: str | None = None,
+) -> None:
+    """Keep an answer cut short (it failed: ``error_text``; or was stopped) as the client saw
+    it: ADK stores no partial text (:func:`~adk_asgi.failures.shown_answer`). The answer was
+    sent already, so a store that fails loses only its record, which is logged."""
+    event = shown_answer(services.author, message_id, shown, error_text)
+    try:
+        if session is not None:
+            await services.session_service.append_event(session, event)
+    except Exception:
+        logger.exception("adk_asgi: a failed answer could not be recorded")

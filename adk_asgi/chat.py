@@ -14,14 +14,13 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from . import bookkeeping
-from .answers import accept_answers, close_left_calls
+from .answers import accept_answers, close_left_calls, keep_shown
 from .checks import decode_and_check
 from .chunks import UIMessageChunk
 from .continuation import Conflict
 from .convert import EventConverter
 from .encoding import SSE_DONE, ChunkEncoder
 from .errors import ClientError
-from .failures import shown_answer
 from .identity import Identity
 from .locks import ChatBusy, ChatKey
 from .messages import ChatRequest
@@ -242,22 +241,19 @@ class ChatEndpoint:
     async def _keep_shown(
         self, identity: Identity, chat: ChatRequest, converter: EventConverter
     ) -> None:
-        """An answer that failed or was stopped is kept as the client saw it (ADK stores no
-        partial text)."""
-        services = self.services
+        """An answer that failed or was stopped is kept as the client saw it."""
         if converter.failure is not None:
             shown, error_text = converter.failure
-            event = shown_answer(services.author, converter.message_id, shown, error_text)
         elif converter.stopped:
-            event = shown_answer(services.author, converter.message_id, converter.stopped)
+            shown, error_text = converter.stopped, None
         else:
             return
         try:
-            session = await services.session(identity.user_id, chat.id)
-            if session is not None:
-                await services.session_service.append_event(session, event)
+            session = await self.services.session(identity.user_id, chat.id)
         except Exception:  # the answer was sent: only its record is lost
             logger.exception("adk_asgi: a failed answer could not be recorded")
+            return
+        await keep_shown(self.services, session, converter.message_id, shown, error_text)
 
 
 async def _recorded(

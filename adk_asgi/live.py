@@ -31,10 +31,9 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .answers import accept_answers, close_left_calls
+from .answers import accept_answers, close_left_calls, keep_shown
 from .continuation import Conflict
 from .errors import ClientError
-from .failures import shown_answer
 from .live_outputs import (
     Close,
     KeepFailure,
@@ -382,13 +381,8 @@ class _Connection:
 
     async def _keep_failure(self, failure: KeepFailure) -> None:
         """The answer the session failed in is kept as the client saw it."""
-        services, session = self.services, self._opened
-        event = shown_answer(services.author, failure.message_id, failure.shown, failure.error_text)
-        try:
-            if session is not None:
-                await services.session_service.append_event(session, event)
-        except Exception:
-            logger.exception("adk_asgi: a failed answer could not be recorded")
+        shown, error_text = failure.shown, failure.error_text
+        await keep_shown(self.services, self._opened, failure.message_id, shown, error_text)
 
     async def _settle_waiting_calls(
         self, session: Session, state: ChatState
