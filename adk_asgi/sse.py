@@ -77,6 +77,27 @@ async def sse_body(
     yield b"".join(encoder.sse(c) for c in converter.finish()) + SSE_DONE
 
 
+STREAMS_PER_INTERVAL: Final = 16
+"""Streams of one process that share the write interval before it grows with them."""
+MAX_INTERVAL: Final = 0.05
+"""Seconds: how far the write interval grows under load (a 20 Hz refresh)."""
+_streaming = 0
+"""SSE responses streaming in this process (one event loop: no lock needed)."""
+
+
+def _under_load(interval: float) -> float:
+    """The write interval for the number of streams under way in this process.
+
+    Each stream gets the process's CPU in turn, so with many of them a stream's deltas come
+    further apart than the interval, and every delta becomes a write of its own (about 50 µs
+    of kernel, uvicorn and writer time: docs/performance.md). The interval grows with the
+    streams, up to :data:`MAX_INTERVAL`, so writes keep grouping deltas.
+    """
+    if not interval or _streaming <= STREAMS_PER_INTERVAL:
+        return interval
+    return max(interval, min(MAX_INTERVAL, interval * _streaming / STREAMS_PER_INTERVAL))
+
+
 class SSEResponse:
     """An ASGI response streaming ``body`` that reports a client disconnect to ``abort``.
 
@@ -123,6 +144,8 @@ class SSEResponse:
         watcher = asyncio.create_task(
             self._watch_disconnect(receive), name="adk_asgi sse disconnect watcher"
         )
+        global _streaming
+        _streaming += 1
         try:
             await send({"type": "http.response.start", "status": 200, "headers": raw_headers})
             async with aclosing(self.body) as body:
@@ -131,6 +154,7 @@ class SSEResponse:
                 else:
                     await self._pump(body, send)
         finally:
+            _streaming -= 1
             watcher.cancel()
             await asyncio.wait([watcher])  # no task outlives the response
 
@@ -259,7 +283,7 @@ class _Writer:
         self._room.set()
         self._written = self._loop.time()
         if self._writes:  # the first write (``start``) does not start an interval
-            self._not_before = self._written + self.interval
+            self._not_before = self._written + _under_load(self.interval)
         self._writes += 1
         self.ready.clear()
         try:

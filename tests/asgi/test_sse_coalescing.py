@@ -21,10 +21,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
 from typing import Any
 
+import httpx
 import pytest
 from google.adk.events.event import Event
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, sse
 from adk_asgi.encoding import SSE_KEEP_ALIVE
 from adk_asgi.sse import DEFAULT_WRITE_INTERVAL, SSEResponse
 from adk_asgi.testing import Call, Fail, Text
@@ -699,3 +700,27 @@ async def test_an_oserror_mid_stream_aborts_the_run(interval: float) -> None:
     )
     assert session is not None
     assert [e.error_code for e in session.events] == [None, "INVOCATION_ABORTED", None]
+
+
+@pytest.mark.parametrize(
+    ("streams", "interval"),
+    [(0, 0.01), (16, 0.01), (32, 0.02), (48, 0.03), (500, 0.05)],
+)
+def test_the_write_interval_grows_with_the_streams_of_the_process(
+    monkeypatch: pytest.MonkeyPatch, streams: int, interval: float
+) -> None:
+    """Past 16 streams a stream's deltas come further apart than 10 ms, and each would be a
+    write of its own: the interval grows with them, up to 50 ms (docs/performance.md)."""
+    monkeypatch.setattr(sse, "_streaming", streams)
+    assert sse._under_load(0.01) == pytest.approx(interval)
+    assert sse._under_load(0) == 0  # writes that are not coalesced stay so
+
+
+async def test_a_stream_counts_while_it_streams_and_not_after() -> None:
+    app = AdkApp(scripted_agent([[Text("Hello there.")]]), identify=lambda c: "u")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        await asyncio.gather(
+            *(client.post("/chat", json=user_body("hi", f"c{i}")) for i in range(5))
+        )
+    assert sse._streaming == 0
