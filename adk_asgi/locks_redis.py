@@ -21,6 +21,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppres
 from typing import Any, Final
 
 from .locks import ChatKey, ChatLocks, Lease, busy
+from .redis_client import redis_from_url
 
 logger = logging.getLogger("adk_asgi")
 
@@ -64,10 +65,8 @@ class RedisChatLocks(ChatLocks):
         ttl: float = 30.0,
         poll: float = 0.025,
     ) -> None:
-        import redis.asyncio as aioredis  # an optional dependency: imported only when used
-
         if isinstance(redis, str):
-            self._client: Any = aioredis.from_url(redis)
+            self._client: Any = redis_from_url(redis)
             self._owns_client = True
         else:
             self._client = redis

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from .locks import ChatKey
 from .locks_redis import DELETE_IF_HELD, RENEW_IF_HELD
+from .redis_client import redis_from_url
 from .resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
@@ -79,10 +80,8 @@ class RedisStreamStore(StreamStore):
         poll: float = 0.25,
         flush_interval: float = 0.01,
     ) -> None:
-        import redis.asyncio as aioredis  # an optional dependency: imported only when used
-
         if isinstance(redis, str):
-            self._client: Any = aioredis.from_url(redis)
+            self._client: Any = redis_from_url(redis)
             self._owns_client = True
         else:
             self._client = redis

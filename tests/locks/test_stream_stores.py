@@ -93,3 +93,27 @@ async def test_the_readers_of_a_writer_that_died_get_what_it_wrote_and_an_end(
         b'data: {"type": "error", "errorText": "' + INTERRUPTED.encode() + b'"}\n\n'
         b'data: {"type":"finish"}\n\ndata: [DONE]\n\n'
     )
+
+
+async def test_more_readers_than_redis_pys_default_pool_wait_instead_of_failing(
+    redis_url: str,
+) -> None:
+    """150 readers each hold a connection in ``XREAD BLOCK``: past redis-py's default pool (100
+    in redis-py 8, which then fails a command), a store built from a URL makes a command wait
+    for a connection (adk_asgi.redis_client), so every reader gets the whole answer."""
+    prefix = f"test:{secrets.token_hex(4)}:"
+    store = RedisStreamStore(redis_url, prefix=prefix)
+    try:
+        chats = [("app", "alice", f"chat-{i}") for i in range(150)]
+        streams = [await store.begin(chat) for chat in chats]
+        readers = [
+            asyncio.create_task(collect_rest(store.replay(chat, stream)))
+            for chat, stream in zip(chats, streams, strict=True)
+        ]
+        await asyncio.sleep(0.3)  # every reader waits in XREAD BLOCK
+        for chat, stream in zip(chats, streams, strict=True):
+            await store.append(chat, stream, b"answer;")
+            await store.end(chat, stream)
+        assert await asyncio.wait_for(asyncio.gather(*readers), 20) == [b"answer;"] * 150
+    finally:
+        await store.aclose()

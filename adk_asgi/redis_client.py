@@ -1,0 +1,29 @@
+"""The Redis client the bridge builds from a URL (``RedisChatLocks(url)``,
+``RedisStreamStore(url)``).
+
+``redis.asyncio.from_url`` gives a pool that *fails* a command (``MaxConnectionsError``) once
+all its connections are in use: 100 in redis-py 8. A worker with a hundred chats streaming at
+once has more commands than that in flight (each stream's writes and stop checks, each
+resumed reader's ``XREAD BLOCK``, each lock's renewal), and its chats would fail under exactly
+the load a shared Redis is there for (measured: ``bench.scale_out --redis-from-url``). A
+blocking pool makes a command wait for a free connection instead, as a database pool does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+MAX_CONNECTIONS: Final = 256
+"""Connections per client (a worker's locks or stream store); Redis allows 10,000 clients."""
+WAIT_FOR_CONNECTION: Final = 20.0
+"""Seconds a command waits for a free connection before it fails."""
+
+
+def redis_from_url(url: str) -> Any:
+    """A ``redis.asyncio.Redis`` for ``url`` on a blocking pool it owns (closed with it)."""
+    import redis.asyncio as aioredis  # an optional dependency: imported only when used
+
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=MAX_CONNECTIONS, timeout=WAIT_FOR_CONNECTION
+    )
+    return aioredis.Redis.from_pool(pool)
