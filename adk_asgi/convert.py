@@ -525,7 +525,7 @@ class EventConverter:
             return self._client_ids[adk_id]
         prefix = qualified_prefix(adk_id)
         held = [c for c in self._known_calls if c.startswith(prefix)]
-        return held[-1] if len(held) == 1 else adk_id
+        return held[0] if len(held) == 1 else adk_id
 
     def _node_result(self, event: Event, out: list[UIMessageChunk]) -> bool:
         """Show a confirmed workflow node's output as its call's result; whether it was."""
