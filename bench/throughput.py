@@ -338,14 +338,21 @@ def report(results: Results, reps: int, ttfc_runs: int) -> str:
             f"  N={size:>6,}  resumable / adk_asgi      {ratio:.3f}  cpu {cpu:.3f}"
             f"  target >= 0.95: {verdict(ratio >= 0.95)}"
         )
-        for other, target in (("floor", 0.90), ("adk /run_sse", 1.5)):
+        # Against ADK's own server the ratio is information, not a target: a bridge that added
+        # nothing over ADK's per-event cost could not reach 1.5 (docs/performance.md).
+        for other, target in (("floor", 0.90), ("adk /run_sse", None)):
             theirs = by_row[other]
             ratio = paired(theirs, ours, "seconds")
             best = min_of(theirs, "seconds") / min_of(ours, "seconds")
             cpu = paired(theirs, ours, "server_cpu")
+            judged = (
+                "  (information)"
+                if target is None
+                else f"  target >= {target:.2f}: {verdict(ratio >= target)}"
+            )
             out.append(
                 f"  N={size:>6,}  adk_asgi / {other:<12} {ratio:.3f} ({best:.3f})  cpu {cpu:.3f}"
-                f"  target >= {target:.2f}: {verdict(ratio >= target)}"
+                + judged
             )
 
     out.append("")
