@@ -2,7 +2,7 @@
 workers need (PostgreSQL sessions, Redis chat locks and stream store); and what those cost.
 
 ``python -m bench.scale_out [--quick] [--users U] [--deltas D] [--rounds R] [--window S]
-[--configs KEY ...] [--redis-from-url]``
+[--configs KEY ...] [--redis-pool {url,shared}]``
 
 A throw-away PostgreSQL cluster and Redis server are started for the run from Debian's binaries
 (``tests/backing_services.py``, the test suite's own code). Then one server per configuration,
@@ -15,11 +15,9 @@ all at once, each ``bench.serve adk_asgi_shared``: uvicorn's own supervisor (wha
   ``InMemoryStreamStore``: what the cross-process lock and stream store cost, side by side;
 * ``1 worker, all in memory``: in-memory sessions too (a diagnostic: what PostgreSQL costs).
 
-The Redis pieces share one ``redis.asyncio.Redis`` per worker on a ``BlockingConnectionPool`` of
-100 connections. Built from the URL as docs/deployment.md shows (``--redis-from-url``), each
-makes a client with redis-py's default pool, which raises ``MaxConnectionsError`` once 100
-commands are in flight: at 100 chats on one worker, some requests fail and stored answers lose
-pieces (see docs/performance.md).
+``RedisChatLocks`` and ``RedisStreamStore`` are built from the URL, as docs/deployment.md shows
+(``--redis-pool shared``: one ``redis.asyncio.Redis`` per worker on a ``BlockingConnectionPool``
+of 100 connections for both instead).
 
 Each configuration has its own database and Redis database. **Saturation**: U users (100), each
 with a connection of their own, send new chats back to back (closed loop), each asking for D
@@ -49,11 +47,14 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Final
+
+import httpx
 
 from bench.agent import DELTA_CHARS, quiet
 from bench.concurrency import Chats, Checked, Streamed, check_stream, sse_payloads
@@ -73,6 +74,8 @@ WINDOW: Final = 20.0
 SEQUENTIAL: Final = 30
 """Short chats per configuration, one at a time."""
 SHORT: Final = 5
+IDLE_WINDOW: Final = 5.0
+"""Seconds over which the servers' CPU is measured once every chat is over."""
 TARGET: Final = 1.8
 """Two workers' deltas/s over one worker's."""
 _CLOCK_TICK: Final = os.sysconf("SC_CLK_TCK")
@@ -344,9 +347,9 @@ class Plan:
     window: float
     sequential: int
     configs: Sequence[Config]
-    redis_pool: str = "blocking"
-    """``blocking``: one client per worker on a ``BlockingConnectionPool`` (100); ``url``: the
-    stores built from the URL as docs/deployment.md shows (see ``bench.serve.shared_app``)."""
+    redis_pool: str = "url"
+    """``url``: the stores built from the URL as docs/deployment.md shows; ``shared``: one
+    client per worker on a ``BlockingConnectionPool`` (100) for both (``bench.serve``)."""
 
 
 @dataclass
@@ -357,6 +360,48 @@ class Results:
     redis_version: str = ""
     logs: dict[str, str] = field(default_factory=dict)
     """The end of the server log of each configuration that had failed requests."""
+    left: dict[str, list[Left]] = field(default_factory=dict)
+    """Per configuration: what its workers still ran after each phase."""
+    idle: dict[str, float] = field(default_factory=dict)
+    """Share of one CPU each configuration's server (and ``Redis``) used once every chat was
+    over."""
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    """Tasks the workers still ran after a phase, over the tasks they ran before it."""
+
+    phase: str
+    chats: int
+    """Chats sent so far."""
+    tasks: dict[str, int]
+    """Tasks by coroutine, over the baseline (all workers together)."""
+
+    @property
+    def requests(self) -> int:
+        """Requests the server still runs: ``run_asgi`` is uvicorn's task per request."""
+        return sum(n for name, n in self.tasks.items() if name.endswith("run_asgi"))
+
+
+async def census(url: str, workers: int) -> dict[int, dict[str, Any]]:
+    """Every worker's ``/__census``: asked on a new connection each time (the kernel hands each
+    to one worker) until every worker has answered."""
+    found: dict[int, dict[str, Any]] = {}
+    limits = httpx.Limits(max_keepalive_connections=0)
+    for _ in range(200):
+        async with httpx.AsyncClient(trust_env=False, timeout=120.0, limits=limits) as http:
+            got = (await http.get(f"{url}/__census")).json()
+        found[got["pid"]] = got
+        if len(found) >= workers:
+            break
+    return found
+
+
+def task_kinds(found: dict[int, dict[str, Any]]) -> Counter[str]:
+    kinds: Counter[str] = Counter()
+    for one in found.values():
+        kinds.update(one["task_kinds"])
+    return kinds
 
 
 @dataclass
@@ -421,13 +466,18 @@ async def bench(plan: Plan, postgres: Any, redis_url: str) -> Results:
 
 async def _run(plan: Plan, served: list[_Served], results: Results) -> None:
     progress(f"one at a time: {plan.sequential} chats of {SHORT} deltas per configuration")
+    baseline = {}
     for one in served:
         results.one_at_a_time[one.config.name] = []
         await one.chats.chat(0, SHORT)  # warm
+        await asyncio.sleep(0.5)  # its stream and lock let go
+        baseline[one.config.name] = task_kinds(await census(one.server.url, one.config.workers))
     for _ in range(plan.sequential):
         for one in served:
             found = await one_chat(one.chats, one.pids, one.short_reference)
             results.one_at_a_time[one.config.name].append(found)
+    await asyncio.sleep(2.0)
+    await _left(served, results, baseline, "one at a time")
     results.saturation = {one.config.name: [] for one in served}
     for rep in range(plan.rounds):
         shift = rep % len(served)
@@ -438,6 +488,28 @@ async def _run(plan: Plan, served: list[_Served], results: Results) -> None:
             )
             found = await saturate(one.config, one.chats, one.pids, one.reference, plan)
             results.saturation[one.config.name].append(found)
+    progress("what the servers still run once every chat is over")
+    await asyncio.sleep(5.0)
+    await _left(served, results, baseline, "saturation")
+    before, start = [one.pids.sample() for one in served], time.perf_counter()
+    await asyncio.sleep(IDLE_WINDOW)
+    after, seconds = [one.pids.sample() for one in served], time.perf_counter() - start
+    for one, a, b in zip(served, before, after, strict=True):
+        results.idle[one.config.name] = (b.server - a.server) / seconds
+    results.idle["Redis"] = (after[0].redis - before[0].redis) / seconds
+
+
+async def _left(
+    served: list[_Served], results: Results, baseline: dict[str, Counter[str]], phase: str
+) -> None:
+    for one in served:
+        name = one.config.name
+        now = task_kinds(await census(one.server.url, one.config.workers))
+        grown = {kind: n - baseline[name][kind] for kind, n in now.items()}
+        chats = len(results.one_at_a_time[name])
+        chats += sum(len(run.checked) for run in results.saturation.get(name, []))
+        found = Left(phase, chats, {kind: n for kind, n in grown.items() if n > 0})
+        results.left.setdefault(name, []).append(found)
 
 
 # --- report -------------------------------------------------------------------------------
@@ -577,6 +649,34 @@ def sequential_report(results: Results) -> str:
     )
 
 
+def left_report(results: Results) -> str:
+    rows = []
+    for name, phases in results.left.items():
+        for left in phases:
+            top = sorted(left.tasks.items(), key=lambda item: -item[1])[:6]
+            rows.append(
+                [
+                    name,
+                    left.phase,
+                    f"{left.chats:,}",
+                    f"{left.requests:,}",
+                    f"{sum(left.tasks.values()):,}",
+                    ", ".join(f"{kind.rsplit('.', 1)[-1]} {n}" for kind, n in top) or "-",
+                ]
+            )
+    header = ["configuration", "after", "chats so far", "requests running", "tasks", "by kind"]
+    idle = ", ".join(f"{name} {share * 100:.1f} %" for name, share in results.idle.items())
+    return "\n".join(
+        [
+            "Left behind: the workers' tasks (/__census, every worker) once the chats of a phase"
+            " are over, over those\n  after the first chat; requests running: uvicorn request"
+            " tasks (run_asgi) that have not returned",
+            table(header, rows),
+            f"CPU once every chat was over ({IDLE_WINDOW:g} s, share of one CPU): {idle}",
+        ]
+    )
+
+
 def targets(results: Results, plan: Plan) -> list[str]:
     sat = results.saturation
     out = []
@@ -640,12 +740,18 @@ def targets(results: Results, plan: Plan) -> list[str]:
         failed = [error for run in runs for error in run.errors]
         if failed:
             out.append(f"    {name}: failed requests, first few: {failed[:3]}")
+    for name, phases in results.left.items():
+        left = phases[-1]
+        out.append(
+            f"  {name}: requests still running on the server once all {left.chats:,} chats"
+            f" were over: {left.requests:,}  target 0: {verdict(not left.requests)}"
+        )
     return out
 
 
 def environment(results: Results, plan: Plan) -> str:
     pool = (
-        "RedisChatLocks(url), RedisStreamStore(url): redis-py's default pool each"
+        "RedisChatLocks(url), RedisStreamStore(url): each builds its own client"
         if plan.redis_pool == "url"
         else "RedisChatLocks and RedisStreamStore on one redis.asyncio.Redis per worker,"
         " BlockingConnectionPool(max_connections=100)"
@@ -680,10 +786,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--configs", nargs="+", choices=list(CONFIGS), help="configurations (default: all)"
     )
     parser.add_argument(
-        "--redis-from-url",
-        action="store_true",
-        help="build RedisChatLocks and RedisStreamStore from the URL, as the docs show (redis-py's"
-        " default pool, which fails past 100 commands in flight), not on a blocking pool",
+        "--redis-pool",
+        choices=["url", "shared"],
+        default="url",
+        help="url: RedisChatLocks(url) and RedisStreamStore(url), as the docs show (default);"
+        " shared: one client per worker on a BlockingConnectionPool(100) for both",
+    )
+    parser.add_argument(
+        "--redis-from-url", action="store_true", help="the same as --redis-pool url"
     )
     args = parser.parse_args(argv)
     quick = args.quick
@@ -695,7 +805,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         window=args.window or (3.0 if quick else WINDOW),
         sequential=5 if quick else SEQUENTIAL,
         configs=[CONFIGS[key] for key in args.configs or CONFIGS],
-        redis_pool="url" if args.redis_from_url else "blocking",
+        redis_pool="url" if args.redis_from_url else args.redis_pool,
     )
     quiet()
     raise_fd_limit()
@@ -711,6 +821,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(saturation_report(results, plan))
     print()
     print(sequential_report(results))
+    print()
+    print(left_report(results))
     print("\nTargets (ratios: median of the per-round ratios; in brackets each round's)")
     for line in targets(results, plan):
         print(line)

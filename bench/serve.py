@@ -136,11 +136,9 @@ def shared_app() -> ASGIApp:
     * ``BENCH_LOCKS``: a Redis URL for ``RedisChatLocks``, or ``memory`` (in-process locks);
     * ``BENCH_STREAMS``: a Redis URL for ``RedisStreamStore``, ``memory`` for
       ``InMemoryStreamStore``, or ``none``;
-    * ``BENCH_REDIS_POOL``: ``blocking`` (the default) gives both one ``redis.asyncio.Redis``
-      on a ``BlockingConnectionPool`` of 100 connections, which waits for a free connection;
-      ``url`` passes them the URL, as docs/deployment.md shows, so each makes its own client
-      with redis-py's default pool, which raises ``MaxConnectionsError`` once 100 commands are
-      in flight.
+    * ``BENCH_REDIS_POOL``: ``url`` (the default) passes them the URL, as docs/deployment.md
+      shows (each builds its own client); ``shared`` gives both one ``redis.asyncio.Redis`` on a
+      ``BlockingConnectionPool`` of 100 connections.
 
     ``prepare()`` runs at start-up (the tables created once, workers serialized by the lock)."""
     quiet()
@@ -158,7 +156,7 @@ def shared_app() -> ASGIApp:
 
     def redis(url: str) -> Any:
         """The URL itself, or the one shared client on a blocking pool for it."""
-        if os.environ.get("BENCH_REDIS_POOL", "blocking") == "url":
+        if os.environ.get("BENCH_REDIS_POOL", "url") == "url":
             return url
         if url not in clients:
             import redis.asyncio as aioredis
@@ -268,6 +266,7 @@ def census() -> dict[str, Any]:
         for task in asyncio.all_tasks()
     )
     return {
+        "pid": os.getpid(),
         "tasks": sum(tasks.values()),
         "task_kinds": dict(tasks),
         "objects": sum(types.values()),
