@@ -10,15 +10,17 @@ defaults, permessage-deflate offered by the client as browsers do).
 * **Idle connections** (a fresh server, unpinned): N WebSockets (1,000) opened on new chats
   with ``?chatId=``, so each has its ``run_live`` session open, and left idle. Then every
   connection answers one short turn (5 deltas) and is left idle again; then all close. At each
-  step, once the server is idle: its RSS (``VmRSS``), its CPU over a window (10 s), and a census
+  step, once the server is idle: its RSS (``VmRSS``), its CPU over a window (20 s), and a census
   of its event loop's tasks and the objects the garbage collector tracks (``/__census``).
 * **Active connections** (a fresh server on one CPU, the client on the other): N connections
   (100), each on a new chat, send their ``send`` frame at once, each asking for D deltas (300);
   against the floor, N concurrent bare ``Runner.run_live`` calls in this process, moved to the
-  server's CPU. Rounds alternate which row goes first. Every response is checked frame by frame:
-  ``sequence`` numbers 0, 1, 2... with none lost, duplicated or out of order, the merged text
-  equal to the answer's, the chunk types in the order of a response read alone, ``finish`` and
-  ``end`` last, no error.
+  server's CPU. Diagnostic rows: the app called in this process without a socket (its own
+  layer), the server's mount with a frame per delta (no coalescing), and a client that offers no
+  permessage-deflate. Rounds rotate the order of the rows. Every response read over a socket is
+  checked frame by frame: ``sequence`` numbers 0, 1, 2... with none lost, duplicated or out of
+  order, the merged text equal to the answer's, the chunk types in the order of a response read
+  alone, ``finish`` and ``end`` last, no error.
 
 See ``docs/performance.md`` ("Live mode at scale").
 """
@@ -344,8 +346,14 @@ class LiveUsers:
     """N ``WS /live`` connections, one per user, each on a new chat (opened untimed), on
     ``mount`` of the server; each response checked against ``reference`` once it is set."""
 
-    def __init__(self, http: httpx.AsyncClient, base_url: str, mount: str = "/agent") -> None:
-        self.client = LiveClient(http, base_url, compression="deflate", mount=mount)
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        base_url: str,
+        mount: str = "/agent",
+        compression: str | None = "deflate",
+    ) -> None:
+        self.client = LiveClient(http, base_url, compression=compression, mount=mount)
         self.probe = Probe(http, base_url)
         self.reference: list[str] | None = None
 
@@ -514,6 +522,10 @@ OURS: Final = "adk_asgi"
 FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
 """``live_write_interval=0`` (``bench.serve``'s second mount): what coalescing still saves at
 this concurrency."""
+NO_DEFLATE: Final = "adk_asgi, no deflate"
+"""The client offers no permessage-deflate: what compressing every frame costs."""
+CHECKED: Final = (OURS, FRAME_PER_DELTA, NO_DEFLATE)
+"""The rows read over a socket, whose every response is checked frame by frame."""
 
 
 @dataclass
@@ -543,17 +555,20 @@ async def active_part(n: int, deltas: int, rounds: int, pin: bool) -> ActiveResu
             async with httpx.AsyncClient(trust_env=False, timeout=600.0) as http:
                 users = LiveUsers(http, server.url)
                 unmerged = LiveUsers(http, server.url, UNMERGED)
+                plain = LiveUsers(http, server.url, compression=None)
                 rows: dict[str, Any] = {
                     FLOOR: floor,
                     IN_PROCESS: inproc,
                     OURS: users,
                     FRAME_PER_DELTA: unmerged,
+                    NO_DEFLATE: plain,
                 }
                 await users.probe.gc()  # starts the server's garbage collector clock
-                users.reference = unmerged.reference = await users.read_alone(deltas)
+                reference = await users.read_alone(deltas)
+                users.reference = unmerged.reference = plain.reference = reference
                 floor.cpus = inproc.cpus = placement.pin()
                 try:
-                    for row in (users, unmerged):
+                    for row in (users, unmerged, plain):
                         await row.batch(min(n, 10), SHORT_ANSWER)  # warm-up
                     result.rows = await _rounds(rows, n, deltas, rounds)
                 finally:
@@ -682,7 +697,7 @@ def _per_delta(batch: Batch, attr: str) -> float:
 def active_report(result: ActiveResult) -> str:
     rows = []
     for name, batches in result.rows.items():
-        ours = name in (OURS, FRAME_PER_DELTA)
+        ours = name in CHECKED
         checked = [one for batch in batches for one in batch.checked]
         firsts = [one.first for one in checked if one.first is not None]
         streams = sum(batch.streams for batch in batches)
@@ -763,7 +778,7 @@ def active_targets(result: ActiveResult) -> list[str]:
             f"  active: deltas/s, {name + ' / floor':<34} {ratio:.3f} ({each}),"
             f" srv CPU per delta {cpu:.3f}{goal}"
         )
-    for name in (OURS, FRAME_PER_DELTA):
+    for name in CHECKED:
         checked = [one for batch in result.rows[name] for one in batch.checked]
         whole = all(one.exact for one in checked)
         out.append(
