@@ -39,7 +39,8 @@ from .errors import ClientError
 
 REQUEST_INPUT: Final = "adk_request_input"
 REQUEST_CREDENTIAL: Final = "adk_request_credential"
-_ASKING: Final = frozenset({REQUEST_INPUT, REQUEST_CREDENTIAL})
+ASKING_THE_USER: Final = frozenset({REQUEST_INPUT, REQUEST_CREDENTIAL})
+"""ADK's calls that ask the user (a question, a credential): the page answers them."""
 _CONFIRMATION_PREFIX: Final = confirmation_interrupt_id("")
 _SEPARATOR: Final = "~"
 
@@ -49,7 +50,7 @@ def client_call_id(call_id: str, name: str, event: Event) -> str:
     event that asked, since ADK asks again under the same id (module docstring). A live
     connection's calls keep ADK's ids: a live run is one invocation of an agent (workflows
     cannot run live), whose model gives every call an id of its own."""
-    if name not in _ASKING or bookkeeping.read(event).live_step is not None:
+    if name not in ASKING_THE_USER or bookkeeping.read(event).live_step is not None:
         return call_id
     return f"{call_id}{_SEPARATOR}{event.id}"
 

@@ -14,10 +14,8 @@ from typing import Any
 
 from google.adk.tools.base_toolset import BaseToolset
 
-from .interrupts import REQUEST_CREDENTIAL, REQUEST_INPUT
+from .interrupts import ASKING_THE_USER
 from .tools import ClientTool
-
-ANSWERED_BY_THE_PAGE = frozenset({REQUEST_INPUT, REQUEST_CREDENTIAL})
 
 
 class ToolPolicy:
@@ -56,9 +54,7 @@ class ToolPolicy:
         ``onToolCall`` leaves the call alone, and ``lastAssistantMessageIsCompleteWithToolCalls``
         does not take an answer that ends on its output (``skip_summarization``, ``exit_loop``,
         a live ``task_completed``) for one to send again."""
-        return not (
-            name in self.client_tools or name in ANSWERED_BY_THE_PAGE or name in self._asking
-        )
+        return not (name in self.client_tools or name in ASKING_THE_USER or name in self._asking)
 
     def may_ask(self, name: str) -> bool:
         """Whether a tool may ask the user before it runs (``require_confirmation`` set, or a
