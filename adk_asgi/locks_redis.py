@@ -21,7 +21,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppres
 from typing import Any, Final
 
 from .locks import ChatKey, ChatLocks, Lease, busy
-from .redis_client import redis_from_url
+from .redis_client import cancellable, redis_from_url
 
 logger = logging.getLogger("adk_asgi")
 
@@ -102,7 +102,7 @@ class RedisChatLocks(ChatLocks):
             finally:
                 renewal.cancel()
                 await asyncio.wait([renewal])
-                await self._release(keys=[name], args=[lease.token])
+                await cancellable(self._release(keys=[name], args=[lease.token]))
         finally:
             self._active -= 1
 
@@ -111,7 +111,8 @@ class RedisChatLocks(ChatLocks):
         try:
             async with asyncio.timeout(wait):
                 # Another worker holds it: nothing here can be woken when it is released.
-                while not (token := await self._take(keys=[name, name + ":fence"], args=[ttl_ms])):  # noqa: ASYNC110
+                keys = [name, name + ":fence"]
+                while not (token := await cancellable(self._take(keys=keys, args=[ttl_ms]))):  # noqa: ASYNC110
                     await asyncio.sleep(self.poll)
                 return Lease(int(token))
         except TimeoutError:
@@ -123,7 +124,7 @@ class RedisChatLocks(ChatLocks):
         while True:
             await asyncio.sleep(self.ttl / 3)
             try:
-                renewed = await self._renew(keys=[name], args=[lease.token, ttl_ms])
+                renewed = await cancellable(self._renew(keys=[name], args=[lease.token, ttl_ms]))
             except Exception:  # Redis unreachable: try again until the lease runs out
                 logger.warning("adk_asgi: renewing a chat lock failed", exc_info=True)
                 continue

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from .locks import ChatKey
 from .locks_redis import DELETE_IF_HELD, RENEW_IF_HELD
-from .redis_client import redis_from_url
+from .redis_client import cancellable, redis_from_url
 from .resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
@@ -111,7 +111,7 @@ class RedisStreamStore(StreamStore):
     async def begin(self, key: ChatKey) -> str:
         stream_id = secrets.token_hex(8)
         name = self._active_key(key)
-        await self._client.set(name, stream_id, px=self._lease_ms())
+        await cancellable(self._client.set(name, stream_id, px=self._lease_ms()))
         self._renewals[stream_id] = asyncio.create_task(
             self._keep_active(name, stream_id), name="adk_asgi stream lease"
         )
@@ -126,7 +126,9 @@ class RedisStreamStore(StreamStore):
         while True:
             await asyncio.sleep(self.lease / 3)
             try:
-                if not await self._renew(keys=[name], args=[stream_id, self._lease_ms()]):
+                if not await cancellable(
+                    self._renew(keys=[name], args=[stream_id, self._lease_ms()])
+                ):
                     return  # another stream of the chat began: this one is not active
             except Exception:  # Redis unreachable: try again until the lease runs out
                 logger.warning("adk_asgi: renewing a stream lease failed", exc_info=True)
@@ -154,8 +156,8 @@ class RedisStreamStore(StreamStore):
                 queue.size = 0
                 queue.room.set()
                 try:
-                    await self._client.xadd(
-                        data, {b"d": batch}, maxlen=self.maxlen, approximate=True
+                    await cancellable(
+                        self._client.xadd(data, {b"d": batch}, maxlen=self.maxlen, approximate=True)
                     )
                 except Exception:  # the readers get a cut stream, not the run an error
                     logger.warning("adk_asgi: writing a stream to Redis failed", exc_info=True)
@@ -182,18 +184,18 @@ class RedisStreamStore(StreamStore):
             pipe.xadd(data, {b"e": b"1"}, maxlen=self.maxlen, approximate=True)
             pipe.expire(data, max(1, round(self.keep)))
             pipe.delete(self._stop_key(stream_id))
-            await pipe.execute()
-        await self._clear(keys=[self._active_key(key)], args=[stream_id])
+            await cancellable(pipe.execute())
+        await cancellable(self._clear(keys=[self._active_key(key)], args=[stream_id]))
 
     async def active(self, key: ChatKey) -> str | None:
-        value = await self._client.get(self._active_key(key))
+        value = await cancellable(self._client.get(self._active_key(key)))
         return None if value is None else value.decode() if isinstance(value, bytes) else value
 
     async def replay(self, key: ChatKey, stream_id: str) -> AsyncGenerator[bytes, None]:
         data, last = self._data(stream_id), "0-0"
         block = max(1, round(min(self.lease, 1.0) * 1000))
         while True:
-            reply = await self._client.xread({data: last}, block=block, count=1000)
+            reply = await cancellable(self._client.xread({data: last}, block=block, count=1000))
             if not reply:
                 if await self.active(key) != stream_id and not await self._ended(data):
                     yield _TAIL  # its writer stopped renewing it and never ended it
@@ -207,18 +209,20 @@ class RedisStreamStore(StreamStore):
 
     async def _ended(self, data: str) -> bool:
         """Whether the stream has its end entry (it ended between two reads)."""
-        entries = await self._client.xrevrange(data, count=1)
+        entries = await cancellable(self._client.xrevrange(data, count=1))
         return bool(entries) and b"e" in entries[0][1]
 
     async def stop(self, key: ChatKey) -> bool:
         stream_id = await self.active(key)
         if stream_id is None:
             return False
-        await self._client.set(self._stop_key(stream_id), b"1", ex=max(1, round(self.keep)))
+        await cancellable(
+            self._client.set(self._stop_key(stream_id), b"1", ex=max(1, round(self.keep)))
+        )
         return True
 
     async def stopped(self, key: ChatKey, stream_id: str) -> None:
-        while not await self._client.exists(self._stop_key(stream_id)):  # noqa: ASYNC110
+        while not await cancellable(self._client.exists(self._stop_key(stream_id))):  # noqa: ASYNC110
             await asyncio.sleep(self.poll)  # (a poll: another worker sets the key)
 
     async def aclose(self) -> None:

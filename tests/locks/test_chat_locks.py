@@ -171,6 +171,55 @@ async def test_a_redis_release_never_deletes_a_successors_lock(redis_url: str) -
         await client.aclose()
 
 
+async def test_a_busy_wait_whose_time_runs_out_mid_command_answers_busy(redis_url: str) -> None:
+    """The wait for a busy chat polls Redis until its time runs out. The timeout cancels the
+    poll, often in the middle of a command: redis-py swallowed some of those cancellations
+    (Python 3.11's ``wait_for``), and the wait then polled until the chat was free instead of
+    answering busy. Raced 200 times, cancelled at every moment of a poll."""
+    holder = RedisChatLocks(redis_url)
+    waiter = RedisChatLocks(redis_url, poll=0.0005)
+    outcomes: list[str] = []
+
+    async def wait_once(wait: float) -> None:
+        try:
+            async with waiter.hold(CHAT, wait=wait):
+                outcomes.append("held")
+        except ChatBusy:
+            outcomes.append("busy")
+
+    try:
+        async with holder.hold(CHAT, wait=1):
+            for i in range(200):
+                attempt = asyncio.create_task(wait_once(0.001 + (i % 20) * 0.0005))
+                done, _ = await asyncio.wait([attempt], timeout=2)
+                assert done, f"attempt {i} still polls a chat it cannot get"
+        assert outcomes == ["busy"] * 200
+    finally:
+        await holder.aclose()
+        await waiter.aclose()
+
+
+async def test_a_lease_released_while_its_renewal_talks_to_redis_is_released(
+    redis_url: str,
+) -> None:
+    """Release cancels the lease's renewal task and waits for it: a cancellation redis-py
+    swallowed mid-renewal left the task renewing forever, and the request that held the chat
+    never ended. Raced 200 times against a renewal every 2 ms."""
+    locks = RedisChatLocks(redis_url, ttl=0.006)
+    try:
+        for i in range(200):
+
+            async def hold_briefly(hold_for: float = (i % 10) * 0.001) -> None:
+                async with locks.hold(CHAT, wait=1):
+                    await asyncio.sleep(hold_for)
+
+            attempt = asyncio.create_task(hold_briefly())
+            done, _ = await asyncio.wait([attempt], timeout=2)
+            assert done, f"hold {i} never released its chat"
+    finally:
+        await locks.aclose()
+
+
 # --- PostgreSQL: a dead connection frees the chat ---------------------------------------------
 
 

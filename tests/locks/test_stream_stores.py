@@ -117,3 +117,23 @@ async def test_more_readers_than_redis_pys_default_pool_wait_instead_of_failing(
         assert await asyncio.wait_for(asyncio.gather(*readers), 20) == [b"answer;"] * 150
     finally:
         await store.aclose()
+
+
+async def test_a_stop_check_cancelled_mid_command_ends(redis_url: str) -> None:
+    """An answer ends by cancelling its stop check (a poll of Redis) and waiting for it. A
+    cancellation that landed during the poll's command was swallowed by redis-py (Python 3.11's
+    ``wait_for``) a quarter of the time: the check polled on, the request never ended, and its
+    chat stayed locked. Raced 300 times, cancelled at every moment of a poll."""
+    store = RedisStreamStore(redis_url, prefix=f"test:{secrets.token_hex(4)}:", poll=0.0005)
+    try:
+        stream_id = await store.begin(CHAT)
+        for i in range(300):
+            check = asyncio.create_task(store.stopped(CHAT, stream_id))
+            await asyncio.sleep((i % 30) * 0.0002)
+            check.cancel()
+            done, _ = await asyncio.wait([check], timeout=2)
+            assert done, f"stop check {i} still polls after it was cancelled"
+            assert check.cancelled()
+        await store.end(CHAT, stream_id)
+    finally:
+        await store.aclose()
