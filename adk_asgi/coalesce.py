@@ -12,6 +12,7 @@ No timer lives here: the caller passes the time in, reads :attr:`deadline`, and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 import msgspec
@@ -26,8 +27,12 @@ Due = list[tuple[Stream, UIMessageChunk]]
 
 
 class DeltaCoalescer(Generic[Stream]):
-    def __init__(self, interval: float) -> None:
+    """``under_load``: the interval for the load of the moment (:func:`adk_asgi.load.under_load`
+    in a server); ``None``: the interval as it is."""
+
+    def __init__(self, interval: float, under_load: Callable[[float], float] | None = None) -> None:
         self.interval = interval
+        self._under_load = under_load or float
         self._held: tuple[Stream, TextDelta | ReasoningDelta] | None = None
         self._quiet_at = 0.0  # clock time from which a delta goes out at once
         self.deadline: float | None = None
@@ -45,7 +50,7 @@ class DeltaCoalescer(Generic[Stream]):
             return []
         due = self.flush()
         if now >= self._quiet_at:
-            self._quiet_at = now + self.interval
+            self._quiet_at = now + self._under_load(self.interval)
             return [*due, (stream, chunk)]
         self._held = (stream, chunk)
         self.deadline = self._quiet_at
@@ -61,7 +66,7 @@ class DeltaCoalescer(Generic[Stream]):
         """What is due by ``now``."""
         if self.deadline is None or now < self.deadline:
             return []
-        self._quiet_at = now + self.interval
+        self._quiet_at = now + self._under_load(self.interval)
         return self.flush()
 
     def drop(self, stream: Stream) -> None:

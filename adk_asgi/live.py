@@ -31,6 +31,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from . import load
 from .answers import accept_answers, close_left_calls, keep_shown
 from .continuation import Conflict
 from .errors import ClientError
@@ -151,6 +152,7 @@ class _Connection:
             audio=self.audio,
             send_usage=services.send_usage,
             write_interval=limits.live_write_interval,
+            under_load=load.under_load,
             stored_streams=services.streams is not None,
             on_error=services.on_error,
             speakers=services.speakers,
@@ -175,6 +177,8 @@ class _Connection:
         self._replays: dict[str, asyncio.Task[None]] = {}
         self._answered: asyncio.Event | None = None
         """Set once no response is under way, while the client is gone (see :meth:`_reader`)."""
+        self._counted = False
+        """A response is under way, and counted in the process's streams (:mod:`.load`)."""
 
     async def run(self) -> None:
         chat_id = self.websocket.query_params.get("chatId") or None
@@ -187,6 +191,7 @@ class _Connection:
                 if chat_id is not None:
                     self.carry_out(self.protocol.bind(chat_id))
         finally:
+            self._count(False)
             self.queue.close()
             self.waits.cancel_all()
             self.outbox.close()
@@ -232,8 +237,20 @@ class _Connection:
                 self.outbox.close()  # the writer sends what is queued, then closes the socket
         if self.protocol.deadline != self._armed:
             self._wake.set()  # (not on every event: a wake-up is a task switch)
-        if self._answered is not None and not self.protocol.streaming:
+        streaming = self.protocol.streaming
+        if streaming != self._counted:
+            self._count(streaming)
+        if self._answered is not None and not streaming:
             self._answered.set()
+
+    def _count(self, streaming: bool) -> None:
+        """Count this connection among the process's streams while a response is under way:
+        deltas are merged into fewer frames as the streams grow (:mod:`.load`)."""
+        if streaming and not self._counted:
+            load.stream_began()
+        elif self._counted and not streaming:
+            load.stream_ended()
+        self._counted = streaming
 
     # --- socket → agent ----------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from google.genai import types
 
 from . import bookkeeping
 from .checks import check_chat, decode_resume_frame, decode_send_frame, frame_head
+from .coalesce import DeltaCoalescer
 from .continuation import Conflict, Continuation, continuation
 from .convert import EventConverter
 from .durable import ClosedHow
@@ -83,6 +84,7 @@ class LiveProtocol:
         audio: bool = False,
         send_usage: bool = False,
         write_interval: float = 0.0,
+        under_load: Callable[[float], float] | None = None,
         stored_streams: bool = False,
         on_error: ErrorHandler = show_errors,
         speakers: bool = False,
@@ -95,9 +97,8 @@ class LiveProtocol:
         self.audio = audio
         self.send_usage = send_usage
         self.out: list[Output] = []
-        self.streams = Streams(
-            self.out, v7=v7, write_interval=write_interval, record=stored_streams
-        )
+        deltas = DeltaCoalescer[Response](write_interval, under_load)
+        self.streams = Streams(self.out, v7=v7, deltas=deltas, record=stored_streams)
         self.stored_streams = stored_streams
         """A stream store keeps each chat's answer under way (:mod:`.resumable`): responses are
         recorded there, and a ``resume`` this connection has nothing for is read from there."""

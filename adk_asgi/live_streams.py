@@ -60,14 +60,19 @@ class _ParkedResume:
 
 class Streams:
     def __init__(
-        self, out: list[Output], *, v7: bool, write_interval: float, record: bool = False
+        self,
+        out: list[Output],
+        *,
+        v7: bool,
+        deltas: DeltaCoalescer[Response],
+        record: bool = False,
     ) -> None:
         self.out = out
         self.record = record
         """Each response's chunks also go out as :class:`~adk_asgi.live_outputs.Record`, for a
         stream store: a client on another connection can resume it."""
         self.encoder = ChunkEncoder(v7=v7)
-        self.deltas = DeltaCoalescer[Response](write_interval)
+        self.deltas = deltas
         self.response: Response | None = None
         self.unclaimed: list[Response] = []
         """Responses that ended while no request was open, oldest first, for ``resume``."""

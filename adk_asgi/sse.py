@@ -29,6 +29,7 @@ from typing import Final
 from google.adk.events.event import Event
 from starlette.types import Receive, Scope, Send
 
+from . import load
 from .chunks import UIMessageChunk
 from .convert import EventConverter
 from .encoding import SSE_DONE, SSE_HEADERS, SSE_KEEP_ALIVE, ChunkEncoder
@@ -77,27 +78,6 @@ async def sse_body(
     yield b"".join(encoder.sse(c) for c in converter.finish()) + SSE_DONE
 
 
-STREAMS_PER_INTERVAL: Final = 16
-"""Streams of one process that share the write interval before it grows with them."""
-MAX_INTERVAL: Final = 0.05
-"""Seconds: how far the write interval grows under load (a 20 Hz refresh)."""
-_streaming = 0
-"""SSE responses streaming in this process (one event loop: no lock needed)."""
-
-
-def _under_load(interval: float) -> float:
-    """The write interval for the number of streams under way in this process.
-
-    Each stream gets the process's CPU in turn, so with many of them a stream's deltas come
-    further apart than the interval, and every delta becomes a write of its own (about 50 µs
-    of kernel, uvicorn and writer time: docs/performance.md). The interval grows with the
-    streams, up to :data:`MAX_INTERVAL`, so writes keep grouping deltas.
-    """
-    if not interval or _streaming <= STREAMS_PER_INTERVAL:
-        return interval
-    return max(interval, min(MAX_INTERVAL, interval * _streaming / STREAMS_PER_INTERVAL))
-
-
 class SSEResponse:
     """An ASGI response streaming ``body`` that reports a client disconnect to ``abort``.
 
@@ -144,8 +124,7 @@ class SSEResponse:
         watcher = asyncio.create_task(
             self._watch_disconnect(receive), name="adk_asgi sse disconnect watcher"
         )
-        global _streaming
-        _streaming += 1
+        load.stream_began()
         try:
             await send({"type": "http.response.start", "status": 200, "headers": raw_headers})
             async with aclosing(self.body) as body:
@@ -154,7 +133,7 @@ class SSEResponse:
                 else:
                     await self._pump(body, send)
         finally:
-            _streaming -= 1
+            load.stream_ended()
             watcher.cancel()
             await asyncio.wait([watcher])  # no task outlives the response
 
@@ -283,7 +262,7 @@ class _Writer:
         self._room.set()
         self._written = self._loop.time()
         if self._writes:  # the first write (``start``) does not start an interval
-            self._not_before = self._written + _under_load(self.interval)
+            self._not_before = self._written + load.under_load(self.interval)
         self._writes += 1
         self.ready.clear()
         try:

@@ -25,7 +25,7 @@ import httpx
 import pytest
 from google.adk.events.event import Event
 
-from adk_asgi import AdkApp, sse
+from adk_asgi import AdkApp, load
 from adk_asgi.encoding import SSE_KEEP_ALIVE
 from adk_asgi.sse import DEFAULT_WRITE_INTERVAL, SSEResponse
 from adk_asgi.testing import Call, Fail, Text
@@ -711,9 +711,9 @@ def test_the_write_interval_grows_with_the_streams_of_the_process(
 ) -> None:
     """Past 16 streams a stream's deltas come further apart than 10 ms, and each would be a
     write of its own: the interval grows with them, up to 50 ms (docs/performance.md)."""
-    monkeypatch.setattr(sse, "_streaming", streams)
-    assert sse._under_load(0.01) == pytest.approx(interval)
-    assert sse._under_load(0) == 0  # writes that are not coalesced stay so
+    monkeypatch.setattr(load, "_streaming", streams)
+    assert load.under_load(0.01) == pytest.approx(interval)
+    assert load.under_load(0) == 0  # writes that are not coalesced stay so
 
 
 async def test_a_stream_counts_while_it_streams_and_not_after() -> None:
@@ -723,4 +723,4 @@ async def test_a_stream_counts_while_it_streams_and_not_after() -> None:
         await asyncio.gather(
             *(client.post("/chat", json=user_body("hi", f"c{i}")) for i in range(5))
         )
-    assert sse._streaming == 0
+    assert load.streams() == 0

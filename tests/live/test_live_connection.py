@@ -23,7 +23,7 @@ from google.genai import types
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, load
 from adk_asgi.history import rebuild_messages
 from adk_asgi.testing import Call, Text, demo_model
 from demo_app import build_agent
@@ -721,6 +721,7 @@ async def test_disconnect_mid_stream_leaves_no_task_and_frees_the_chat() -> None
         async with socket:
             request_id = await live.send("hello")
             frames = [json.loads(await asyncio.wait_for(socket.recv(), 10)) for _ in range(6)]
+            assert load.streams() == 1  # counted while it streams: its deltas' pace (load.py)
         # the browser went away two deltas into the answer
         chunks = [frame.pop("chunk") for frame in frames[1:]]
         assert frames == [
@@ -735,6 +736,7 @@ async def test_disconnect_mid_stream_leaves_no_task_and_frees_the_chat() -> None
         ]
         await wait_until_closed(app)
         assert await leftover_tasks(baseline) == []
+        assert load.streams() == 0
         # the same browser on the same chat at once: the chat's lock was released, and the
         # model answers the message it was cut off on again, from the start (nobody asked)
         again, socket = await open_live(url, chat_id, cookie=cookie, chatId=chat_id)

@@ -89,6 +89,21 @@ def test_held_deltas_go_out_when_the_interval_ends() -> None:
     assert live.chunks_of("r1")[-1] == text_delta("d")
 
 
+def test_the_interval_stretches_with_the_load_of_the_process() -> None:
+    """With many streams in the process a stream's deltas come further apart than the interval
+    and would each be a frame: the server passes :func:`adk_asgi.load.under_load`, and the
+    interval a write starts is the stretched one."""
+    live = Machine(interval=0.01, under_load=lambda interval: interval * 5)
+    live.open()
+    say(live)
+    live.event(delta("a"))
+    live.event(delta("b"))
+    live.advance(0.049)
+    assert live.chunks_of("r1")[-1] == text_delta("a")  # held for 50 ms, not 10
+    live.advance(0.001)
+    assert live.chunks_of("r1")[-2:] == [text_delta("a"), text_delta("b")]
+
+
 def test_a_frame_that_is_not_a_chunk_keeps_its_place_after_held_deltas() -> None:
     live = bridge(HOUR)
     say(live)
