@@ -127,8 +127,10 @@ class EventConverter:
         self._settled: set[str] = set()
         self._step_event_id: str | None = None
         self._blocks = TextBlocks(message_id)
-        self._streamed_text: dict[str, str] = {}
-        self._streamed_thought: dict[str, str] = {}
+        self._streamed_text: dict[str, list[str]] = {}
+        self._streamed_thought: dict[str, list[str]] = {}
+        """The partial text of each model call so far, in pieces (joined when its final event
+        comes: adding each delta to a string would copy the whole of it every time)."""
         self._errored = False
         self._finished = False
         self._finish_reason: FinishReason = "stop"
@@ -284,7 +286,7 @@ class EventConverter:
                 continue
             self._open_step_for(key, out)
             streamed = self._streamed_thought if part.thought else self._streamed_text
-            streamed[key] = streamed.get(key, "") + part.text
+            streamed.setdefault(key, []).append(part.text)
             if part.thought:
                 self._blocks.reasoning(key, part.text, out)
             else:
@@ -311,8 +313,8 @@ class EventConverter:
             return
         if is_model_call and any(is_shown(p, self.live) for p in parts):
             self._open_step_for(key, out)
-        remaining_text = self._streamed_text.pop(key, "")
-        remaining_thought = self._streamed_thought.pop(key, "")
+        remaining_text = "".join(self._streamed_text.pop(key, ()))
+        remaining_thought = "".join(self._streamed_thought.pop(key, ()))
         calls = [p.function_call.name or "" for p in parts if p.function_call is not None]
         hold = not self.live and any(self.policy is None or self.policy.may_ask(n) for n in calls)
         for part in parts:
@@ -371,11 +373,12 @@ class EventConverter:
         if not transcript.finished:
             if text:
                 self._open_step_for(key, out)
-                self._streamed_text[key] = self._streamed_text.get(key, "") + text
+                self._streamed_text.setdefault(key, []).append(text)
                 self._blocks.text(key, text, out)
             return
         self._open_step_for(key, out)
-        self._blocks.final(key, text, self._streamed_text.pop(key, ""), thought=False, out=out)
+        streamed = "".join(self._streamed_text.pop(key, ()))
+        self._blocks.final(key, text, streamed, thought=False, out=out)
         self._blocks.close_of(key, out)
 
     # --- steps -------------------------------------------------------------------------------
@@ -589,8 +592,11 @@ class EventConverter:
     def _unsaved(self) -> list[types.Part]:
         """The text and reasoning the client was shown that no stored event holds: the
         partials of the model call under way (ADK stores only its final event)."""
-        shown = [types.Part(text=t, thought=True) for t in self._streamed_thought.values() if t]
-        return shown + [types.Part(text=t) for t in self._streamed_text.values() if t]
+        thought = ["".join(t) for t in self._streamed_thought.values()]
+        said = ["".join(t) for t in self._streamed_text.values()]
+        return [types.Part(text=t, thought=True) for t in thought if t] + [
+            types.Part(text=t) for t in said if t
+        ]
 
     def _error(self, error_text: str) -> list[UIMessageChunk]:
         """The failure goes into the message (a ``data-error`` part, kept in history) before

@@ -9,8 +9,10 @@ frames ``activity-start``, ``activity-end``, ``audio-end`` (up) and ``interrupte
 What the frames mean is decided by the sans-I/O :class:`~adk_asgi.live_protocol.LiveProtocol`;
 this module only moves bytes. One ``asyncio.TaskGroup`` per connection, with named tasks: the
 ``reader`` reads the socket and feeds the protocol and the ``LiveRequestQueue``; ``run_live``
-iterates the session's events into the protocol; the ``writer`` owns the socket's send side;
-the ``timer`` calls the protocol back at its deadlines. The socket is never read in the task
+iterates the session's events into the protocol; the ``writer`` owns the socket's send side.
+The protocol's deadlines (held deltas, a resume waiting for speech) are a timer handle of the
+event loop, not a task: under load a deadline comes every few deltas, and a task's wake-up
+costs more than the call. The socket is never read in the task
 that iterates ``run_live`` (the prototype's deadlock). Disconnect, an error or the end of the
 session cancels the group, closes the queue and cancels every pending wait: a tool waiting for
 the user sees the cancellation, and no task outlives the connection.
@@ -169,8 +171,9 @@ class _Connection:
         self.dropped_audio = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._group: asyncio.TaskGroup | None = None
-        self._wake = asyncio.Event()  # the protocol's deadline changed
-        self._armed: float | None = None  # the deadline the timer waits for
+        self._alarm: asyncio.TimerHandle | None = None  # calls the protocol at its deadline
+        self._armed: float | None = None  # that deadline
+        self._ended = False
         self._settles: asyncio.Queue[Settle] = asyncio.Queue()
         self.recorder: LiveRecorder | None = None
         self._opened: Session | None = None
@@ -186,11 +189,12 @@ class _Connection:
             async with asyncio.TaskGroup() as group:
                 self._group = group
                 self._spawn(self._writer(), "writer")
-                self._spawn(self._timer(), "timer")
                 self._spawn(self._reader(), "reader")
                 if chat_id is not None:
                     self.carry_out(self.protocol.bind(chat_id))
         finally:
+            self._ended = True
+            self._arm(None)
             self._count(False)
             self.queue.close()
             self.waits.cancel_all()
@@ -235,8 +239,9 @@ class _Connection:
             elif isinstance(output, Close) and not self.outbox.closed:
                 self.close_code = output.code
                 self.outbox.close()  # the writer sends what is queued, then closes the socket
-        if self.protocol.deadline != self._armed:
-            self._wake.set()  # (not on every event: a wake-up is a task switch)
+        deadline = self.protocol.deadline
+        if deadline != self._armed and not self._ended:
+            self._arm(deadline)
         streaming = self.protocol.streaming
         if streaming != self._counted:
             self._count(streaming)
@@ -451,18 +456,24 @@ class _Connection:
                 await self.websocket.close(code=self.close_code)
         self._stop()
 
-    async def _timer(self) -> None:
-        """Calls the protocol back at its deadline (held deltas, a resume waiting for speech)."""
+    def _arm(self, deadline: float | None) -> None:
+        """Call the protocol back at ``deadline`` (its clock is the loop's), or never."""
+        if self._alarm is not None:
+            self._alarm.cancel()
+        self._armed = deadline
         loop = asyncio.get_running_loop()
-        while True:
-            deadline = self._armed = self.protocol.deadline
-            delay = None if deadline is None else max(0.0, deadline - loop.time())
-            try:
-                async with asyncio.timeout(delay):
-                    await self._wake.wait()
-            except TimeoutError:
-                self.carry_out(self.protocol.tick())
-            self._wake.clear()
+        self._alarm = None if deadline is None else loop.call_at(deadline, self._ring)
+
+    def _ring(self) -> None:
+        self._alarm = self._armed = None
+        try:
+            self.carry_out(self.protocol.tick())
+        except Exception as exc:  # the connection ends with it, as with any of its tasks'
+            self._spawn(_raise(exc), "timer")
+
+
+async def _raise(exc: Exception) -> None:
+    raise exc
 
 
 async def _claim_one(services: Services, key: ChatKey, answer_id: str) -> bool:

@@ -86,8 +86,10 @@ class Streams:
     @property
     def deadline(self) -> float | None:
         """When :meth:`tick` is due next, or ``None``."""
-        times = [self.deltas.deadline, self.parked.deadline if self.parked else None]
-        return min((t for t in times if t is not None), default=None)
+        held = self.deltas.deadline  # (asked after every event: no list, no min())
+        if self.parked is None:
+            return held
+        return self.parked.deadline if held is None else min(held, self.parked.deadline)
 
     def tick(self, now: float) -> None:
         self._send_due(self.deltas.tick(now))
