@@ -47,6 +47,7 @@ from .policy import ToolPolicy, toolsets
 from .resumable import StreamStore
 from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
 from .services import Limits, Services
+from .session_handover import HandingOver
 from .sse import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
 
 logger = logging.getLogger("adk_asgi")
@@ -149,12 +150,13 @@ class AdkApp:
         app = app.model_copy(update={"plugins": [*app.plugins, *bridge_plugins]})
         self.adk_app = app
         self.session_service = session_service or InMemorySessionService()
+        handing_over = HandingOver(self.session_service)
 
         def runner(app: App) -> Runner:
             return Runner(
                 app=app,
                 app_name=app_name,
-                session_service=self.session_service,
+                session_service=handing_over,
                 artifact_service=artifact_service,
                 memory_service=memory_service,
                 auto_create_session=True,

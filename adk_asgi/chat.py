@@ -28,6 +28,7 @@ from .pace import RunSignal
 from .pending import PAYLOADS_KEY, user_turn, visible_events
 from .resumable import StreamStore
 from .services import Services
+from .session_handover import hand_over
 from .sse import SSEResponse, sse_body
 from .translate import TranslationError, user_content
 
@@ -41,12 +42,15 @@ class _Plan:
 
     def __init__(
         self,
+        session: Session,
         new_message: types.Content | None,
         converter: EventConverter,
         lead: list[UIMessageChunk],
         user_message_id: str | None,
         state_delta: dict[str, Any] | None = None,
     ) -> None:
+        self.session = session
+        """As read for the checks, with what they wrote: the run starts from it."""
         self.new_message = new_message
         self.converter = converter
         self.lead = lead
@@ -104,7 +108,7 @@ class ChatEndpoint:
             await close_left_calls(self.services, session, moved_on=True)
             converter = self._converter(self.services.new_message_id())
             title = bookkeeping.title_delta(session.state, content)
-            return _Plan(content, converter, [], last.id, title or None)
+            return _Plan(session, content, converter, [], last.id, title or None)
         return await self._continue(identity, chat)
 
     async def _session_for(self, identity: Identity, chat: ChatRequest) -> Session:
@@ -155,7 +159,7 @@ class ChatEndpoint:
             raise ClientError(409, str(exc)) from None
         converter = self._converter(message.id, answers.known_calls)
         lead = answers.lead(converter, services.tools)
-        return _Plan(content, converter, lead, None)
+        return _Plan(session, content, converter, lead, None)
 
     def _converter(self, message_id: str, known_calls: set[str] | None = None) -> EventConverter:
         return EventConverter(
@@ -181,6 +185,7 @@ class ChatEndpoint:
         abort = RunSignal()
         events = None
         if plan.new_message is not None:
+            hand_over(plan.session)  # not read again (session_handover.py)
             events = services.runner.run_async(
                 user_id=identity.user_id,
                 session_id=chat.id,

@@ -57,6 +57,7 @@ from .locks import ChatBusy, ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE
 from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, ChatState, chat_state, visible_events
 from .services import Services
+from .session_handover import hand_over
 
 logger = logging.getLogger("adk_asgi")
 
@@ -392,6 +393,7 @@ class _Connection:
             later.append(self._settles.get_nowait())
         for settle in later:
             self.carry_out(protocol.dispatch(settle.request_id, settle.chat))
+        hand_over(session)  # not read again (session_handover.py)
         events = services.live_runner.run_live(
             user_id=self.user_id,
             session_id=chat_id,

@@ -4,6 +4,7 @@ clock."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import itertools
 import json
@@ -13,6 +14,9 @@ from concurrent.futures import Executor
 from typing import Any, ParamSpec, TypeVar, TypeVarTuple
 
 from google.adk.agents import LlmAgent
+from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
+from google.adk.sessions.session import Session
 
 from adk_asgi.testing import ScriptedLlm, Turn
 
@@ -240,3 +244,24 @@ def on_virtual_clock(test: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P
             runner.run(test(*args, **kwargs))
 
     return run
+
+
+class CountedSessions(InMemorySessionService):
+    """ADK's in-memory session service, counting the reads of each chat's session."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: collections.Counter[str] = collections.Counter()
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        self.reads[session_id] += 1
+        return await super().get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, config=config
+        )

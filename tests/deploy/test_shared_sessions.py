@@ -19,8 +19,9 @@ from google.adk.sessions.database_session_service import DatabaseSessionService
 
 from adk_asgi import AdkApp
 from adk_asgi.locks_redis import RedisChatLocks
-from adk_asgi.testing import Text
-from tests.support import parse_sse, scripted_agent
+from adk_asgi.testing import ChatClient, Text, demo_model
+from demo_app import build_agent
+from tests.support import counter, parse_sse, scripted_agent
 
 pytestmark = pytest.mark.backing
 
@@ -156,3 +157,30 @@ async def test_a_database_busy_for_too_long_is_a_json_503_not_a_500_page(
         503,
         {"error": "the chat's session could not be read or written; try again"},
     )
+
+
+async def test_a_chat_on_a_database_runs_on_the_session_its_checks_read(
+    fresh_database: str,
+) -> None:
+    """The Runner is handed the session the request read and wrote (session_handover.py): a
+    database service refuses an append to a session older than storage, so every write in
+    between must have gone through that object. A new chat, an approval, a payment, a message
+    after it."""
+    sessions = DatabaseSessionService(db_url=fresh_database)
+    agent = build_agent(demo_model(id_factory=counter("call_"), chunk_size=200))
+    app = AdkApp(agent, app_name="app", session_service=sessions)
+    try:
+        await app.prepare()
+        async with ChatClient(app, chat_id="chat-1") as chat:
+            await chat.send("pay 5 to alice")
+            paid = await chat.approve("process_payment")
+            after = await chat.send("hi")
+            history = await chat.history()
+    finally:
+        await app.aclose()
+        await sessions.close()
+    outputs = [c["output"] for c in paid.chunks if c["type"] == "tool-output-available"]
+    assert outputs == [{"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"}]
+    assert [c["type"] for c in after.chunks][-1] == "finish"
+    assert "error" not in [c["type"] for c in paid.chunks + after.chunks]
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]

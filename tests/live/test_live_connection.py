@@ -27,7 +27,7 @@ from adk_asgi import AdkApp, load
 from adk_asgi.history import rebuild_messages
 from adk_asgi.testing import Call, Text, demo_model
 from demo_app import build_agent
-from tests.support import answer, apply_chunks, normalize_ids, scripted_agent
+from tests.support import CountedSessions, answer, apply_chunks, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -1148,3 +1148,19 @@ async def test_a_chat_whose_last_answer_was_spoken_is_not_answered_again_on_reco
     assert text.startswith('You said: "hello again".')
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
     assert history[2] == typed.user
+
+
+async def test_a_live_connection_reads_its_session_once() -> None:
+    """``run_live`` is handed the session the connection opened (session_handover.py), as an
+    SSE request's run is: a database service would read every event of the chat again."""
+    sessions = CountedSessions()
+    app = AdkApp(build_agent(), session_service=sessions)
+    async with serve(app) as url:
+        chat_id = f"once-{secrets.token_hex(4)}"
+        live, socket = await open_live(url, chat_id, chatId=chat_id)
+        async with socket:
+            turn = await live.turn("weather in Paris")
+        await wait_until_closed(app)
+    kinds = [chunk["type"] for chunk in turn]
+    assert kinds[-1] == "finish" and "error" not in kinds
+    assert sessions.reads[chat_id] == 1

@@ -73,7 +73,7 @@ def test_gemini_serves_sse_with_a_chat_model_and_live_with_a_live_model(
     chat = agent_app(app)
     live = chat.live_runner
     assert live is not chat.runner
-    assert live.session_service is chat.session_service
+    assert live.session_service is chat.runner.session_service  # one store, one hand-over
     assert live.app_name == chat.app_name == "demo_agent"
     assert sorted(chat.services.tools.client_tools) == ["change_bgm", "get_location"]
 

@@ -8,6 +8,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 
 from adk_asgi import AdkApp
+from adk_asgi.session_handover import HandingOver
 from tests.support import scripted_agent
 
 
@@ -30,7 +31,9 @@ async def test_the_live_agent_runs_live_on_the_same_sessions_and_each_toolset_cl
     app = AdkApp(agent, live_agent=live_agent)
     assert app.runner.agent is agent and app.live_runner.agent is live_agent
     assert app.live_runner.app_name == app.app_name == "assistant"
-    assert app.live_runner.session_service is app.session_service
+    assert app.live_runner.session_service is app.runner.session_service  # one hand-over
+    handing = app.runner.session_service
+    assert isinstance(handing, HandingOver) and handing.inner is app.session_service
     assert app.live_runner.plugin_manager.plugins == app.runner.plugin_manager.plugins
     await app.aclose()
     assert (shared.closed, chat_only.closed, live_only.closed) == (1, 1, 1)
