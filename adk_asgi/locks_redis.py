@@ -5,7 +5,10 @@ with drawing the token, so tokens grow in the order the chat is granted), a rene
 extends it while the run goes on (``PEXPIRE`` only if the key still holds this grant's token),
 and release deletes it only if it still holds that token (compare-and-delete), so a lease that
 ran out can never release its successor's lock. The token is a fencing token: ``INCR`` of a
-per-chat counter, so it grows with every grant of the chat, across workers and restarts.
+per-chat counter, so it grows with every grant of the chat, across workers and restarts. The
+counter expires a week (:data:`FENCE_KEEP`) after the chat's last grant, so Redis does not keep
+a key for every chat ever served; a chat idle that long starts again at 1, when no holder of
+an older grant can still be running (a lease is renewed every ``ttl / 3`` or marked lost).
 
 A worker that dies keeps the chat for at most ``ttl`` seconds. A lease that cannot be renewed
 (Redis unreachable for longer than the ttl) is marked ``lost``; exactly-once effects must not
@@ -28,11 +31,14 @@ logger = logging.getLogger("adk_asgi")
 _ACQUIRE: Final = """
 if redis.call('exists', KEYS[1]) == 0 then
   local token = redis.call('incr', KEYS[2])
+  redis.call('pexpire', KEYS[2], ARGV[2])
   redis.call('set', KEYS[1], token, 'PX', ARGV[1])
   return token
 end
 return 0
 """
+FENCE_KEEP: Final = 7 * 24 * 3600.0
+"""Seconds a chat's fencing counter outlives its last grant."""
 RENEW_IF_HELD: Final = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('pexpire', KEYS[1], ARGV[2])
@@ -76,6 +82,7 @@ class RedisChatLocks(ChatLocks):
         self.prefix = prefix
         self.ttl = ttl
         self.poll = poll
+        self._fence_keep_ms = round(max(FENCE_KEEP, 100 * ttl) * 1000)
         self._take = self._client.register_script(_ACQUIRE)
         self._renew = self._client.register_script(RENEW_IF_HELD)
         self._release = self._client.register_script(DELETE_IF_HELD)
@@ -111,8 +118,8 @@ class RedisChatLocks(ChatLocks):
         try:
             async with asyncio.timeout(wait):
                 # Another worker holds it: nothing here can be woken when it is released.
-                keys = [name, name + ":fence"]
-                while not (token := await cancellable(self._take(keys=keys, args=[ttl_ms]))):  # noqa: ASYNC110
+                keys, args = [name, name + ":fence"], [ttl_ms, self._fence_keep_ms]
+                while not (token := await cancellable(self._take(keys=keys, args=args))):  # noqa: ASYNC110
                     await asyncio.sleep(self.poll)
                 return Lease(int(token))
         except TimeoutError:

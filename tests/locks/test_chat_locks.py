@@ -4,6 +4,7 @@ session: two lock objects on one store stand for two workers."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
@@ -13,7 +14,7 @@ import pytest_asyncio
 
 from adk_asgi.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
 from adk_asgi.locks_postgres import PostgresChatLocks
-from adk_asgi.locks_redis import RedisChatLocks
+from adk_asgi.locks_redis import FENCE_KEEP, RedisChatLocks
 
 pytestmark = pytest.mark.backing
 
@@ -169,6 +170,28 @@ async def test_a_redis_release_never_deletes_a_successors_lock(redis_url: str) -
         assert await client.get(name) is None
     finally:
         await client.aclose()
+
+
+async def test_a_redis_fencing_counter_expires_a_week_after_the_chats_last_grant(
+    redis_url: str,
+) -> None:
+    """A fencing counter per chat ever served would stay in Redis forever: it expires a week
+    after the chat's last grant, and the tokens of a chat in use still grow."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(redis_url)
+    locks = RedisChatLocks(client, prefix=f"fence-test:{secrets.token_hex(4)}:")
+    counter = locks.prefix + "\x1f".join(CHAT) + ":fence"
+    try:
+        tokens = []
+        for _ in range(3):
+            async with locks.hold(CHAT, wait=1) as lease:
+                tokens.append(lease.token)
+        remaining = await client.pttl(counter)
+    finally:
+        await client.aclose()
+    assert tokens == [1, 2, 3]
+    assert FENCE_KEEP * 1000 - 60_000 < remaining <= FENCE_KEEP * 1000
 
 
 async def test_a_busy_wait_whose_time_runs_out_mid_command_answers_busy(redis_url: str) -> None:
