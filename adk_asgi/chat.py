@@ -158,7 +158,7 @@ class ChatEndpoint:
         except Conflict as exc:
             raise ClientError(409, str(exc)) from None
         converter = self._converter(message.id, answers.known_calls)
-        lead = answers.lead(converter, services.tools)
+        lead = answers.lead(converter.cards, services.tools)
         return _Plan(session, content, converter, lead, None)
 
     def _converter(self, message_id: str, known_calls: set[str] | None = None) -> EventConverter:

@@ -76,23 +76,23 @@ class Continuation:
     def empty(self) -> bool:
         return not (self.responses or self.denied or self.released)
 
-    def lead(self, converter: Answering, policy: ToolPolicy) -> list[UIMessageChunk]:
+    def lead(self, cards: Answering, policy: ToolPolicy) -> list[UIMessageChunk]:
         """What the response to this continuation says before the run: the denials it shows
         now and the approved browser calls (``tool-input-available``: the browser runs them).
-        Every denied call is settled in ``converter``, so ADK's rejection is not shown again."""
+        Every denied call is settled in ``cards``, so ADK's rejection is not shown again."""
         in_browser = [call for call in self.released if policy.is_client_tool(call.name)]
         shown = self.shown_denials(browser_runs=bool(in_browser))
         chunks: list[UIMessageChunk] = []
         for call_id in self.denied + self.redenied:
-            denial = converter.deny(call_id)
+            denial = cards.deny(call_id)
             chunks += denial if call_id in shown else []
         for call in in_browser:
-            chunks += converter.release(call.id, call.name, call.args)
+            chunks += cards.release(call.id, call.name, call.args)
         return chunks
 
 
 class Answering(Protocol):
-    """The converter's side of a continuation (:class:`~adk_asgi.convert.EventConverter`)."""
+    """The converter's side of a continuation (its :class:`~adk_asgi.tool_cards.ToolCards`)."""
 
     def deny(self, call_id: str) -> list[UIMessageChunk]: ...
 

@@ -31,18 +31,13 @@ from google.genai import types
 
 from .adk_values import (
     add_usage,
-    approval_descriptor,
-    as_sent,
     file_chunk,
     is_abort,
     is_finish_reason,
     is_live_audio,
     is_shown,
     map_finish_reason,
-    shown_result,
     source_chunks,
-    to_json,
-    tool_result_chunk,
 )
 from .chunks import (
     Abort,
@@ -54,26 +49,16 @@ from .chunks import (
     Start,
     StartStep,
     ToolApprovalRequest,
-    ToolInputAvailable,
-    ToolInputDelta,
-    ToolInputStart,
-    ToolOutputDenied,
-    ToolOutputError,
     UIMessageChunk,
 )
-from .credentials import shown_input
 from .failures import ERROR_PART, AgentError, ErrorHandler, show_errors
 from .interrupts import (
-    REQUEST_INPUT,
-    client_call_id,
-    confirmed_node,
-    node_confirmation,
-    qualified_prefix,
     workflow_answer,
 )
-from .pending import CONFIRMATION_TOOL, REJECTED, client_approval_id
+from .pending import CONFIRMATION_TOOL, REJECTED
 from .policy import ToolPolicy
 from .text_blocks import HeardSpeech, TextBlocks
+from .tool_cards import ToolCards
 
 
 def speaker(author: str) -> dict[str, dict[str, Any]]:
@@ -119,14 +104,10 @@ class EventConverter:
         """Which client calls wait for approval, and which tools may ask (a step's later calls
         are held only then: holding delays their cards until the step's tools ran). ``None``:
         no call waits for the bridge's approval, and any tool may ask."""
-        self._known_calls: set[str] = set(known_calls)
-        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
-        """The name and arguments of each call announced in this response, by client id."""
-        self._client_ids: dict[str, str] = {}
-        """ADK call id → the id the client knows its latest call by (:mod:`.interrupts`)."""
-        self._settled: set[str] = set()
         self._step_event_id: str | None = None
         self._blocks = TextBlocks(message_id)
+        self.cards = ToolCards(self._blocks, known_calls=known_calls, policy=policy, live=live)
+        """The tool parts: calls, approvals, results (:mod:`.tool_cards`)."""
         self._streamed_text: dict[str, list[str]] = {}
         self._streamed_thought: dict[str, list[str]] = {}
         """The partial text of each model call so far, in pieces (joined when its final event
@@ -134,7 +115,6 @@ class EventConverter:
         self._errored = False
         self._finished = False
         self._finish_reason: FinishReason = "stop"
-        self._waiting_on_calls = False
         self._usage: dict[str, int] = {}
         self._live_step = 0
         self._step_has_call = False
@@ -170,12 +150,12 @@ class EventConverter:
 
     def waiting_on_calls(self) -> None:
         """The response ends because tool calls wait for the user or the browser."""
-        self._waiting_on_calls = True
+        self.cards.waits = True
 
     def interrupt(self) -> list[UIMessageChunk]:
         """The user spoke over the model (live barge-in): end the response where it is."""
         self._finish_reason = "interrupted"
-        self._waiting_on_calls = False
+        self.cards.waits = False
         return self.finish()
 
     def finish(self) -> list[UIMessageChunk]:
@@ -188,7 +168,7 @@ class EventConverter:
         reason: FinishReason = self._finish_reason
         if self._errored:
             reason = "error"
-        elif self._waiting_on_calls and reason != "interrupted":
+        elif self.cards.waits and reason != "interrupted":
             reason = "tool-calls"
         metadata = {"usage": dict(self._usage)} if self.send_usage and self._usage else None
         out.append(Finish(finish_reason=reason, message_metadata=metadata))
@@ -299,7 +279,7 @@ class EventConverter:
             # when the node is the last (a text step after the card: the stock
             # ``lastAssistantMessageIsCompleteWithToolCalls`` would take an answer that ends
             # on a card for a call to go on with). A rejected node shows on its card only.
-            shown = self._node_result(event, out)
+            shown = self.cards.node_result(event, out)
             if not (shown and event.output == REJECTED):
                 content = workflow_answer(event)
         parts = (content.parts or []) if content is not None else []
@@ -331,13 +311,13 @@ class EventConverter:
                 call = part.function_call
                 if hold and call.name != CONFIRMATION_TOOL and self._step_has_call:
                     held: list[UIMessageChunk] = []
-                    self._function_call(call, event, held)
+                    self.cards.call(call, event, held)
                     self._held_calls.append((call.id or "", held))
                 else:
-                    self._function_call(call, event, out)
+                    self.cards.call(call, event, out)
                     self._step_has_call = call.name != CONFIRMATION_TOOL
             elif part.function_response is not None:
-                self._function_response(part.function_response, confirmations, out)
+                self.cards.response(part.function_response, confirmations, out)
             elif (file := file_chunk(part, live=self.live)) is not None:
                 self._blocks.close(out)
                 out.append(file)
@@ -388,7 +368,7 @@ class EventConverter:
             return
         out.extend(self._close_step())
         self._step_event_id = event_id
-        self._waiting_on_calls = False
+        self.cards.waits = False
         out.append(StartStep())
 
     def _close_step(self) -> list[UIMessageChunk]:
@@ -399,83 +379,7 @@ class EventConverter:
             self._step_event_id = None
         return out
 
-    # --- tools -------------------------------------------------------------------------------
-
-    def _function_call(
-        self, call: types.FunctionCall, event: Event, out: list[UIMessageChunk]
-    ) -> None:
-        if not call.id or not call.name:
-            return
-        self._blocks.close(out)
-        args = call.args or {}
-        client_id = call.id if self.live else client_call_id(call.id, call.name, event)
-        self._client_ids[call.id] = client_id
-        node = node_confirmation(call)
-        if node is not None:  # a workflow node asks to run: an approval, as for a tool
-            self._known_calls.add(client_id)
-            descriptor = approval_descriptor({"hint": node.hint, "payload": node.payload})
-            name, author = node.tool_name, self._blocks.speaker
-            out.append(
-                ToolInputStart(tool_call_id=client_id, tool_name=name, provider_metadata=author)
-            )
-            out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=name, input=node.args))
-            out.append(
-                ToolApprovalRequest(
-                    approval_id=client_id, tool_call_id=client_id, approval_descriptor=descriptor
-                )
-            )
-            self._waiting_on_calls = True
-            return
-        if call.name == CONFIRMATION_TOOL:
-            original = args.get("originalFunctionCall") or {}
-            original_id = original.get("id")
-            if isinstance(original_id, str) and original_id in self._known_calls:
-                descriptor = approval_descriptor(args.get("toolConfirmation") or {})
-                out.append(
-                    ToolApprovalRequest(
-                        approval_id=call.id,
-                        tool_call_id=original_id,
-                        approval_descriptor=descriptor,
-                    )
-                )
-                self._waiting_on_calls = True
-            return
-        self._known_calls.add(client_id)
-        self._calls[client_id] = (call.name, args)
-        by_server = (
-            True if self.policy is not None and self.policy.runs_unasked(call.name) else None
-        )
-        out.append(
-            ToolInputStart(
-                tool_call_id=client_id,
-                tool_name=call.name,
-                provider_executed=by_server,
-                provider_metadata=self._blocks.speaker,
-            )
-        )
-        if self.policy is not None and self.policy.needs_approval(call.name, args):
-            # A client tool that needs approval: show the input and ask, but do not say
-            # "input available" yet — that makes the client run the tool (``onToolCall``).
-            # :meth:`release` says it once the user approved
-            # (docs/architecture.md#browser-tools-that-need-approval).
-            out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=to_json(args)))
-            out.append(
-                ToolApprovalRequest(
-                    approval_id=client_approval_id(client_id), tool_call_id=client_id
-                )
-            )
-        else:
-            shown = shown_input(call.name, args)
-            out.append(
-                ToolInputAvailable(
-                    tool_call_id=client_id,
-                    tool_name=call.name,
-                    input=shown,
-                    provider_executed=by_server,
-                )
-            )
-        if call.id in (event.long_running_tool_ids or ()):
-            self._waiting_on_calls = True
+    # --- tools (what a call shows: tool_cards.py; when: here) -------------------------------
 
     def _release_held_calls(self) -> list[UIMessageChunk]:
         held, self._held_calls = self._held_calls, []
@@ -490,7 +394,7 @@ class EventConverter:
         requests: dict[str, list[UIMessageChunk]] = {}
         for ask in asks:
             chunks: list[UIMessageChunk] = []
-            self._function_call(ask, event, chunks)
+            self.cards.call(ask, event, chunks)
             for chunk in chunks:
                 if isinstance(chunk, ToolApprovalRequest):
                     requests.setdefault(chunk.tool_call_id, []).append(chunk)
@@ -504,88 +408,6 @@ class EventConverter:
             out.extend(rest)
         self._event_tail(event, out)
         return True
-
-    def _function_response(
-        self,
-        response: types.FunctionResponse,
-        confirmations: dict[str, Any],
-        out: list[UIMessageChunk],
-    ) -> None:
-        if not response.id or response.id in confirmations:
-            return
-        call_id = self._client_id(response.id)
-        if call_id not in self._known_calls or call_id in self._settled:
-            return
-        self._blocks.close(out)
-        _, args = self._calls.get(call_id, ("", {}))
-        shown = self._shown(response.name or "", args, response.response)
-        out.append(tool_result_chunk(call_id, shown))
-
-    def _client_id(self, adk_id: str) -> str:
-        """The id the client knows a call by (:mod:`.interrupts`): of the call this response
-        announced, else of one the client already holds."""
-        if adk_id in self._client_ids:
-            return self._client_ids[adk_id]
-        prefix = qualified_prefix(adk_id)
-        held = [c for c in self._known_calls if c.startswith(prefix)]
-        return held[0] if len(held) == 1 else adk_id
-
-    def _node_result(self, event: Event, out: list[UIMessageChunk]) -> bool:
-        """Show a confirmed workflow node's output as its call's result; whether it was."""
-        asked = confirmed_node(event)
-        if asked is None:
-            return False
-        call_id = self._client_id(asked)
-        if call_id not in self._known_calls:
-            return False
-        if call_id not in self._settled:
-            self._settled.add(call_id)
-            self._blocks.close(out)
-            out.append(tool_result_chunk(call_id, event.output))
-        return True
-
-    def closed_unanswered(self, call_id: str, why: str) -> list[UIMessageChunk]:
-        """A call whose approval closed without the user's answer (it timed out): shown as an
-        error saying so, not as the user's denial."""
-        if call_id not in self._known_calls or call_id in self._settled:
-            return []
-        self._settled.add(call_id)
-        return [ToolOutputError(tool_call_id=call_id, error_text=why)]
-
-    def deny(self, call_id: str) -> list[UIMessageChunk]:
-        """A call the user denied. The request said so; ADK's rejection response that follows
-        is then skipped (matched by id, never by its text)."""
-        if call_id not in self._known_calls or call_id in self._settled:
-            return []
-        self._settled.add(call_id)
-        return [ToolOutputDenied(tool_call_id=call_id)]
-
-    def tool_result(self, call_id: str, response: Any, name: str = "") -> list[UIMessageChunk]:
-        """A call's result known before its function-response event (live mode reads it from
-        the tool pipeline, since ADK merges the responses of a step into one event)."""
-        if call_id not in self._known_calls or call_id in self._settled:
-            return []
-        self._settled.add(call_id)
-        out: list[UIMessageChunk] = []
-        self._blocks.close(out)
-        name, args = self._calls.get(call_id, (name, {}))
-        out.append(tool_result_chunk(call_id, self._shown(name, args, response)))
-        return out
-
-    def _shown(self, name: str, args: dict[str, Any], response: Any) -> Any:
-        """A call's result as the client is shown it: the client's own answer (a browser tool's,
-        the user's) as it sent it, a transfer as a handover."""
-        if name == REQUEST_INPUT or (self.policy is not None and self.policy.is_client_tool(name)):
-            return as_sent(response)
-        return shown_result(name, args, response)
-
-    def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:
-        """An approved client tool call: now the browser may run it (``onToolCall`` fires).
-        Sent before any new step, so the client updates the part it already has."""
-        if call_id not in self._known_calls:
-            return []
-        self._waiting_on_calls = True
-        return [ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args)]
 
     # --- errors ------------------------------------------------------------------------------
 

@@ -322,7 +322,7 @@ class LiveProtocol:
         message_id = answers.message_id
         converter = self._converter(message_id, known_calls=answers.known_calls)
         self.streams.begin(converter)
-        self.streams.open(request_id, answers.lead(converter, self.tools), self.clock())
+        self.streams.open(request_id, answers.lead(converter.cards, self.tools), self.clock())
         if waiting:
             converter.waiting_on_calls()
             self.streams.end(converter.finish(), self.clock())
@@ -403,7 +403,7 @@ class LiveProtocol:
         known = answers.known_calls | set(self.calls.state.calls)
         converter = self._converter(message.id, known_calls=known)
         self.streams.begin(converter)
-        lead = answers.lead(converter, self.tools)
+        lead = answers.lead(converter.cards, self.tools)
         self.calls.answer(answers, chat.extra.get(PAYLOADS_KEY, {}))
         self.streams.open(request_id, lead, self.clock())
         if self.calls.still_paused():  # some calls of the paused step are still unanswered
@@ -561,9 +561,9 @@ class LiveProtocol:
             converter = self._unasked_response(message_id).converter
             why = state.closed_unanswered(call.id)
             chunks = (
-                converter.deny(call.id)
+                converter.cards.deny(call.id)
                 if why is None
-                else converter.closed_unanswered(call.id, why)
+                else converter.cards.closed_unanswered(call.id, why)
             )
             self.streams.emit(chunks, self.clock())
         return self._take()
@@ -577,7 +577,7 @@ class LiveProtocol:
             if response is not None and result is not None:
                 call = self.calls.state.calls.get(call_id)
                 name = call.name if call is not None else ""
-                shown = response.converter.tool_result(call_id, result, name)
+                shown = response.converter.cards.tool_result(call_id, result, name)
                 self.streams.emit(shown, self.clock())
             self._maybe_pause()
         return self._take()

@@ -26,10 +26,12 @@ SANS_IO = [
     "live_outputs",
     "live_protocol",
     "live_streams",
+    "load",
     "messages",
     "pending",
     "policy",
     "stored_replay",
+    "tool_cards",
     "translate",
 ]
 """Modules that must not do I/O: they take events, frames and the time, and return chunks."""

@@ -341,9 +341,13 @@ def test_converter_announces_client_approval_without_input_available() -> None:
 
 def test_converter_continuation_denies_releases_and_skips_adks_rejection() -> None:
     converter = EventConverter(message_id="m1", known_calls={"c1", "c2"})
-    chunks = converter.start() + converter.deny("c1") + converter.release("c2", "get_location", {})
+    chunks = (
+        converter.start()
+        + converter.cards.deny("c1")
+        + converter.cards.release("c2", "get_location", {})
+    )
     chunks += converter.feed(response_event("c1", "pay", REJECTED))
-    chunks += converter.deny("unknown") + converter.finish()
+    chunks += converter.cards.deny("unknown") + converter.finish()
     assert wire(chunks) == [
         {"type": "start", "messageId": "m1"},
         {"type": "tool-output-denied", "toolCallId": "c1"},
