@@ -24,7 +24,7 @@ from .errors import ClientError
 from .identity import Identity
 from .locks import ChatBusy, ChatKey
 from .messages import ChatRequest
-from .pace import RunSignal
+from .pace import RunSignal, paced_by
 from .pending import PAYLOADS_KEY, user_turn, visible_events
 from .resumable import StreamStore
 from .services import Services
@@ -91,7 +91,9 @@ class ChatEndpoint:
                     # Nothing was sent yet: a JSON 503 rather than the server's plain 500 page.
                     logger.exception("adk_asgi: the chat could not be prepared")
                     raise ClientError(503, STORE_FAILED) from None
-                await self._stream(identity, chat, plan, headers, scope, receive, send)
+                abort = RunSignal()
+                with paced_by(abort):  # ADK's agent task starts in this context (pace.py)
+                    await self._stream(identity, chat, plan, abort, headers, scope, receive, send)
         except ChatBusy as exc:
             await ClientError(409, str(exc)).response(headers)(scope, receive, send)
         except ClientError as exc:
@@ -176,13 +178,13 @@ class ChatEndpoint:
         identity: Identity,
         chat: ChatRequest,
         plan: _Plan,
+        abort: RunSignal,
         headers: dict[str, str],
         scope: Scope,
         receive: Receive,
         send: Send,
     ) -> None:
         services = self.services
-        abort = RunSignal()
         events = None
         if plan.new_message is not None:
             hand_over(plan.session)  # not read again (session_handover.py)

@@ -9,14 +9,21 @@ partial event it streams meanwhile waits in that queue, about 1.5 KiB each
 response in the agent's own task until it does: the model's stream then waits in its HTTP
 connection, as any unread stream does, and the server's memory stays bounded.
 
-The run is found through its abort signal, the one object ADK hands from the caller to every
-callback of the invocation (``InvocationContext._abort_signal``, private in ADK 2.13; pinned
-by tests/e2e/test_slow_readers.py).
+The plugin finds its run's signal in a context variable (:func:`paced_by`), set by the request
+around the run: ADK runs the agent in the request's task or in a task started from it, and a
+task starts with a copy of its creator's context. It is read for every streamed response, so
+it must cost nothing: asking ADK for the invocation context instead
+(``CallbackContext.get_invocation_context``) copies it, which was a tenth of the bridge's own
+CPU per delta with fifty chats on one worker (docs/performance.md; pinned by
+tests/e2e/test_slow_readers.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.llm_response import LlmResponse
@@ -41,6 +48,19 @@ class RunSignal(asyncio.Event):
         self.reader_ready.set()
 
 
+_run_signal: ContextVar[RunSignal | None] = ContextVar("adk_asgi_run_signal", default=None)
+
+
+@contextmanager
+def paced_by(signal: RunSignal) -> Iterator[None]:
+    """Runs started in this block (their agent tasks included) wait for ``signal``'s reader."""
+    token = _run_signal.set(signal)
+    try:
+        yield
+    finally:
+        _run_signal.reset(token)
+
+
 class PaceToReader(BasePlugin):
     """Holds each model response of an SSE run until the run's reader keeps up."""
 
@@ -50,7 +70,7 @@ class PaceToReader(BasePlugin):
     async def after_model_callback(
         self, *, callback_context: CallbackContext, llm_response: LlmResponse
     ) -> LlmResponse | None:
-        signal = callback_context.get_invocation_context()._abort_signal
-        if isinstance(signal, RunSignal) and not signal.reader_ready.is_set():
+        signal = _run_signal.get()
+        if signal is not None and not signal.reader_ready.is_set():
             await signal.reader_ready.wait()
         return None

@@ -23,6 +23,7 @@ import pytest
 import uvicorn
 from google.adk.agents import LlmAgent
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.context import Context
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events.event import Event
 from google.adk.models.llm_response import LlmResponse
@@ -153,3 +154,27 @@ async def test_a_paused_reader_holds_the_model_and_then_gets_the_whole_answer(
         assert backlog.most <= 3
     else:  # the control shows what the plugin prevents
         assert backlog.most > 1000
+
+
+async def test_pacing_copies_no_invocation_context_per_streamed_response(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pace plugin runs for every streamed response: it finds its run's reader in a
+    context variable, not through ``get_invocation_context()``, which copies ADK's invocation
+    context (a tenth of the bridge's own CPU per delta at fifty chats, docs/performance.md)."""
+    copies = 0
+    copy = Context.get_invocation_context
+
+    def counted(self: Context) -> InvocationContext:
+        nonlocal copies
+        copies += 1
+        return copy(self)
+
+    monkeypatch.setattr(Context, "get_invocation_context", counted)
+    backlog = Backlog()
+    async with serve(long_answer(backlog)) as port:
+        raw = await read_with_a_pause(port, pause=0.5)
+    assert text_of(raw) == TEXT
+    assert backlog.made == DELTAS + 1
+    assert backlog.most <= 3  # still paced
+    assert copies <= 2  # per model call (pause.py and ADK itself), not per delta (4,001)
