@@ -321,6 +321,36 @@ async def test_a_silent_stream_gets_a_keep_alive_comment_per_quiet_interval(
 
 
 @on_virtual_clock
+async def test_a_busy_stream_arms_one_keep_alive_timer_not_one_per_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The keep-alive is one timer that waits again from the last write when it fires, not a
+    timeout per write, which cost more than the rest of the writer's cycle
+    (docs/performance.md)."""
+    loop = asyncio.get_running_loop()
+    armed: list[float] = []
+    call_at = loop.call_at
+
+    def counted(when: float, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        if when >= loop.time() + 10:  # a keep-alive's, not an interval's
+            armed.append(when)
+        return call_at(when, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", counted)
+    feed, wire = Feed(), Wire()
+    task = respond(feed, wire, write_interval=0.01, keep_alive=15)
+    for i in range(100):  # every other chunk held for the rest of an interval
+        feed.put(b"%d;" % i)
+        await asyncio.sleep(0.006)
+    await asyncio.sleep(16)  # then quiet: one comment
+    feed.put(None)
+    await asyncio.wait_for(task, PATIENCE)
+    assert len(wire.writes) > 50
+    assert wire.writes[-2:] == [SSE_KEEP_ALIVE, b""]
+    assert len(armed) <= 3  # the first, once from the last write, once after the comment
+
+
+@on_virtual_clock
 async def test_no_keep_alive_when_it_is_off() -> None:
     feed, wire = Feed(), Wire()
     task = respond(feed, wire, keep_alive=None)
