@@ -78,6 +78,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python -m bench.live_concurrency
 	$(BIN)/python -m bench.scale_out
 	$(BIN)/python -m bench.session_reads
+	$(BIN)/python -m bench.sse_layers
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR)/node_modules $(WEB_DIR)/node_modules $(WEB_DIR)/dist .pytest_cache .mypy_cache .ruff_cache
