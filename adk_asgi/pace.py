@@ -13,7 +13,7 @@ The plugin finds its run's signal in a context variable (:func:`paced_by`), set 
 around the run: ADK runs the agent in the request's task or in a task started from it, and a
 task starts with a copy of its creator's context. It is read for every streamed response, so
 it must cost nothing: asking ADK for the invocation context instead
-(``CallbackContext.get_invocation_context``) copies it, which was a tenth of the bridge's own
+(``CallbackContext.get_invocation_context``) copies it, which was a third of the bridge's own
 CPU per delta with fifty chats on one worker (docs/performance.md; pinned by
 tests/e2e/test_slow_readers.py).
 """

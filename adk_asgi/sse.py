@@ -235,6 +235,7 @@ class _Writer:
         self._size = 0
         self._not_before = -math.inf  # loop time of the next write
         self._writes = 0
+        self._writing = False  # a write is in flight (the one: see ``_keep_alive_due``)
         self._due = asyncio.Event()  # set: held bytes wait for flush_held (or stop, idle)
         self._stopping = False
         self._idle = False  # nothing was written for keep_alive s: flush_held writes a comment
@@ -268,6 +269,7 @@ class _Writer:
             self._not_before = self._written + load.under_load(self.interval)
         self._writes += 1
         self.ready.clear()
+        self._writing = True
         try:
             await self.send({"type": "http.response.body", "body": data, "more_body": more_body})
         except OSError:
@@ -276,6 +278,7 @@ class _Writer:
             self.error = exc
             self.gone()
         finally:
+            self._writing = False
             if self._size < self.max_buffer or self._closed:
                 self.ready.set()
 
@@ -343,6 +346,10 @@ class _Writer:
         interval under another: 11 µs a cycle against 4.5 now, docs/performance.md.)"""
         assert self.keep_alive is not None
         if self._closed:
+            return
+        if self._writing:  # stalled on a reader that does not read: a comment would be a
+            # second write in flight; the connection is not silent, its reader is
+            self._keep_alive_timer = self._loop.call_later(self.keep_alive, self._keep_alive_due)
             return
         if self._loop.time() < self._written + self.keep_alive:
             self._arm_keep_alive()  # written meanwhile: wait from that write

@@ -350,6 +350,50 @@ async def test_a_busy_stream_arms_one_keep_alive_timer_not_one_per_write(
     assert len(armed) <= 3  # the first, once from the last write, once after the comment
 
 
+class StalledWire(Wire):
+    """A wire whose reader stops reading after the first body write, until ``unstall``: the
+    writes after it wait in ``send``, as behind a full socket."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = asyncio.Event()
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    def unstall(self) -> None:
+        self.open.set()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if message["type"] == "http.response.body" and self.writes:
+                await self.open.wait()
+            await super().send(message)
+        finally:
+            self.in_flight -= 1
+
+
+@on_virtual_clock
+async def test_no_keep_alive_comment_goes_out_beside_a_stalled_write() -> None:
+    """A write that waits for a reader that stopped reading is the one write in flight: the
+    keep-alive that falls due meanwhile waits for it, and goes out after it, not beside it."""
+    feed, wire = Feed(), StalledWire()
+    task = respond(feed, wire, write_interval=0.01, keep_alive=15)
+    feed.put(b"a;")
+    await wire.until_writes(1)
+    feed.put(b"b;")  # written at once by the body's task: it waits in send
+    await asyncio.sleep(40)
+    assert wire.writes == [b"a;"]
+    wire.unstall()
+    await wire.until_writes(2)
+    await asyncio.sleep(16)
+    feed.put(None)
+    await asyncio.wait_for(task, PATIENCE)
+    assert wire.most_in_flight == 1
+    assert wire.writes == [b"a;", b"b;", SSE_KEEP_ALIVE, b""]
+
+
 @on_virtual_clock
 async def test_no_keep_alive_when_it_is_off() -> None:
     feed, wire = Feed(), Wire()
