@@ -48,7 +48,7 @@ from .resumable import StreamStore
 from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
 from .services import Limits, Services
 from .session_handover import HandingOver
-from .sse import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
+from .sse_writer import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
 
 logger = logging.getLogger("adk_asgi")
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
-from adk_asgi.sse import MAX_BUFFER
+from adk_asgi.sse_writer import MAX_BUFFER
 from bench.agent import quiet
 from bench.concurrency import (
     DELTAS,

@@ -27,7 +27,8 @@ from google.adk.events.event import Event
 
 from adk_asgi import AdkApp, load
 from adk_asgi.encoding import SSE_KEEP_ALIVE
-from adk_asgi.sse import DEFAULT_WRITE_INTERVAL, SSEResponse
+from adk_asgi.sse import SSEResponse
+from adk_asgi.sse_writer import DEFAULT_WRITE_INTERVAL
 from adk_asgi.testing import Call, Fail, Text
 from tests.support import counter, on_virtual_clock, parse_sse, scripted_agent, user_body
 
