@@ -161,7 +161,8 @@ async def test_pacing_copies_no_invocation_context_per_streamed_response(
 ) -> None:
     """The pace plugin runs for every streamed response: it finds its run's reader in a
     context variable, not through ``get_invocation_context()``, which copies ADK's invocation
-    context (a tenth of the bridge's own CPU per delta at fifty chats, docs/performance.md)."""
+    context (16 µs, a third of the bridge's own CPU per delta at fifty chats,
+    docs/performance.md)."""
     copies = 0
     copy = Context.get_invocation_context
 
