@@ -8,12 +8,15 @@ from .identity import Identify, Unauthorized
 from .locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
 from .messages import ChatRequest, RequestError, UIMessage, decode_chat_request
 from .middleware import AdkMiddleware
+from .server_answers import CallAlreadyAnswered, CallNotOpen, UnknownCall
 from .tools import ClientTool, client_tool
 from .translate import TranslationError, user_content
 
 __all__ = [
     "AdkApp",
     "AdkMiddleware",
+    "CallAlreadyAnswered",
+    "CallNotOpen",
     "ChatBusy",
     "ChatLocks",
     "ChatRequest",
@@ -29,6 +32,7 @@ __all__ = [
     "TranslationError",
     "UIMessage",
     "Unauthorized",
+    "UnknownCall",
     "client_tool",
     "decode_chat_request",
     "user_content",

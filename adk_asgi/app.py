@@ -13,7 +13,7 @@ import multiprocessing
 import os
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
 from google.adk.agents.base_agent import BaseAgent
@@ -46,6 +46,7 @@ from .pause import PauseForClientTools
 from .policy import ToolPolicy, toolsets
 from .resumable import StreamStore
 from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
+from .server_answers import answer_call
 from .services import Limits, Services
 from .session_handover import HandingOver
 from .sse_writer import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
@@ -271,6 +272,12 @@ class AdkApp:
                         "adk_asgi: creating the session tables failed; again", exc_info=True
                     )
                     await asyncio.sleep(0.2 * attempt)
+
+    async def answer_call(self, user_id: str, chat_id: str, call_id: str, result: Any) -> str:
+        """Answer an open long-running call that only the server may answer (a back office's
+        decision) with ``result``, once across workers, and run the agent on; returns the id
+        of the message the outcome went to (docs/hitl.md#tools-the-server-answers)."""
+        return await answer_call(self.services, user_id, chat_id, call_id, result)
 
     async def aclose(self) -> None:
         """Close the runner (and its plugins). Call it from the host app's lifespan."""

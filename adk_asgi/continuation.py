@@ -21,13 +21,13 @@ from .credentials import REQUEST_CREDENTIAL, check_answer
 from .errors import AdkAsgiError, ClientError
 from .interrupts import REQUEST_INPUT, check_input
 from .messages import ToolPart, UIMessage
+from .outcomes import reason_payload
 from .pending import (
     INPUT_MOVED_ON,
     REJECTED,
     ChatState,
     ToolCall,
     client_approval_id,
-    reason_payload,
 )
 from .policy import ToolPolicy
 
@@ -195,6 +195,10 @@ def _answer_client_call(
     state: ChatState,
     result: Continuation,
 ) -> None:
+    if call.id in state.server_answered and state.open_client_call(call.id) is not None:
+        # A long-running call the page was never handed (a back office's approval): an answer
+        # from the browser would be a forged result. The app answers it (server_answers.py).
+        raise Conflict(f"tool call {call.id!r} is answered by the server, not the browser")
     if state.open_client_call(call.id) is None:
         if state.results.get(call.id) == INPUT_MOVED_ON and part.state == "output-available":
             raise Conflict(f"{call.id!r} was closed unanswered: a new message was sent first")

@@ -21,37 +21,23 @@ from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
 from google.genai import types
 
-from . import bookkeeping, interrupts
-from .interrupts import REQUEST_CREDENTIAL, REQUEST_INPUT
+from . import bookkeeping, interrupts, outcomes
+from .interrupts import ASKING_THE_USER, REQUEST_CREDENTIAL, REQUEST_INPUT
+from .outcomes import reason_of
 from .policy import ToolPolicy
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
 PAYLOADS_KEY: Final = "confirmationPayloads"
 """The request body key carrying ADK confirmation payloads: ``{approval id: payload}``."""
-REJECTED: Final = {"error": "This tool call is rejected."}
-"""ADK's own answer to a denied confirmation; the bridge answers denied client tools the same
-way, so the model reads one shape for every denial."""
-MOVED_ON: Final = {"error": "The user moved on before the browser answered."}
-"""The result of a browser tool the user left unanswered by sending a new message."""
-EXPIRED: Final = {"error": "The browser did not answer in time."}
-"""The result of a browser tool whose wait ended while nobody was connected."""
-INTERRUPTED: Final = {
-    "error": "The server stopped while this tool ran; it is not known whether it finished."
-}
-"""The result of a call a crashed server left without one (it is never run again)."""
-APPROVAL_EXPIRED: Final = "Not run: the approval was not answered in time."
-APPROVAL_MOVED_ON: Final = "Not run: a new message was sent before the approval was answered."
-"""What the client is shown for an approval closed without the user's answer (its card ends
-as ``output-error`` with this text, not as the user's own ``output-denied``); the model reads
-ADK's rejection for these as for a denial."""
-INPUT_MOVED_ON: Final = {"error": "Not answered: a new message was sent first."}
-"""The result of a request for the user's input (:mod:`.interrupts`) left unanswered by a new
-message: the old question is closed (a workflow starts over from the new message; the model
-reads this as the answer to its ``request_input`` call)."""
-NEEDS_CONFIRMATION: Final = {
-    "error": "This tool call requires confirmation, please approve or reject."
-}
-"""ADK's placeholder result of a call waiting for the user's confirmation."""
+REJECTED: Final = outcomes.REJECTED
+MOVED_ON: Final = outcomes.MOVED_ON
+EXPIRED: Final = outcomes.EXPIRED
+INTERRUPTED: Final = outcomes.INTERRUPTED
+APPROVAL_EXPIRED: Final = outcomes.APPROVAL_EXPIRED
+APPROVAL_MOVED_ON: Final = outcomes.APPROVAL_MOVED_ON
+INPUT_MOVED_ON: Final = outcomes.INPUT_MOVED_ON
+NEEDS_CONFIRMATION: Final = outcomes.NEEDS_CONFIRMATION
+"""(What the bridge answers calls nobody answered, :mod:`.outcomes`; read from here.)"""
 
 
 def client_approval_id(call_id: str) -> str:
@@ -122,12 +108,19 @@ class ChatState:
     rejected_nodes: set[str] = field(default_factory=set)
     """Ids of the events that hold ADK's rejection of a workflow node the user denied: shown
     on its card, not as the workflow's answer."""
+    server_answered: set[str] = field(default_factory=set)
+    """Long-running calls the page has no part in (a back office's approval): only the app
+    answers them (:mod:`.server_answers`), never the browser. Known only with a policy."""
 
     def waiting(self) -> list[ToolCall]:
         """The calls that wait for the user or the browser: open confirmations, open browser
-        calls."""
+        calls (not the app's own long-running calls: nobody on the page can answer those)."""
         ids = [c.call_id for c in self.open_confirmations.values()]
-        ids += [c for c in self.calls if c not in ids and self.open_client_call(c)]
+        ids += [
+            c
+            for c in self.calls
+            if c not in ids and c not in self.server_answered and self.open_client_call(c)
+        ]
         return [self.calls[c] for c in ids if c in self.calls]
 
     def dangling(self) -> list[ToolCall]:
@@ -175,20 +168,6 @@ def approved_marker(call: ToolCall, author: str) -> Event:
             None, message_id=call.message_id, approved_call=call.id
         ),
     )
-
-
-def reason_payload(reason: str) -> dict[str, str]:
-    """The payload a confirmation answer carries for the user's reason, when the tool asked
-    for no payload of its own (the tool reads it as ``tool_confirmation.payload``)."""
-    return {"reason": reason}
-
-
-def reason_of(payload: Any) -> str | None:
-    """The user's reason in a confirmation answer's payload (:func:`reason_payload`)."""
-    if isinstance(payload, dict) and set(payload) == {"reason"}:
-        reason = payload["reason"]
-        return reason if isinstance(reason, str) else None
-    return None
 
 
 def visible_events(events: Iterable[Event]) -> list[Event]:
@@ -278,6 +257,8 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
             )
             if call.id in long_running and policy and policy.needs_approval(call.name, args):
                 state.gated.add(call.id)
+            if call.id in long_running and policy and _answered_by_server(call.name, policy):
+                state.server_answered.add(client_id)
         for response in event.get_function_responses():
             if not response.id:
                 continue
@@ -294,6 +275,12 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
                 continue
             state.results[answered] = response.response
     return state
+
+
+def _answered_by_server(name: str, policy: ToolPolicy) -> bool:
+    """Whether only the app can answer a long-running call of ``name``: the page answers its
+    browser tools and ADK's questions for the user, nothing else."""
+    return not policy.is_client_tool(name) and name not in ASKING_THE_USER
 
 
 def _decide(state: ChatState, approval_id: str, answer: dict[str, Any] | None) -> None:
