@@ -37,6 +37,7 @@ from .chats import ChatsEndpoint
 from .claims import Claims, InMemoryClaims
 from .failures import ErrorHandler, mask_errors
 from .files import FilesEndpoint
+from .finish_tools import FinishRanTools
 from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
@@ -147,7 +148,12 @@ class AdkApp:
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
         elif plugins:
             app = app.model_copy(update={"plugins": [*app.plugins, *plugins]})
-        bridge_plugins = [PauseForClientTools(), LiveToolGate(), PaceToReader()]
+        bridge_plugins = [
+            FinishRanTools(),
+            PauseForClientTools(),
+            LiveToolGate(),
+            PaceToReader(),
+        ]
         app = app.model_copy(update={"plugins": [*app.plugins, *bridge_plugins]})
         self.adk_app = app
         self.session_service = session_service or InMemorySessionService()

@@ -21,6 +21,7 @@ from .continuation import Conflict
 from .convert import EventConverter
 from .encoding import SSE_DONE, ChunkEncoder
 from .errors import ClientError
+from .finish_tools import CONTINUATION
 from .identity import Identity
 from .locks import ChatBusy, ChatKey
 from .messages import ChatRequest
@@ -92,6 +93,8 @@ class ChatEndpoint:
                     logger.exception("adk_asgi: the chat could not be prepared")
                     raise ClientError(503, STORE_FAILED) from None
                 abort = RunSignal()
+                if chat.messages[-1].role != "user":  # its claimed answers are acted on
+                    abort.hold(CONTINUATION)  # and recorded, even if the client leaves
                 with paced_by(abort):  # ADK's agent task starts in this context (pace.py)
                     await self._stream(identity, chat, plan, abort, headers, scope, receive, send)
         except ChatBusy as exc:

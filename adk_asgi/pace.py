@@ -35,6 +35,11 @@ class RunSignal(asyncio.Event):
 
     Setting it (aborting the run) releases a model held for the reader: an aborted run must
     reach its end.
+
+    An abort can be *held* (:meth:`hold`) while a tool that may have run waits for its result
+    to be stored: ADK reads the signal as set only once every hold is released, so the run
+    stops after the truth is recorded, never between a tool's run and its stored result
+    (:mod:`.finish_tools`).
     """
 
     def __init__(self) -> None:
@@ -42,10 +47,33 @@ class RunSignal(asyncio.Event):
         self.reader_ready = asyncio.Event()
         """Set while the reader keeps up; the SSE writer clears it while its bytes wait."""
         self.reader_ready.set()
+        self._holds: set[str] = set()
+        self._asked = False
 
     def set(self) -> None:
-        super().set()
+        self._asked = True
         self.reader_ready.set()
+        if not self._holds:
+            super().set()
+
+    @property
+    def stop_asked(self) -> bool:
+        """The run was asked to stop (it stops once nothing holds it)."""
+        return self._asked
+
+    def hold(self, *keys: str) -> None:
+        """ADK does not see an abort until every one of ``keys`` is released."""
+        if not self.is_set():
+            self._holds.update(keys)
+
+    def release(self, *keys: str) -> None:
+        """``keys`` no longer hold the abort; an abort asked meanwhile takes effect now."""
+        self._holds.difference_update(keys)
+        if self._asked and not self._holds and not self.is_set():
+            super().set()
+
+    def release_all(self) -> None:
+        self.release(*self._holds)
 
 
 _run_signal: ContextVar[RunSignal | None] = ContextVar("adk_asgi_run_signal", default=None)
@@ -59,6 +87,11 @@ def paced_by(signal: RunSignal) -> Iterator[None]:
         yield
     finally:
         _run_signal.reset(token)
+
+
+def run_signal() -> RunSignal | None:
+    """The signal of the SSE run this task belongs to (``None`` outside one: live, tests)."""
+    return _run_signal.get()
 
 
 class PaceToReader(BasePlugin):

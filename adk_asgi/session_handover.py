@@ -13,6 +13,9 @@ The runners are built on :class:`HandingOver`, a delegating wrapper of the app's
 service; :func:`hand_over` names the session for the rest of the current task (the request's,
 or a live connection's ``run_live`` task), once. A read with a ``GetSessionConfig`` (a run
 config that asks for fewer events) goes to storage as before.
+
+Every event a runner appends is reported to :func:`.finish_tools.stored` once it is stored: a
+run a client left stops only after the results of the tools that ran are recorded.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from google.adk.sessions.base_session_service import (
     ListSessionsResponse,
 )
 from google.adk.sessions.session import Session
+
+from .finish_tools import stored
 
 _handed: ContextVar[list[Session] | None] = ContextVar("adk_asgi_handed_session", default=None)
 
@@ -84,7 +89,9 @@ class HandingOver(BaseSessionService):
         return await self.inner.get_user_state(app_name=app_name, user_id=user_id)
 
     async def append_event(self, session: Session, event: Event) -> Event:
-        return await self.inner.append_event(session, event)
+        appended = await self.inner.append_event(session, event)
+        stored(event)  # the results it holds are recorded: the run may stop now
+        return appended
 
     async def flush(self) -> None:
         await self.inner.flush()

@@ -1,0 +1,205 @@
+"""What ran is recorded: a client that leaves mid-answer never stops the run between a tool's
+run and its stored result (adk_asgi/finish_tools.py).
+
+Through the ASGI app, with a client that reads a few pieces of the body and leaves: the
+payment tool counts its runs, and after every cut the chat's history must say exactly what
+ran — ``output-available`` with the tool's result — and a replay of the answer is a ``409``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from typing import Any
+
+import httpx
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools.function_tool import FunctionTool
+
+from adk_asgi import AdkApp
+from adk_asgi.testing import Call, Text, demo_model
+from tests.asgi.test_disconnect import http_scope
+from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE
+from tests.support import answer, apply_chunks, counter, parse_sse, scripted_agent
+
+ROUNDS = 50
+
+
+async def cut_after(app: AdkApp, body: dict[str, Any], pieces: int) -> list[bytes]:
+    """POST ``body`` to ``app`` as a client that leaves once it has read ``pieces`` pieces of
+    the response body; returns what it read. Returns when the app is done with the request."""
+    incoming = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
+    gone = asyncio.Event()
+    read: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        if incoming:
+            return incoming.pop(0)
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if gone.is_set():
+            raise OSError("the client is gone")
+        if message["type"] == "http.response.body":
+            read.append(message["body"])
+            if len(read) == pieces:
+                gone.set()
+
+    await asyncio.wait_for(app(http_scope(), receive, send), timeout=30)
+    return read
+
+
+class Payments:
+    """The demo's payment agent (tests/asgi/test_hitl.py's ``Demo``), its runs counted by
+    chat, on an ASGI client."""
+
+    def __init__(self) -> None:
+        self.runs: Counter[str] = Counter()
+
+        def process_payment(
+            amount: float, recipient: str, tool_context: Any, currency: str = "USD"
+        ) -> dict[str, Any]:
+            """Send money."""
+            self.runs[tool_context.session.id] += 1
+            return {"status": "sent", "amount": amount, "recipient": recipient}
+
+        agent = LlmAgent(
+            name="demo_agent",
+            model=demo_model(id_factory=counter("call_"), chunk_size=200),
+            tools=[FunctionTool(process_payment, require_confirmation=True)],
+        )
+        self.app = AdkApp(agent, identify=lambda c: "alice", sse_write_interval=0)
+        self.client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=self.app), base_url="http://t"
+        )
+
+    async def approval_body(self, chat_id: str) -> dict[str, Any]:
+        """Ask for a payment; the continuation that approves it."""
+        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "pay 5 to alice"}]}
+        response = await self.client.post("/chat", json={"id": chat_id, "messages": [user]})
+        assert response.status_code == 200, response.text
+        assistant = apply_chunks({"role": "assistant"}, parse_sse(response.content))
+        answer(assistant, "process_payment", approved=True)
+        return {
+            "id": chat_id,
+            "messages": [user, assistant],
+            "trigger": "submit-message",
+            "messageId": assistant["id"],
+        }
+
+    async def history(self, chat_id: str) -> list[dict[str, Any]]:
+        response = await self.client.get(f"/chat/{chat_id}/messages")
+        assert response.status_code == 200, response.text
+        messages: list[dict[str, Any]] = response.json()
+        return messages
+
+
+def paid(call_id: str, approval_id: str) -> dict[str, Any]:
+    return {
+        "type": "tool-process_payment",
+        "toolCallId": call_id,
+        "state": "output-available",
+        "input": PAY_ALICE,
+        "output": SENT_ALICE,
+        "approval": {"id": approval_id, "approved": True},
+    }
+
+
+@pytest.mark.parametrize("pieces", [1, 2, 3])
+async def test_an_approval_cut_after_1_2_or_3_pieces_runs_the_payment_once_and_stores_it(
+    pieces: int,
+) -> None:
+    payments = Payments()
+    async with payments.client:
+        problems = []
+        for round_ in range(ROUNDS):
+            chat_id = f"chat-{round_}"
+            body = await payments.approval_body(chat_id)
+            card = body["messages"][1]["parts"][1]
+            call_id, approval_id = card["toolCallId"], card["approval"]["id"]
+            read = await cut_after(payments.app, body, pieces)
+            replay = await payments.client.post("/chat", json=body)
+            history = await payments.history(chat_id)
+            tool_and_rest = history[1]["parts"][:2], history[1]["parts"][2:]
+            closing = [
+                {"type": "step-start"},
+                {"type": "text", "text": CLOSING_ALICE, "state": "done"},
+            ]
+            outcome = (
+                payments.runs[chat_id],
+                tool_and_rest[0],
+                tool_and_rest[1] in ([], closing),
+                replay.status_code,
+                replay.json(),
+                len(read) == pieces,
+            )
+            expected = (
+                1,
+                [{"type": "step-start"}, paid(call_id, approval_id)],
+                True,
+                409,
+                {"error": f"approval {approval_id!r} is not open in this chat"},
+                True,
+            )
+            if outcome != expected:
+                problems.append((round_, outcome))
+        assert problems == []
+
+
+async def test_a_client_that_leaves_while_a_tool_runs_finds_its_result_stored() -> None:
+    """The disconnect arrives while the tool runs (as it does on a real server when the tool
+    takes a while): ADK would stop taking events at once, and drop the tool's result."""
+    left = asyncio.Event()
+    runs: list[str] = []
+
+    async def get_weather(city: str) -> dict[str, Any]:
+        """The weather."""
+        runs.append(city)
+        left.set()  # the client leaves now; the tool goes on
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return {"city": city, "forecast": "sunny"}
+
+    agent = scripted_agent(
+        [[Call("get_weather", {"city": "Paris"})], [Text("It is sunny in Paris.")]],
+        tools=[get_weather],
+    )
+    app = AdkApp(agent, identify=lambda c: "u", message_id_factory=counter("msg"))
+    body = {
+        "id": "chat-1",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "weather?"}]}],
+    }
+    incoming = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if incoming:
+            return incoming.pop(0)
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if left.is_set():
+            raise OSError("the client is gone")
+
+    await asyncio.wait_for(app(http_scope(), receive, send), timeout=30)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        history = (await c.get("/chat/chat-1/messages")).json()
+    assert runs == ["Paris"]
+    assert history[1] == {
+        "id": "msg1",
+        "role": "assistant",
+        "parts": [
+            {"type": "step-start"},
+            {
+                "type": "tool-get_weather",
+                "toolCallId": "call_1",
+                "state": "output-available",
+                "input": {"city": "Paris"},
+                "output": {"city": "Paris", "forecast": "sunny"},
+                "providerExecuted": True,
+            },
+        ],
+    }
