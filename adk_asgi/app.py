@@ -36,12 +36,14 @@ from .chat import ChatEndpoint
 from .chats import ChatsEndpoint
 from .claims import Claims, InMemoryClaims
 from .failures import ErrorHandler, mask_errors
+from .file_urls import AllowFileUrl
 from .files import FilesEndpoint
 from .finish_tools import FinishRanTools
 from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
 from .locks import ChatLocks, InMemoryChatLocks
+from .origins import OriginGuard, OriginPolicy
 from .pace import PaceToReader
 from .pause import PauseForClientTools
 from .policy import ToolPolicy, toolsets
@@ -103,6 +105,12 @@ class AdkApp:
     :class:`~adk_asgi.failures.AgentError`, returns the text). By default the error is logged
     and the client reads "An error occurred."; ``adk_asgi.failures.show_errors`` shows the
     error itself (development).
+
+    ``allowed_origins``: the web origins (``"https://app.example"``) that may open ``WS /live``
+    and send ``POST``/``DELETE`` besides the request's own; another browser origin gets ``403``.
+    ``trust_forwarded``: the request's own origin is what a proxy's ``Forwarded`` /
+    ``X-Forwarded-Host`` headers say. ``allowed_file_url(url, user_id) -> bool``: file URLs a
+    user message may carry besides ``data:`` and the chat's own uploads (docs/security.md).
     """
 
     def __init__(
@@ -134,6 +142,9 @@ class AdkApp:
         live_detached_timeout: float = 25.0,
         on_error: ErrorHandler | None = None,
         sse_keep_alive: float | None = DEFAULT_KEEP_ALIVE,
+        allowed_origins: Sequence[str] = (),
+        trust_forwarded: bool = False,
+        allowed_file_url: AllowFileUrl | None = None,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -213,6 +224,7 @@ class AdkApp:
             on_error=on_error or mask_errors,
             speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),
             live_refusal=_live_refusal(self.live_runner.agent),
+            allowed_file_url=allowed_file_url,
         )
         """What the endpoints are given (they never see the app itself)."""
         chats = ChatsEndpoint(self.services)
@@ -240,9 +252,12 @@ class AdkApp:
                 Route("/transport.js", transport_js, methods=["GET"]),
             ]
         )
+        origins = OriginPolicy.of(allowed_origins, trust_forwarded=trust_forwarded)
+        self._guarded = OriginGuard(self.router, origins)
+        """The routes behind the ``Origin`` check (:mod:`.origins`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.router(scope, receive, send)
+        await self._guarded(scope, receive, send)
 
     async def prepare(self) -> None:
         """Create what the session service needs (a database's tables) now, once, instead of
@@ -286,17 +301,25 @@ class AdkApp:
         return await answer_call(self.services, user_id, chat_id, call_id, result)
 
     async def aclose(self) -> None:
-        """Close the runner (and its plugins). Call it from the host app's lifespan."""
-        await self.runner.close()
-        await self.locks.aclose()
-        await self.claims.aclose()
+        """Close the runner (and its plugins), the locks, claims and streams. Call it from the
+        host app's lifespan. Every close is tried even when one fails (a lock backend that is
+        down must not leave the runner's toolsets open), then the first failure is raised."""
+        closes = [self.runner.close, self.locks.aclose, self.claims.aclose]
         if self.services.streams is not None:
-            await self.services.streams.aclose()
+            closes.append(self.services.streams.aclose)
         if self.live_runner is not self.runner:
             # Its plugins and services are the ones just closed; its toolsets are its own.
             shared = toolsets(self.runner.agent)
-            for toolset in toolsets(self.live_runner.agent) - shared:
-                await toolset.close()
+            closes.extend(t.close for t in toolsets(self.live_runner.agent) - shared)
+        first: BaseException | None = None
+        for close in closes:
+            try:
+                await close()
+            except Exception as exc:
+                logger.warning("adk_asgi: closing %r failed", close, exc_info=True)
+                first = first or exc
+        if first is not None:
+            raise first
 
 
 def _live_refusal(root: BaseNode) -> str | None:

@@ -80,7 +80,8 @@ class ChatEndpoint:
             if identity.set_cookie:
                 headers["set-cookie"] = identity.set_cookie
             _check_json(request)
-            chat = decode_and_check(await _read_body(request, services.limits.max_body_size))
+            body = await _read_body(request, services.limits.max_body_size)
+            chat = decode_and_check(body, services.file_url_rule(identity.user_id, scope))
             wait = services.limits.busy_timeout
             key = services.chat_key(identity.user_id, chat.id)
             async with services.locks.hold(key, wait):

@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import msgspec
 
+from . import file_urls
 from .errors import ClientError
+from .file_urls import FileUrlRule
 from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest, RequestError, decode_chat_request
 from .pending import PAYLOADS_KEY
 
 
-def decode_and_check(body: bytes) -> ChatRequest:
+def decode_and_check(body: bytes, urls: FileUrlRule | None = None) -> ChatRequest:
     """The request body as a checked :class:`ChatRequest`, or a 4xx :class:`ClientError`."""
     try:
         chat = decode_chat_request(body)
     except RequestError as exc:
         raise ClientError(400, str(exc)) from None
-    check_chat(chat)
+    check_chat(chat, urls)
     return chat
 
 
-def check_chat(chat: ChatRequest) -> None:
+def check_chat(chat: ChatRequest, urls: FileUrlRule | None = None) -> None:
+    """``urls``: the file URLs the user may send; by default the rule bound for this context
+    (:func:`.file_urls.bind`: the live connection's), else ``data:`` only."""
     if not CHAT_ID.match(chat.id):
         raise ClientError(400, f"id: {CHAT_ID_RULE}")
     if not chat.messages:
@@ -33,6 +37,7 @@ def check_chat(chat: ChatRequest) -> None:
     payloads = chat.extra.get(PAYLOADS_KEY, {})
     if not isinstance(payloads, dict):
         raise ClientError(400, f"{PAYLOADS_KEY}: expected an object of approval id → payload")
+    (urls or file_urls.current()).check(chat)
 
 
 def decode_send_frame(text: str) -> ChatRequest:

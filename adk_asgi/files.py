@@ -6,6 +6,12 @@ reads in full. ADK's ``SaveFilesAsArtifactsPlugin`` moves such files into the ar
 service and leaves ``[Uploaded Artifact: "<name>"]`` in the message; with it, history shows
 the file as the file part the user sent, pointing at ``GET /chat/{id}/files/{name}``, which
 serves it to the chat's own user only.
+
+An upload is the user's bytes under the app's origin, so it is served as passive content: an
+HTML or SVG file opened inline would run its script as the app. Every file goes out with
+``Content-Security-Policy: sandbox`` (no script, a unique origin, even when opened directly) and
+``nosniff``; only media a browser shows without running anything (images other than SVG,
+audio, video, PDF, plain text) are ``inline``, everything else is an ``attachment``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,17 @@ from .messages import CHAT_ID, CHAT_ID_RULE, FilePart
 from .services import Services
 
 NO_FILE: Final = "this chat has no such file"
+INLINE_PREFIXES: Final = ("image/", "audio/", "video/")
+INLINE_TYPES: Final = frozenset({"application/pdf", "text/plain"})
+ACTIVE_TYPES: Final = frozenset({"image/svg+xml"})
+"""An image type that is a document: SVG runs script when opened as a page."""
+
+
+def disposition(media_type: str) -> str:
+    """``inline`` for passive media, ``attachment`` (a download) for anything else."""
+    base = media_type.split(";", 1)[0].strip().lower()
+    passive = base in INLINE_TYPES or base.startswith(INLINE_PREFIXES)
+    return "inline" if passive and base not in ACTIVE_TYPES else "attachment"
 
 
 async def uploaded_files(
@@ -75,12 +92,14 @@ class FilesEndpoint:
                 raise ClientError(404, NO_FILE)
         except ClientError as exc:
             return exc.response()
-        disposition = f"inline; filename*=UTF-8''{quote(name, safe='')}"
+        media_type = blob.mime_type or "application/octet-stream"
+        filename = f"filename*=UTF-8''{quote(name, safe='')}"
         return Response(
             blob.data,
-            media_type=blob.mime_type or "application/octet-stream",
+            media_type=media_type,
             headers={
-                "content-disposition": disposition,
+                "content-disposition": f"{disposition(media_type)}; {filename}",
+                "content-security-policy": "sandbox",
                 "cache-control": "private, max-age=3600",
                 "x-content-type-options": "nosniff",
             },

@@ -33,7 +33,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from . import load
+from . import file_urls, load
 from .answers import accept_answers, close_left_calls, keep_shown
 from .continuation import Conflict
 from .errors import ClientError
@@ -84,6 +84,8 @@ class LiveEndpoint:
             chat_id = websocket.query_params.get("chatId")
             if chat_id is not None and not CHAT_ID.match(chat_id):
                 raise ClientError(400, f"chatId: {CHAT_ID_RULE}")
+            # The connection's tasks inherit it: the protocol checks send frames with it.
+            file_urls.bind(self.services.file_url_rule(identity.user_id, scope))
         except ClientError as exc:
             if "websocket.http.response" in scope.get("extensions", {}):
                 await websocket.send_denial_response(exc.response())  # the status and reason

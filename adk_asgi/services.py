@@ -20,11 +20,13 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.requests import HTTPConnection
+from starlette.types import Scope
 
 from . import bookkeeping
 from .claims import Claims
 from .errors import ClientError
 from .failures import ErrorHandler
+from .file_urls import AllowFileUrl, FileUrlRule
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
 from .locks import ChatKey, ChatLocks
 from .policy import ToolPolicy
@@ -89,6 +91,8 @@ class Services:
     """A tree of agents: text and reasoning parts name the agent that wrote them."""
     live_refusal: str | None = None
     """Why ``WS /live`` cannot serve this app's agent (a workflow), or ``None``."""
+    allowed_file_url: AllowFileUrl | None = None
+    """Which other file URLs than ``data:`` and the chat's uploads pass (:mod:`.file_urls`)."""
 
     async def identity_of(self, conn: HTTPConnection) -> Identity:
         """Who is asking, or a 401 :class:`ClientError`."""
@@ -96,6 +100,11 @@ class Services:
             return await resolve_identity(conn, self.identify, self.browser_identity)
         except Unauthorized as exc:
             raise ClientError(401, str(exc) or "authentication required") from None
+
+    def file_url_rule(self, user_id: str, scope: Scope) -> FileUrlRule:
+        """The file URLs ``user_id`` may send through the app mounted where ``scope`` says."""
+        root: str = scope.get("root_path", "")
+        return FileUrlRule(user_id=user_id, root=root, allow=self.allowed_file_url)
 
     def chat_key(self, user_id: str, chat_id: str) -> ChatKey:
         return (self.app_name, user_id, chat_id)

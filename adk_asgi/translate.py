@@ -44,13 +44,21 @@ def decode_data_url(url: str) -> tuple[str, bytes]:
 
 
 def file_to_part(part: FilePart) -> types.Part:
-    """A file part: inline bytes for a ``data:`` URL, a file reference for anything else."""
+    """A file part: inline bytes for a ``data:`` URL, a file reference for anything else.
+
+    Which URLs get here is decided before (:mod:`.file_urls`: ``data:`` unless the app allows
+    more), since the model reads a file reference with the server's credentials."""
     if part.url.startswith("data:"):
         _, data = decode_data_url(part.url)
         return types.Part(
             inline_data=types.Blob(mime_type=part.media_type, data=data, display_name=part.filename)
         )
-    scheme = urllib.parse.urlsplit(part.url).scheme
+    try:
+        scheme = urllib.parse.urlsplit(part.url).scheme
+    except ValueError:
+        scheme = ""
+    if not scheme:  # an upload's URL, as history gives it back: the bytes are not at hand here
+        raise TranslationError("a file of an earlier message cannot be sent again: attach it anew")
     if scheme not in ("http", "https", "gs"):
         raise TranslationError(f"a file URL must be data:, http(s): or gs:, not {scheme or '?'}:")
     return types.Part(

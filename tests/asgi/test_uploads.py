@@ -89,3 +89,67 @@ async def test_a_mounted_app_points_history_at_its_own_path() -> None:
         served = await browser.get(url)
     assert url == "/agent/chat/pics/files/dot.png"
     assert served.content == PNG
+
+
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.cookie)</script></svg>'
+HTML = b"<html><script>fetch('/chat', {method: 'POST'})</script></html>"
+
+
+def upload(name: str, media_type: str, data: bytes) -> dict[str, Any]:
+    url = f"data:{media_type};base64," + base64.b64encode(data).decode()
+    return {"type": "file", "mediaType": media_type, "url": url, "filename": name}
+
+
+async def test_an_uploaded_html_or_svg_is_served_as_a_sandboxed_attachment_and_a_png_inline() -> (
+    None
+):
+    """An upload is the user's bytes under the app's origin: served inline, HTML or SVG would
+    run script as the app. Every upload is sandboxed (CSP) and not sniffed; only passive media
+    are shown inline."""
+    chat = app([], artifacts=True)
+    files = [
+        upload("page.html", "text/html", HTML),
+        upload("logo.svg", "image/svg+xml", SVG),
+        PICTURE,
+        upload("notes.txt", "text/plain", b"hi"),
+    ]
+    message = {"id": "u1", "role": "user", "parts": [ASK, *files]}
+    async with client(chat) as browser:
+        sent = await browser.post("/chat", json={"id": "pics", "messages": [message]})
+        assert sent.status_code == 200
+        served = {
+            name: await browser.get(f"/chat/pics/files/{name}")
+            for name in ("page.html", "logo.svg", "dot.png", "notes.txt")
+        }
+    kept = ("content-type", "content-disposition", "content-security-policy")
+    headers = {
+        name: {k: r.headers[k] for k in (*kept, "x-content-type-options")}
+        for name, r in served.items()
+    }
+    assert headers == {
+        "page.html": {
+            "content-type": "text/html; charset=utf-8",
+            "content-disposition": "attachment; filename*=UTF-8''page.html",
+            "content-security-policy": "sandbox",
+            "x-content-type-options": "nosniff",
+        },
+        "logo.svg": {
+            "content-type": "image/svg+xml",
+            "content-disposition": "attachment; filename*=UTF-8''logo.svg",
+            "content-security-policy": "sandbox",
+            "x-content-type-options": "nosniff",
+        },
+        "dot.png": {
+            "content-type": "image/png",
+            "content-disposition": "inline; filename*=UTF-8''dot.png",
+            "content-security-policy": "sandbox",
+            "x-content-type-options": "nosniff",
+        },
+        "notes.txt": {
+            "content-type": "text/plain; charset=utf-8",
+            "content-disposition": "inline; filename*=UTF-8''notes.txt",
+            "content-security-policy": "sandbox",
+            "x-content-type-options": "nosniff",
+        },
+    }
+    assert [served[n].content for n in ("page.html", "logo.svg", "dot.png")] == [HTML, SVG, PNG]
