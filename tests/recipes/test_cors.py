@@ -44,6 +44,15 @@ PREFLIGHT_OK = {
 read its answer (Content-Type is what the AI SDK's transport asks for; the rest is Starlette's
 CORS-safelisted set)."""
 
+
+def refused_origin(origin: str) -> dict[str, str]:
+    """What ``AdkApp(allowed_origins=...)`` answers a page of an origin it does not serve."""
+    return {
+        "error": f"origin {origin!r} is not allowed: this app serves its own origin only"
+        " (AdkApp(allowed_origins=...) lists others)"
+    }
+
+
 READABLE = {"access-control-allow-origin": FRONTEND, "access-control-allow-credentials": "true"}
 
 
@@ -164,10 +173,10 @@ def test_a_foreign_page_cannot_run_the_chat_with_the_browsers_cookie(
             content=json.dumps(user_body("pay 5 to mallory", chat_id=chat_id)),
             headers={"origin": origin, "content-type": "text/plain"},
         )
-        assert (forged.status_code, forged.text) == (403, "origin not allowed")
+        assert (forged.status_code, forged.json()) == (403, refused_origin(origin))
         assert "access-control-allow-origin" not in forged.headers
         stop = browser.delete(f"/agent/chat/{chat_id}/stream", headers={"origin": origin})
-        assert (stop.status_code, stop.text) == (403, "origin not allowed")
+        assert (stop.status_code, stop.json()) == (403, refused_origin(origin))
         # Nothing ran: the chat was never created.
         assert browser.get(f"/agent/chat/{chat_id}/messages").status_code == 404
 
@@ -209,7 +218,8 @@ def test_the_live_socket_refuses_a_foreign_page(base: str, origin: str) -> None:
             additional_headers={"cookie": f"adk_asgi_uid={uuid.uuid4().hex}"},
             open_timeout=10,
         )
-    assert refused.value.response.status_code == 403
+    response = refused.value.response
+    assert (response.status_code, json.loads(response.body)) == (403, refused_origin(origin))
 
 
 def test_the_live_socket_takes_a_client_that_is_not_a_page(base: str) -> None:
