@@ -47,6 +47,8 @@ class LiveCalls:
         self.finished: set[str] = set()
         self.descriptors: dict[str, Any] = {}
         """Call id → what a tool asked the user (``request_confirmation(hint, payload)``)."""
+        self.told_server: set[str] = set()
+        """Calls left to the server (:meth:`left_to_server`) whose response ended on them."""
         self.payloads: dict[str, Any] = {}
         """Call id → the payload the user confirmed it with (``confirmationPayloads``)."""
 
@@ -116,6 +118,16 @@ class LiveCalls:
             else:
                 self.resolve(wait, response.response)
 
+    def left_to_server(self, call_id: str) -> None:
+        """A long-running tool returned nothing (a back office decides): its call stays open,
+        for the app to answer (:mod:`.server_answers`), never the browser."""
+        call = self.state.calls.get(call_id)
+        if call is None or call_id in self.waits:
+            return
+        self.state.calls[call_id] = dataclasses.replace(call, long_running=True)
+        self.state.results.pop(call_id, None)
+        self.state.server_answered.add(call_id)
+
     def still_paused(self) -> bool:
         """Some calls the client was asked about are unanswered."""
         return any(wait.asked for wait in self.waits.values())
@@ -128,9 +140,15 @@ class LiveCalls:
         helper only sends when every tool of the step is answered.
         """
         waiting = [self.waits[c] for c in self.step if c in self.waits]
-        if not waiting or not all(c in self.waits or c in self.finished for c in self.step):
+        if not all(c in self.waits or c in self.finished for c in self.step):
             return None
-        if all(w.asked for w in waiting):
+        # Calls left to the server give the model nothing to answer: when no other call of
+        # the step did, the model is silent until the app answers, and the response ends.
+        left = [c for c in self.step if c in self.state.server_answered]
+        silent = all(c in self.waits or c in left for c in self.step)
+        untold = silent and bool(set(left) - self.told_server)
+        self.told_server.update(left if silent else ())
+        if not (waiting or untold) or (all(w.asked for w in waiting) and not untold):
             return None
         chunks: list[UIMessageChunk] = []
         for wait in waiting:

@@ -573,6 +573,8 @@ class LiveProtocol:
         output reaches the client before the turn pauses for its sibling calls."""
         if call_id:
             self.calls.finished.add(call_id)
+            if result is None:  # a long-running tool left it open for the app to answer
+                self.calls.left_to_server(call_id)
             response = self.streams.response
             if response is not None and result is not None:
                 call = self.calls.state.calls.get(call_id)

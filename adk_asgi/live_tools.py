@@ -273,6 +273,8 @@ class LiveToolGate(BasePlugin):
             replaced = result = await waits.confirm(tool, tool_args, tool_context)
         # (ADK stores a result that is not an object as ``{"result": ...}``: shown as stored)
         stored = result if isinstance(result, dict) else {"result": result}
+        if result is None and tool.is_long_running:  # left open: only the app answers it
+            stored = None  # (server_answers.py); ADK stores no response
         waits.carry_out(waits.protocol.tool_finished(call_id, stored))
         return replaced
 

@@ -1,0 +1,156 @@
+"""Long-running tools the server answers (a back office), in live mode: the response that
+shows the call ends (the model has nothing to answer yet), a ``send`` that answers it from
+the browser gets an ``error`` frame with nothing stored or run, and ``AdkApp.answer_call``
+waits for the connection's hold on the chat, then answers it once and runs the agent on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
+from google.genai import types
+
+from adk_asgi import AdkApp, CallAlreadyAnswered, ChatBusy
+from adk_asgi.testing import Call, Text
+from tests.asgi.test_server_answers import ANSWERED_PARTS, APPROVED, REFUND, request_refund
+from tests.live.test_live_connection import _history, open_live, serve, wait_until_closed
+from tests.live.test_live_requests import next_frame
+from tests.support import answer, normalize_ids, scripted_agent
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+ASKING = "Asking the back office."
+ASKED = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "<block1>"},
+    {"type": "text-delta", "id": "<block1>", "delta": ASKING},
+    {"type": "text-end", "id": "<block1>"},
+    {
+        "type": "tool-input-start",
+        "toolCallId": "<call1>",
+        "toolName": "request_refund",
+        "providerExecuted": True,
+    },
+    {
+        "type": "tool-input-available",
+        "toolCallId": "<call1>",
+        "toolName": "request_refund",
+        "input": REFUND,
+        "providerExecuted": True,
+    },
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+"""The live response that shows the back office's call: it ends there, waiting for the app
+(no ``{"result": null}`` output: the tool returned nothing, and ADK stored no response)."""
+
+
+class BackOffice:
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+        self.model_calls = 0
+        agent = scripted_agent(
+            responder=self.respond,
+            tools=[LongRunningFunctionTool(request_refund)],
+            chunk_size=200,
+        )
+        self.app = AdkApp(agent, identify=lambda c: "alice", busy_timeout=0.2)
+
+    def respond(self, contents: list[types.Content]) -> list[Any]:
+        self.model_calls += 1
+        for part in contents[-1].parts or []:
+            if part.function_response is not None:
+                result = part.function_response.response or {}
+                self.seen.append(result)
+                return [Text(f"The back office said: approved={result.get('approved')}.")]
+        return [Text(ASKING), Call("request_refund", REFUND)]
+
+    async def events(self, chat_id: str) -> int:
+        session = await self.app.services.session("alice", chat_id)
+        assert session is not None
+        return len(session.events)
+
+
+async def test_a_back_office_approval_in_live_mode_is_answered_by_the_server() -> None:
+    office = BackOffice()
+    app = office.app
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        chat_id = live.chat_id
+        async with socket:
+            assert normalize_ids(await live.turn("refund order A7")) == ASKED
+            message_id = live.assistant["id"]
+            before = await _history(app, chat_id)
+            stored = await office.events(chat_id)
+
+            answer(live.assistant, "request_refund", output={"approved": True})
+            request_id = await live.send()
+            assert await next_frame(live) == {
+                "type": "error",
+                "requestId": request_id,
+                "errorText": "tool call 'call_1' is answered by the server, not the browser",
+            }
+            await asyncio.sleep(0.05)  # (anything the forged answer set off would show now)
+            assert await _history(app, chat_id) == before
+            assert await office.events(chat_id) == stored
+            assert office.model_calls == 1
+
+            # The connection holds the chat: the app's answer waits busy_timeout, takes nothing.
+            with pytest.raises(ChatBusy):
+                await app.answer_call("alice", chat_id, "call_1", APPROVED)
+        await wait_until_closed(app)
+
+        assert await app.answer_call("alice", chat_id, "call_1", APPROVED) == message_id
+        assert (office.model_calls, office.seen) == (2, [APPROVED])
+        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "refund order A7"}]}
+        assert await _history(app, chat_id) == [
+            user,
+            {"id": message_id, "role": "assistant", "parts": ANSWERED_PARTS},
+        ]
+        with pytest.raises(CallAlreadyAnswered):
+            await app.answer_call("alice", chat_id, "call_1", {"approved": False})
+
+        # A page that opens the chat live again reads the outcome; the model says nothing more.
+        live, socket = await open_live(url, chat_id)
+        async with socket:
+            resumed = {"type": "resume", "requestId": "again", "id": chat_id}
+            await socket.send(json.dumps({**resumed, "headers": {}, "body": {}}))
+            assert await next_frame(live) == {"type": "no-active", "requestId": "again"}
+        await wait_until_closed(app)
+        assert office.model_calls == 2
+
+
+async def test_a_new_connection_does_not_wait_for_the_servers_answer() -> None:
+    """A stored back-office call is nobody's on the page: a connection that opens on it goes
+    straight to the model (no answering phase), and an answer to it is refused."""
+    office = BackOffice()
+    app = office.app
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        chat_id = live.chat_id
+        async with socket:
+            await live.turn("refund order A7")
+        await wait_until_closed(app)
+        page = live.assistant
+        live, socket = await open_live(url, chat_id)
+        async with socket:
+            live.user = {
+                "id": "u1",
+                "role": "user",
+                "parts": [{"type": "text", "text": "refund order A7"}],
+            }
+            live.assistant = answer(page, "request_refund", output={"approved": True})
+            request_id = await live.send()
+            assert await next_frame(live) == {
+                "type": "error",
+                "requestId": request_id,
+                "errorText": "tool call 'call_1' is answered by the server, not the browser",
+            }
+        await wait_until_closed(app)
+        assert office.model_calls == 1
+        assert await app.answer_call("alice", chat_id, "call_1", APPROVED) == page["id"]
+        assert office.seen == [APPROVED]
