@@ -10,6 +10,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from adk_asgi import AdkApp, RequestError, decode_chat_request
+from adk_asgi.file_urls import FileUrlRule
+from adk_asgi.origins import OriginPolicy
 from adk_asgi.testing import Text
 from tests.support import scripted_agent, user_body
 
@@ -20,6 +22,22 @@ json_values = st.recursive(
     ),
     max_leaves=12,
 )
+FILE_URLS = [
+    "data:text/plain;base64,aGk=",
+    "https://x",
+    "data:,x",
+    "ftp://x",
+    "gs://bucket/app/user/chat/f/0",
+    "file:///etc/passwd",
+    "/chat/chat-1/files/a.png",
+    "/chat/chat-1/files/../x",
+    "http://[",
+    "",
+]
+"""Allowed (data:, the chat's own upload) and refused (422) file URLs, and malformed ones."""
+ORIGINS = [None, "http://testserver", "https://evil.example", "null", "", "http://[", "garbage"]
+"""No Origin, the own origin (allowed), foreign and malformed ones (403)."""
+
 part_types = st.sampled_from(
     [
         "text",
@@ -38,8 +56,7 @@ parts = st.fixed_dictionaries(
     {"type": part_types},
     optional={
         "text": st.text(max_size=10) | json_values,
-        "url": st.sampled_from(["data:text/plain;base64,aGk=", "https://x", "data:,x", "ftp://x"])
-        | json_values,
+        "url": st.sampled_from(FILE_URLS) | json_values,
         "mediaType": st.sampled_from(["text/plain", "image/png"]) | json_values,
         "toolCallId": st.text(max_size=5) | json_values,
         "state": st.sampled_from(["input-available", "output-available", "nope"]) | json_values,
@@ -80,12 +97,14 @@ APP = AdkApp(scripted_agent(responder=lambda contents: [Text("ok")]), identify=l
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(raw_bodies)
-@example(json.dumps(user_body("hi")).encode())
-async def test_endpoint_never_fails_with_a_500(body: bytes) -> None:
+@given(raw_bodies, st.sampled_from(ORIGINS))
+@example(json.dumps(user_body("hi")).encode(), None)
+async def test_endpoint_never_fails_with_a_500(body: bytes, origin: str | None) -> None:
     transport = httpx.ASGITransport(app=APP)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
         headers = {"content-type": "application/json"}
+        if origin is not None:
+            headers["origin"] = origin
         response = await client.post("/chat", content=body, headers=headers)
     if response.status_code == 200:
         assert response.text.endswith("data: [DONE]\n\n")
@@ -93,3 +112,35 @@ async def test_endpoint_never_fails_with_a_500(body: bytes) -> None:
     assert 400 <= response.status_code < 500, response.text
     payload: dict[str, Any] = response.json()
     assert isinstance(payload["error"], str) and payload["error"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40) | st.sampled_from(ORIGINS[1:]), st.text(max_size=20))
+def test_the_origin_check_answers_any_origin_and_host_with_none_or_a_403(
+    origin: str, host: str
+) -> None:
+    scope = {
+        "type": "websocket",
+        "scheme": "ws",
+        "headers": [
+            (b"origin", origin.encode("latin-1", "replace")),
+            (b"host", host.encode("latin-1", "replace")),
+        ],
+    }
+    for trusted in (False, True):
+        refusal = OriginPolicy(trust_forwarded=trusted).refusal(scope)
+        assert refusal is None or (refusal.status, bool(refusal.reason)) == (403, True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40) | st.sampled_from(FILE_URLS))
+def test_the_file_url_rule_allows_or_refuses_any_url(url: str) -> None:
+    own = "/chat/chat-1/files/"
+    allowed = FileUrlRule(user_id="u", root="", allow=None).allows(url, "chat-1")
+    if url.startswith("data:"):
+        assert allowed
+    elif not url.startswith(own):
+        assert not allowed  # gs:, https:, file:, another chat's uploads, anything else
+    else:
+        name = url[len(own) :]
+        assert allowed == (name not in ("", ".", "..") and not any(c in name for c in "/?#"))
