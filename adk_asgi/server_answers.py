@@ -26,14 +26,16 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
+from google.adk.sessions.session import Session
 from google.genai import types
 
+from . import bookkeeping
 from .answers import close_left_calls, keep_shown
 from .convert import EventConverter
 from .encoding import ChunkEncoder
 from .errors import AdkAsgiError
 from .locks import ChatKey
-from .pending import ChatState, ToolCall
+from .pending import ChatState, ToolCall, visible_events
 from .resumable import StreamStore
 from .services import Services
 from .sse import sse_body
@@ -95,10 +97,11 @@ async def answer_call(
         call = server_call(state, call_id)
         if not await services.claims.claim(key, [call.id]):
             raise CallAlreadyAnswered(f"tool call {call_id!r} was answered by another request")
-        message_id = call.message_id or services.new_message_id()
+        going_on = call.message_id is not None and call.message_id == _last_message(session)
+        message_id = call.message_id if going_on and call.message_id else services.new_message_id()
         converter = EventConverter(
             message_id=message_id,
-            known_calls={call.id},
+            known_calls={call.id} if going_on else (),
             send_usage=services.send_usage,
             policy=services.tools,
             on_error=services.on_error,
@@ -122,6 +125,16 @@ async def answer_call(
             after = await services.session(user_id, chat_id)
             await keep_shown(services, after, message_id, shown, error_text)
     return message_id
+
+
+def _last_message(session: Session) -> str | None:
+    """The id of the chat's last message that says anything (the events of a run are tagged
+    with it; a live connection also tags what ends a turn with no request open)."""
+    for event in reversed(visible_events(session.events)):
+        message_id = bookkeeping.read(event).message_id
+        if message_id is not None and event.content is not None and event.content.parts:
+            return message_id
+    return None
 
 
 async def _write(

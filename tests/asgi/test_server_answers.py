@@ -56,10 +56,13 @@ class BackOffice:
     def respond(self, contents: list[types.Content]) -> list[Any]:
         self.model_calls += 1
         for part in contents[-1].parts or []:
-            if part.function_response is not None:
-                result = part.function_response.response or {}
+            answered = part.function_response
+            if answered is not None and answered.name == "request_refund":
+                result = answered.response or {}
                 self.seen.append(result)
                 return [Text(f"The back office said: approved={result.get('approved')}.")]
+            if answered is not None:
+                return [Text("Windy in Paris.")]
         said = "".join(p.text or "" for p in contents[-1].parts or [])
         if "weather" in said:
             return [Call("get_weather", {"city": "Paris"})]
@@ -268,6 +271,41 @@ async def test_what_the_server_cannot_answer_is_refused_and_nothing_is_taken() -
     with pytest.raises(CallNotOpen, match=r"^tool call 'call_3' \(change_bgm\) is the page's"):
         await office.app.answer_call("alice", "chat-1", "call_3", APPROVED)  # the browser's
     assert office.model_calls == 5  # the question, the follow-up, weather (2), music
+
+
+async def test_an_answer_after_the_user_moved_on_goes_on_in_a_new_message() -> None:
+    """The user kept chatting while the back office decided: the call's card (in its own
+    message) shows the result, and the model's follow-up is a new message at the end, not
+    text slipped into an old message above the later turns."""
+    office = BackOffice(streams=InMemoryStreamStore())
+    asked = (await office.ask())["id"]
+    weather = await office.client.post("/chat", json=user_body("weather", message_id="u2"))
+    later = apply_chunks({"role": "assistant"}, parse_sse(weather.content))["id"]
+    answered = await office.app.answer_call("alice", "chat-1", "call_1", APPROVED)
+    assert answered not in (asked, later)
+    weather_parts = [
+        {"type": "step-start"},
+        {
+            "type": "tool-get_weather",
+            "toolCallId": "call_2",
+            "state": "output-available",
+            "input": {"city": "Paris"},
+            "output": {"city": "Paris", "forecast": "windy", "temperature_c": 19},
+            "providerExecuted": True,
+        },
+        {"type": "step-start"},
+        {"type": "text", "text": "Windy in Paris.", "state": "done"},
+    ]
+    assert await office.history() == [
+        *history(asked, *asked_parts("output-available", output=APPROVED)),
+        {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "weather"}]},
+        {"id": later, "role": "assistant", "parts": weather_parts},
+        {
+            "id": answered,
+            "role": "assistant",
+            "parts": [{"type": "step-start"}, {"type": "text", "text": FOLLOW_UP, "state": "done"}],
+        },
+    ]
 
 
 async def _responses_to(call_id: str, app: AdkApp) -> int:
