@@ -31,6 +31,7 @@ from .resumable import StreamStore
 from .services import Services
 from .session_handover import hand_over
 from .sse import SSEResponse, sse_body
+from .stops import watch_for_stop
 from .translate import TranslationError, user_content
 
 logger = logging.getLogger("adk_asgi")
@@ -281,8 +282,8 @@ async def _abort_on_stop(
     store: StreamStore, key: ChatKey, stream_id: str, abort: asyncio.Event
 ) -> None:
     """The user's stop (``DELETE .../stream``) aborts the run, as a disconnect does when
-    streams are not resumable."""
-    await store.stopped(key, stream_id)
+    streams are not resumable. A store that fails is asked again (:mod:`.stops`)."""
+    await watch_for_stop(store, key, stream_id)
     abort.set()
 
 

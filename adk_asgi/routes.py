@@ -13,9 +13,12 @@ from starlette.responses import JSONResponse, Response
 from .errors import UNKNOWN_CHAT, ClientError
 from .files import uploaded_files
 from .history import rebuild_messages, uploaded_names
+from .locks import ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE
+from .resumable import StreamStore
 from .services import Services
 from .sse import SSEResponse
+from .stops import STOP_WAIT, StoreUnavailable, stop_answer
 
 
 class MessagesEndpoint:
@@ -73,8 +76,7 @@ class ResumeEndpoint:
         headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
         key = services.chat_key(identity.user_id, chat_id)
         if request.method == "DELETE":
-            stopped = store is not None and await store.stop(key)
-            return JSONResponse({"stopped": stopped}, headers=headers)
+            return await _stop(store, key, headers)
         stream_id = None if store is None else await store.active(key)
         if store is None or stream_id is None:
             return Response(status_code=204, headers=headers)
@@ -87,6 +89,28 @@ class ResumeEndpoint:
             keep_alive=services.limits.sse_keep_alive,
         )
 
+
+async def _stop(
+    store: StreamStore | None, key: ChatKey, headers: dict[str, str] | None
+) -> Response:
+    """``DELETE .../stream``: ``200 {"stopped": true}`` only once the answer ended, ``false``
+    when nothing streamed; ``202`` when it still ran after :data:`~.stops.STOP_WAIT` seconds;
+    ``503`` when the stream store could not be reached (:mod:`.stops`)."""
+    try:
+        found = "nothing" if store is None else await stop_answer(store, key)
+    except StoreUnavailable as exc:
+        return JSONResponse({"error": exc.reason}, status_code=503, headers=headers)
+    if found == "running":
+        return JSONResponse(
+            {"stopped": False, "reason": STILL_RUNNING}, status_code=202, headers=headers
+        )
+    return JSONResponse({"stopped": found == "stopped"}, headers=headers)
+
+
+STILL_RUNNING: Final = (
+    f"the stop was asked, but the answer had not ended {STOP_WAIT:g} s later "
+    "(a live answer cannot be stopped midway)"
+)
 
 _TRANSPORT_JS: Final = (resources.files("adk_asgi") / "static" / "transport.js").read_bytes()
 

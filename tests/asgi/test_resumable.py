@@ -14,7 +14,9 @@ import pytest
 import pytest_asyncio
 
 from adk_asgi import AdkApp
+from adk_asgi.locks import ChatKey
 from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.stops import ATTEMPTS
 from adk_asgi.testing import Text
 from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import serve
@@ -171,3 +173,106 @@ async def test_the_ai_sdk_chat_reloaded_mid_answer_resumes_it_whole(
     assert user["parts"] == [{"type": "text", "text": "hi"}]
     texts = [p for p in assistant["parts"] if p["type"] == "text"]
     assert [(p["text"], p.get("state")) for p in texts] == [(ANSWER, "done")]
+
+
+class FailingStore(InMemoryStreamStore):
+    """A stream store whose backend fails on purpose: ``stopped`` (the run's stop check) and
+    ``stop`` (the ``DELETE``'s write) each raise their first ``n`` calls, as a Redis that drops
+    its connections does."""
+
+    def __init__(self, *, stopped_failures: int = 0, stop_failures: int = 0) -> None:
+        super().__init__()
+        self.stopped_failures = stopped_failures
+        self.stop_failures = stop_failures
+
+    async def stopped(self, key: ChatKey, stream_id: str) -> None:
+        if self.stopped_failures:
+            self.stopped_failures -= 1
+            raise ConnectionError("the stream store went away")
+        await super().stopped(key, stream_id)
+
+    async def stop(self, key: ChatKey) -> bool:
+        if self.stop_failures:
+            self.stop_failures -= 1
+            raise ConnectionError("the stream store went away")
+        return await super().stop(key)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def failing() -> AsyncIterator[tuple[FailingStore, str]]:
+    store = FailingStore()
+    agent = scripted_agent(responder=lambda _: [Text(ANSWER)], chunk_size=4, delay=0.02)
+    async with serve(AdkApp(agent, streams=store)) as url:
+        yield store, url.replace("ws://", "http://", 1).removesuffix("/live")
+
+
+async def until_text(client: httpx.AsyncClient, base: str, chat_id: str) -> None:
+    """Return once the chat's answer has streamed some of its text."""
+    await until_streaming(client, base, chat_id)
+    async with client.stream("GET", f"{base}/chat/{chat_id}/stream") as following:
+        async for line in following.aiter_lines():
+            if '"text-delta"' in line:
+                return
+
+
+def stopped_answer(chunks: list[dict[str, Any]]) -> None:
+    """Check that ``chunks`` are of an answer whose run was aborted mid-text."""
+    text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    assert ANSWER.startswith(text) and text and text != ANSWER, text
+    assert chunks[-4:] == [
+        {"type": "text-end", "id": chunks[-4].get("id")},
+        {"type": "abort"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+async def test_a_stop_check_that_fails_once_is_retried_and_the_answer_stops(
+    failing: tuple[FailingStore, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The run's stop check died with the store's first error: the ``DELETE`` said
+    ``stopped: true`` and the answer ran on to ``finishReason: "stop"``."""
+    store, base = failing
+    store.stopped_failures = 1
+    async with httpx.AsyncClient(timeout=10) as client:
+        post = asyncio.create_task(client.post(f"{base}/chat", json=user_body("hi", "flaky")))
+        await until_text(client, base, "flaky")
+        stopped = await client.delete(f"{base}/chat/flaky/stream")
+        chunks = parse_sse((await post).content)
+    assert (stopped.status_code, stopped.json()) == (200, {"stopped": True})
+    stopped_answer(chunks)
+    assert store.stopped_failures == 0
+    assert "checking whether the user stopped an answer failed" in caplog.text
+
+
+async def test_a_stop_the_store_refuses_twice_is_written_on_the_third_try(
+    failing: tuple[FailingStore, str],
+) -> None:
+    store, base = failing
+    store.stop_failures = ATTEMPTS - 1
+    async with httpx.AsyncClient(timeout=10) as client:
+        post = asyncio.create_task(client.post(f"{base}/chat", json=user_body("hi", "retry")))
+        await until_text(client, base, "retry")
+        stopped = await client.delete(f"{base}/chat/retry/stream")
+        chunks = parse_sse((await post).content)
+    assert (stopped.status_code, stopped.json()) == (200, {"stopped": True})
+    stopped_answer(chunks)
+
+
+async def test_a_stop_the_store_cannot_write_is_a_503_and_the_answer_goes_on(
+    failing: tuple[FailingStore, str],
+) -> None:
+    """The ``DELETE`` said ``stopped: true`` for a stop that was never written."""
+    store, base = failing
+    store.stop_failures = ATTEMPTS
+    async with httpx.AsyncClient(timeout=10) as client:
+        post = asyncio.create_task(client.post(f"{base}/chat", json=user_body("hi", "down")))
+        await until_streaming(client, base, "down")
+        refused = await client.delete(f"{base}/chat/down/stream")
+        chunks = parse_sse((await post).content)
+    assert (refused.status_code, refused.json()) == (
+        503,
+        {"error": "the stream store cannot be reached: the answer was not stopped"},
+    )
+    assert "".join(c["delta"] for c in chunks if c["type"] == "text-delta") == ANSWER
+    assert chunks[-1] == {"type": "finish", "finishReason": "stop"}
