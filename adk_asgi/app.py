@@ -49,6 +49,7 @@ from .pause import PauseForClientTools
 from .policy import ToolPolicy, toolsets
 from .resumable import StreamStore
 from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
+from .safe_history import ReadableRequests
 from .server_answers import answer_call
 from .services import Limits, Services
 from .session_handover import HandingOver
@@ -160,6 +161,7 @@ class AdkApp:
         elif plugins:
             app = app.model_copy(update={"plugins": [*app.plugins, *plugins]})
         bridge_plugins = [
+            ReadableRequests(),
             FinishRanTools(),
             PauseForClientTools(),
             LiveToolGate(),
@@ -194,7 +196,7 @@ class AdkApp:
         self.services = Services(
             runner=self.runner,
             live_runner=self.live_runner,
-            session_service=self.session_service,
+            session_service=handing_over,  # reads and writes made safe (safe_history.py)
             artifact_service=self.runner.artifact_service,
             app_name=self.app_name,
             author=getattr(app.root_agent, "name", app.name),

@@ -4,7 +4,9 @@ This is what ``GET /chat/{id}/messages`` returns, so a page that reloads shows t
 is on the server: the same message ids the streams announced (every event of a run is tagged
 with them), one ``step-start`` per model call, and tool parts in their *true* states — a call
 still waiting for approval is ``approval-requested``, so the user can approve it after a reload
-and the stock helpers carry on from there.
+and the stock helpers carry on from there. A stored value that cannot be read back (too deep,
+not JSON) is shown as an error, not sent (:mod:`.safe_history`): one bad value never keeps a
+chat from loading.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from .pending import (
     visible_events,
 )
 from .policy import ToolPolicy
+from .safe_history import lost_input, lost_result, unreadable
 
 UPLOADED: Final = re.compile(r'^\[Uploaded Artifact: "(?P<name>.+)"\]$')
 """What ADK's ``SaveFilesAsArtifactsPlugin`` leaves in a user message for a file it moved to
@@ -225,10 +228,13 @@ def _tool_part(
     by_server = (
         policy.runs_unasked(call.name) and state.confirmation_of_call.get(call.id) != call.id
     )
+    bad_input = unreadable(call.args)
     part = ToolPart(
         type=f"tool-{call.name}",
         tool_call_id=call.id,
-        input=shown_input(call.name, call.args),
+        input=shown_input(call.name, call.args)
+        if bad_input is None
+        else {"error": lost_input(bad_input)},
         state="input-available",
         provider_executed=True if by_server else None,
         call_provider_metadata=author,
@@ -249,7 +255,9 @@ def _tool_part(
         return part
     if approval_id is not None:
         part.approval = Approval(id=approval_id, approved=True, reason=reason)
-    if call.id in state.results:
+    if call.id in state.results and (lost := unreadable(state.results[call.id])) is not None:
+        part.state, part.error_text = "output-error", lost_result(lost)
+    elif call.id in state.results:
         result_of = shown_output(call.name, state.results[call.id])
         answer = as_sent(result_of) if call.long_running else result_of
         shown = shown_result(call.name, call.args, answer)

@@ -15,7 +15,10 @@ or a live connection's ``run_live`` task), once. A read with a ``GetSessionConfi
 config that asks for fewer events) goes to storage as before.
 
 Every event a runner appends is reported to :func:`.finish_tools.stored` once it is stored: a
-run a client left stops only after the results of the tools that ran are recorded.
+run a client left stops only after the results of the tools that ran are recorded. The bridge's
+own reads and writes go through this wrapper too, so a value no one could read back is never
+stored, and one stored before is repaired where the service cannot read it
+(:mod:`.safe_history`).
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from google.adk.sessions.base_session_service import (
     GetSessionConfig,
     ListSessionsResponse,
 )
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
 
 from .finish_tools import stored
+from .safe_history import make_readable
 
 _handed: ContextVar[list[Session] | None] = ContextVar("adk_asgi_handed_session", default=None)
 
@@ -61,6 +66,13 @@ class HandingOver(BaseSessionService):
             if (session.app_name, session.user_id, session.id) == (app_name, user_id, session_id):
                 handed.clear()  # once: a later read is of what the run has written since
                 return session
+        try:
+            return await self.inner.get_session(
+                app_name=app_name, user_id=user_id, session_id=session_id, config=config
+            )
+        except RecursionError:
+            if not _repair_in_memory(self.inner, app_name, user_id, session_id):
+                raise
         return await self.inner.get_session(
             app_name=app_name, user_id=user_id, session_id=session_id, config=config
         )
@@ -89,6 +101,7 @@ class HandingOver(BaseSessionService):
         return await self.inner.get_user_state(app_name=app_name, user_id=user_id)
 
     async def append_event(self, session: Session, event: Event) -> Event:
+        make_readable(event)  # a value no one could read back is stored as its error
         appended = await self.inner.append_event(session, event)
         stored(event)  # the results it holds are recorded: the run may stop now
         return appended
@@ -99,3 +112,18 @@ class HandingOver(BaseSessionService):
     def __getattr__(self, name: str) -> Any:
         """What ADK's base class does not declare (a service's own methods) is the inner's."""
         return getattr(self.inner, name)
+
+
+def _repair_in_memory(
+    inner: BaseSessionService, app_name: str, user_id: str, session_id: str
+) -> bool:
+    """ADK's in-memory service copies a session for every read, recursively: one value nested
+    too deeply (stored before this bridge, or by another writer) makes every read of its chat
+    fail. Such a value can never be read again, so it is replaced where it is stored by the
+    error it is shown as (:mod:`.safe_history`); whether anything was replaced."""
+    if not isinstance(inner, InMemorySessionService):
+        return False
+    stored_session = inner.sessions.get(app_name, {}).get(user_id, {}).get(session_id)
+    if stored_session is None:
+        return False
+    return [make_readable(event) for event in stored_session.events].count(True) > 0

@@ -1,0 +1,143 @@
+"""No chat can be poisoned: a stored value that cannot be read back or sent to the model is
+shown and sent as an error, and the chat goes on.
+
+A chat's session holds values the bridge did not make: a browser tool's result, a server
+tool's return value, an event another program wrote. One that is nested too deeply (or is not
+JSON at all) used to break the chat for good: every later model request carried it, and ADK's
+request tracing, the model client's serializer (pydantic stops at about 250 levels) or the
+JSON encoder ran out of stack on it — an ``error`` chunk for every later message — and the
+history page failed with it.
+
+The guard is on the way *out* of the session, not on the way in:
+
+- :class:`ReadableRequests`, a plugin, looks at every function call and response of each
+  model request (``before_model_callback``: after ADK built the request from the session,
+  before the request is traced or serialized) and replaces one that :func:`unreadable` refuses
+  with an error payload, so the model reads that the value was lost and answers.
+- history (:mod:`.history`) shows such a result as the tool part's ``output-error``, and such
+  an input as the reason, so the page loads.
+
+Sanitising at storage instead would leave every value stored before (by an older version, a
+tool through ADK's own pipeline, another writer of the database) able to poison its chat, and
+it cannot see what the session service does on the way back; the request the model gets and
+the page the user reads are the two places every stored value passes through.
+
+The depth limit (:data:`MAX_DEPTH`) is above what a client's body may carry (64 levels, the
+whole body included), so no value the bridge accepts is refused here, and well below where the
+layers underneath fail (about 250 levels for pydantic; ADK's tracing takes two stack frames a
+level, beside the server's own); the check is a walk that never recurses, so it cannot itself
+run out of stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.events.event import Event
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
+from google.genai import types
+
+MAX_DEPTH: Final = 100
+"""Levels of nesting a stored value may have."""
+
+_ENCODE = msgspec.json.Encoder()
+
+
+def unreadable(value: object) -> str | None:
+    """Why ``value`` cannot be shown or sent to a model, or ``None`` when it can."""
+    too_deep = f"it is nested deeper than {MAX_DEPTH} levels"
+    try:
+        encoded = _ENCODE.encode(value)
+    except RecursionError:  # (the encoder ran out of stack: far deeper than the limit)
+        return too_deep
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        return "it is not a JSON value"
+    if encoded.count(b"{") + encoded.count(b"[") <= MAX_DEPTH:
+        return None  # (fewer brackets than levels: not too deep, whatever the strings hold)
+    return too_deep if _depth_exceeds(value, MAX_DEPTH) else None
+
+
+def lost_result(reason: str) -> str:
+    """What the client and the model read instead of a result that cannot be read back."""
+    return f"The stored result of this tool could not be read back: {reason}."
+
+
+def lost_input(reason: str) -> str:
+    """What the client and the model read instead of a call's input that cannot be read back."""
+    return f"The stored input of this call could not be read back: {reason}."
+
+
+def _depth_exceeds(value: object, limit: int) -> bool:
+    """Whether ``value`` nests objects and arrays deeper than ``limit``, without recursion."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+class ReadableRequests(BasePlugin):
+    """Replaces each function call or response of a model request that cannot be sent."""
+
+    def __init__(self) -> None:
+        super().__init__(name="adk_asgi_readable_requests")
+
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        contents = llm_request.contents
+        for index, content in enumerate(contents):
+            contents[index] = readable_content(content)
+        return None
+
+
+def readable_content(content: types.Content) -> types.Content:
+    """``content``, or a copy of it (a new content and a new list of parts: ADK's requests
+    share their parts' values with the session's events, which must not change) in which each
+    call and response that cannot be read back is replaced by an error."""
+    parts = content.parts or []
+    readable = [_readable(part) for part in parts]
+    if all(new is old for new, old in zip(readable, parts, strict=True)):
+        return content
+    return content.model_copy(update={"parts": readable})
+
+
+def make_readable(event: Event) -> bool:
+    """Give ``event`` its :func:`readable_content`; whether anything had to be replaced."""
+    if event.content is None:
+        return False
+    readable = readable_content(event.content)
+    if readable is event.content:
+        return False
+    event.content = readable
+    return True
+
+
+def _readable(part: types.Part) -> types.Part:
+    response = part.function_response
+    if response is not None:
+        reason = unreadable(response.response)
+        if reason is not None:
+            payload = {"error": lost_result(reason)}
+            lost = types.FunctionResponse(id=response.id, name=response.name, response=payload)
+            return part.model_copy(update={"function_response": lost})
+    call = part.function_call
+    if call is not None:
+        reason = unreadable(call.args)
+        if reason is not None:
+            args = {"error": lost_input(reason)}
+            lost_call = types.FunctionCall(id=call.id, name=call.name, args=args)
+            return part.model_copy(update={"function_call": lost_call})
+    return part
