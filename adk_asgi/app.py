@@ -280,6 +280,14 @@ class AdkApp:
                     "of one chat on two workers at once fail. Use RedisChatLocks or "
                     "PostgresChatLocks (docs/deployment.md)."
                 )
+            if not isinstance(self.session_service, InMemorySessionService) and isinstance(
+                self.claims, InMemoryClaims
+            ):
+                logger.warning(
+                    "adk_asgi: several workers claim answers each in its own memory: an "
+                    "approval may be acted on once per worker, not once. Pass claims= a store "
+                    "the workers share (docs/deployment.md#exactly-once)."
+                )
         prepare_tables = getattr(self.session_service, "prepare_tables", None)
         async with self.locks.hold((self.app_name, "", "adk_asgi:prepare"), wait=120):
             for attempt in range(1, 6):

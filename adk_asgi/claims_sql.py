@@ -3,7 +3,8 @@ own, on its SQLAlchemy engine (PostgreSQL, MySQL, SQLite).
 
 One row per claimed answer, keyed by ``(app, user, chat, answer id)``; the primary key makes the
 claim atomic on every engine, and inserting a request's answers in one transaction makes it
-all-or-nothing. The rows are few (one per answered tool call) and are kept, like the events.
+all-or-nothing. The rows are few (one per answered tool call) and are kept, like the events,
+until the chat is deleted.
 
 :mod:`.claims_sqlite` keeps the same table in the file of ADK's ``SqliteSessionService``.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection
 
-from sqlalchemy import Column, Float, MetaData, String, Table, insert
+from sqlalchemy import Column, Float, MetaData, String, Table, delete, insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -65,3 +66,15 @@ class SqlClaims(Claims):
         except IntegrityError:
             return False
         return True
+
+    async def forget(self, key: ChatKey) -> None:
+        if not self._ready:
+            await self._prepare_lazily()
+        app_name, user_id, chat_id = key
+        chat = delete(_table).where(
+            _table.c.app_name == app_name,
+            _table.c.user_id == user_id,
+            _table.c.chat_id == chat_id,
+        )
+        async with self.engine.begin() as conn:
+            await conn.execute(chat)

@@ -35,6 +35,9 @@ _INSERT = (
 )
 
 
+_DELETE = f"DELETE FROM {TABLE} WHERE app_name = ? AND user_id = ? AND chat_id = ?"
+
+
 class SqliteClaims(Claims):
     def __init__(self, path: str, *, uri: bool = False, timeout: float = 30.0) -> None:
         self.path = path
@@ -60,3 +63,10 @@ class SqliteClaims(Claims):
                 await db.rollback()
                 return False
         return True
+
+    async def forget(self, key: ChatKey) -> None:
+        if not self._ready:
+            await self.prepare()
+        async with aiosqlite.connect(self.path, uri=self.uri, timeout=self.timeout) as db:
+            await db.execute(_DELETE, key)
+            await db.commit()

@@ -53,15 +53,22 @@ class StreamStore(ABC):
     async def stopped(self, key: ChatKey, stream_id: str) -> None:
         """Return once :meth:`stop` asked this stream to stop."""
 
+    @abstractmethod
+    async def forget(self, key: ChatKey) -> None:
+        """Drop every stream of ``key``'s chat, ended or not (the chat is deleted): its
+        readers get the end of what they read, and a chat begun later under the same id has
+        nothing to resume."""
+
     async def aclose(self) -> None:  # noqa: B027 (the in-memory store holds nothing to close)
         """Release what the store holds (connections)."""
 
 
 class _Stream:
-    __slots__ = ("changed", "done", "id", "pieces", "stop")
+    __slots__ = ("changed", "done", "id", "key", "pieces", "stop")
 
-    def __init__(self, stream_id: str) -> None:
+    def __init__(self, stream_id: str, key: ChatKey) -> None:
         self.id = stream_id
+        self.key = key
         self.pieces: list[bytes] = []
         self.done = False
         self.changed = asyncio.Event()
@@ -94,7 +101,7 @@ class InMemoryStreamStore(StreamStore):
         for stream_id, until in list(self._forget.items()):
             if until <= now:
                 del self._forget[stream_id], self._streams[stream_id]
-        stream = self._active[key] = _Stream(secrets.token_hex(8))
+        stream = self._active[key] = _Stream(secrets.token_hex(8), key)
         self._streams[stream.id] = stream
         return stream.id
 
@@ -144,3 +151,11 @@ class InMemoryStreamStore(StreamStore):
     async def stopped(self, key: ChatKey, stream_id: str) -> None:
         stream = self._streams.get(stream_id)
         await (stream.stop.wait() if stream is not None else asyncio.Future())
+
+    async def forget(self, key: ChatKey) -> None:
+        self._active.pop(key, None)
+        for stream in [s for s in self._streams.values() if s.key == key]:
+            stream.done = True
+            stream.wake()
+            del self._streams[stream.id]
+            self._forget.pop(stream.id, None)

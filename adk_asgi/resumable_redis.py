@@ -41,6 +41,9 @@ _TAIL: Final = (
 """What a reader gets after the last piece of a stream whose writer died."""
 
 
+CHAT_STREAMS_TTL: Final = 24 * 3600
+"""Seconds the list of a chat's streams is kept while one streams (at its end: ``keep``)."""
+
 MAX_QUEUED: Final = 1024 * 1024
 """Bytes queued for Redis beyond which an append waits (Redis slower than the answer)."""
 
@@ -108,10 +111,18 @@ class RedisStreamStore(StreamStore):
     def _stop_key(self, stream_id: str) -> str:
         return self.prefix + "stop:" + stream_id
 
+    def _chat_streams(self, key: ChatKey) -> str:
+        """The set of the chat's streams whose data may still be kept, for :meth:`forget`."""
+        return self.prefix + "chat:" + "\x1f".join(key)
+
     async def begin(self, key: ChatKey) -> str:
         stream_id = secrets.token_hex(8)
         name = self._active_key(key)
-        await cancellable(self._client.set(name, stream_id, px=self._lease_ms()))
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.set(name, stream_id, px=self._lease_ms())
+            pipe.sadd(self._chat_streams(key), stream_id)
+            pipe.expire(self._chat_streams(key), CHAT_STREAMS_TTL)
+            await cancellable(pipe.execute())
         self._renewals[stream_id] = asyncio.create_task(
             self._keep_active(name, stream_id), name="adk_asgi stream lease"
         )
@@ -184,6 +195,7 @@ class RedisStreamStore(StreamStore):
             pipe.xadd(data, {b"e": b"1"}, maxlen=self.maxlen, approximate=True)
             pipe.expire(data, max(1, round(self.keep)))
             pipe.delete(self._stop_key(stream_id))
+            pipe.expire(self._chat_streams(key), max(1, round(self.keep)))
             await cancellable(pipe.execute())
         await cancellable(self._clear(keys=[self._active_key(key)], args=[stream_id]))
 
@@ -224,6 +236,15 @@ class RedisStreamStore(StreamStore):
     async def stopped(self, key: ChatKey, stream_id: str) -> None:
         while not await cancellable(self._client.exists(self._stop_key(stream_id))):  # noqa: ASYNC110
             await asyncio.sleep(self.poll)  # (a poll: another worker sets the key)
+
+    async def forget(self, key: ChatKey) -> None:
+        chat_streams = self._chat_streams(key)
+        stream_ids = await cancellable(self._client.smembers(chat_streams))
+        names = [chat_streams, self._active_key(key)]
+        for stream_id in stream_ids:
+            stream_id = stream_id.decode() if isinstance(stream_id, bytes) else stream_id
+            names += [self._data(stream_id), self._stop_key(stream_id)]
+        await cancellable(self._client.delete(*names))
 
     async def aclose(self) -> None:
         tasks = [*self._renewals.values()]

@@ -4,16 +4,33 @@ identity, through the ASGI client (and one live turn through a real server)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
+import secrets
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifactsPlugin
+from google.adk.sessions.database_session_service import DatabaseSessionService
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.tools.function_tool import FunctionTool
+from google.genai import types
 
 from adk_asgi import AdkApp
 from adk_asgi.chats import BUSY_CHAT, UNKNOWN_CHAT
-from adk_asgi.testing import Text
+from adk_asgi.claims import InMemoryClaims
+from adk_asgi.files import NO_FILE
+from adk_asgi.redis_client import redis_from_url
+from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.resumable_redis import RedisStreamStore
+from adk_asgi.testing import Text, demo_model
 from tests.live.test_live_connection import open_live, serve
-from tests.support import scripted_agent, user_body
+from tests.locks.test_claims import claim_rows
+from tests.support import answer, apply_chunks, counter, parse_sse, scripted_agent, user_body
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -104,3 +121,177 @@ async def test_a_chat_begun_over_live_is_titled_too() -> None:
         async with httpx.AsyncClient() as client:
             listed = (await client.get(f"{base}/chats", headers={"cookie": cookie})).json()
     assert [(c["id"], c["title"]) for c in listed] == [(live.chat_id, "Live from the kitchen")]
+
+
+# --- what a deleted chat leaves behind ---------------------------------------------------------
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+PICTURE = {
+    "type": "file",
+    "mediaType": "image/png",
+    "url": "data:image/png;base64," + base64.b64encode(PNG).decode(),
+    "filename": "dot.png",
+}
+
+
+class FlakyArtifacts(InMemoryArtifactService):
+    """An artifact service whose deletions fail while ``down`` is set, as a bucket that is
+    briefly unreachable does."""
+
+    down: bool = False
+
+    async def delete_artifact(self, **where: Any) -> None:
+        if self.down:
+            raise ConnectionError("the artifact store went away")
+        await super().delete_artifact(**where)
+
+
+def uploads_app(artifacts: InMemoryArtifactService) -> AdkApp:
+    return AdkApp(
+        scripted_agent(responder=lambda _: [Text("A dot.")]),
+        artifact_service=artifacts,
+        plugins=[SaveFilesAsArtifactsPlugin()],
+    )
+
+
+async def send_picture(client: httpx.AsyncClient, chat_id: str) -> None:
+    parts = [{"type": "text", "text": "what is this?"}, PICTURE]
+    body = {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": parts}]}
+    assert (await client.post("/chat", json=body)).status_code == 200
+    assert (await client.get(f"/chat/{chat_id}/files/dot.png")).content == PNG
+
+
+async def test_deleting_a_chat_removes_its_uploads_so_a_new_chat_of_that_id_has_none() -> None:
+    """The uploads outlived the chat: a new chat under the client's old id served them."""
+    artifacts = InMemoryArtifactService()
+    await artifacts.save_artifact(  # the user's own file, not the chat's: it stays
+        app_name="test_agent",
+        user_id="alice",
+        filename="user:avatar.png",
+        artifact=types.Part.from_bytes(data=PNG, mime_type="image/png"),
+    )
+    chat = uploads_app(artifacts)
+    async with browser(chat) as client:
+        await send_picture(client, "pics")
+        assert (await client.delete("/chat/pics")).status_code == 204
+        await client.post("/chat", json=user_body("hello again", chat_id="pics"))
+        served = await client.get("/chat/pics/files/dot.png")
+        history = (await client.get("/chat/pics/messages")).json()
+    assert (served.status_code, served.json()) == (404, {"error": NO_FILE})
+    assert [(m["role"], m["parts"]) for m in history] == [
+        ("user", [{"type": "text", "text": "hello again"}]),
+        (
+            "assistant",
+            [{"type": "step-start"}, {"type": "text", "text": "A dot.", "state": "done"}],
+        ),
+    ]
+    assert artifacts.artifacts.keys() == {"test_agent/alice/user/user:avatar.png"}
+
+
+async def test_a_deletion_that_fails_part_way_leaves_the_chat_to_delete_again() -> None:
+    """Files go before the session: a failure leaves the chat listed, and deleting it again
+    finishes the job; it never leaves files without a chat to delete them with."""
+    artifacts = FlakyArtifacts()
+    chat = uploads_app(artifacts)
+    async with browser(chat) as client:
+        await send_picture(client, "pics")
+        artifacts.down = True
+        failed = await client.delete("/chat/pics")
+        assert (failed.status_code, failed.json()) == (
+            503,
+            {"error": "the chat could not be deleted completely (its uploads failed): try again"},
+        )
+        assert [c["id"] for c in await chats(client)] == ["pics"]
+        artifacts.down = False
+        assert (await client.delete("/chat/pics")).status_code == 204
+        assert await chats(client) == []
+    assert artifacts.artifacts == {}
+
+
+async def approve_a_payment(client: httpx.AsyncClient, chat_id: str) -> None:
+    """A chat whose payment the user approved: an answer claimed, and kept for resuming."""
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "pay 5 to alice"}]}
+    asked = await client.post("/chat", json={"id": chat_id, "messages": [user]})
+    assistant = answer(
+        apply_chunks({"role": "assistant"}, parse_sse(asked.content)),
+        "process_payment",
+        approved=True,
+    )
+    body = {"id": chat_id, "messages": [user, assistant], "messageId": assistant["id"]}
+    assert (await client.post("/chat", json=body)).status_code == 200
+
+
+def payments_app(**options: Any) -> AdkApp:
+    agent = LlmAgent(
+        name="demo_agent",
+        model=demo_model(id_factory=counter("call_"), chunk_size=200),
+        tools=[FunctionTool(process_payment, require_confirmation=True)],
+    )
+    return AdkApp(agent, identify=lambda _: "alice", **options)
+
+
+def process_payment(amount: float, recipient: str, currency: str = "USD") -> dict[str, Any]:
+    """Send money."""
+    return {"status": "sent", "amount": amount, "recipient": recipient}
+
+
+async def test_deleting_a_chat_forgets_its_claims_and_its_kept_answers() -> None:
+    store = InMemoryStreamStore()
+    chat = payments_app(streams=store)
+    claims = chat.claims
+    assert isinstance(claims, InMemoryClaims)
+    async with browser(chat) as client:
+        await approve_a_payment(client, "paid")
+        await approve_a_payment(client, "other")
+        assert (len(claims), len(store)) == (2, 4)
+        assert (await client.delete("/chat/paid")).status_code == 204
+        assert (len(claims), len(store)) == (1, 2)
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgres"])
+async def test_deleting_a_chat_deletes_its_claim_rows(
+    database: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The rows were kept: a new chat under the id found its answers taken already."""
+    sessions: Any
+    if database == "sqlite":
+        sessions = SqliteSessionService(str(tmp_path / "sessions.db"))
+    else:
+        url = request.getfixturevalue("postgres").create_database(f"del_{secrets.token_hex(4)}")
+        sessions = DatabaseSessionService(db_url=url.url)
+    chat = payments_app(session_service=sessions)
+    try:
+        async with browser(chat) as client:
+            await approve_a_payment(client, "paid")
+            await approve_a_payment(client, "other")
+            assert [row[2] for row in await claim_rows(chat.claims)] == ["other", "paid"]
+            assert (await client.delete("/chat/paid")).status_code == 204
+            assert [row[2] for row in await claim_rows(chat.claims)] == ["other"]
+    finally:
+        await chat.aclose()
+        if isinstance(sessions, DatabaseSessionService):
+            await sessions.close()
+
+
+async def test_deleting_a_chat_deletes_its_answers_kept_in_redis(redis_url: str) -> None:
+    prefix = f"test:{secrets.token_hex(4)}:"
+    chat = AdkApp(
+        scripted_agent(responder=lambda _: [Text("Hi.")]),
+        streams=RedisStreamStore(redis_url, prefix=prefix),
+        identify=lambda _: "alice",
+    )
+    redis = redis_from_url(redis_url)
+    try:
+        async with browser(chat) as client:
+            await client.post("/chat", json=user_body("hi", chat_id="gone"))
+            await client.post("/chat", json=user_body("hi", chat_id="kept"))
+            assert len([name async for name in redis.scan_iter(f"{prefix}*")]) == 4
+            assert (await client.delete("/chat/gone")).status_code == 204
+            names = sorted([name.decode() async for name in redis.scan_iter(f"{prefix}*")])
+    finally:
+        await chat.aclose()
+        await redis.aclose()
+    assert [name.removeprefix(prefix).split(":")[0] for name in names] == ["chat", "data"]
+    assert names[0] == f"{prefix}chat:test_agent\x1falice\x1fkept"

@@ -12,6 +12,7 @@ from contextlib import AsyncExitStack
 import pytest
 import pytest_asyncio
 
+from adk_asgi.redis_client import redis_from_url
 from adk_asgi.resumable import InMemoryStreamStore, StreamStore
 from adk_asgi.resumable_redis import INTERRUPTED, RedisStreamStore
 
@@ -137,3 +138,43 @@ async def test_a_stop_check_cancelled_mid_command_ends(redis_url: str) -> None:
         await store.end(CHAT, stream_id)
     finally:
         await store.aclose()
+
+
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+async def test_forgetting_a_chat_drops_its_streams_ended_or_not(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A deleted chat's answers were kept (in Redis: ``keep`` seconds after their end, and an
+    unfinished one of a dead writer for its lease), resumable by a new chat under its id."""
+    other = ("app", "alice", "chat-2")
+    prefix = f"test:{secrets.token_hex(4)}:"
+    async with AsyncExitStack() as stack:
+        if backend == "memory":
+            store: StreamStore = InMemoryStreamStore()
+        else:
+            url = request.getfixturevalue("redis_url")
+            store = RedisStreamStore(url, prefix=prefix)
+            stack.push_async_callback(store.aclose)
+            client = redis_from_url(url)
+            stack.push_async_callback(client.aclose)
+        ended = await store.begin(CHAT)
+        await store.append(CHAT, ended, b"old answer;")
+        await store.end(CHAT, ended)
+        unfinished = await store.begin(CHAT)  # its writer died: it never ends
+        await store.append(CHAT, unfinished, b"cut;")
+        kept = await store.begin(other)
+        await store.append(other, kept, b"other chat;")
+        await store.end(other, kept)
+        reader = store.replay(CHAT, unfinished)
+        assert await asyncio.wait_for(anext(reader), 5) == b"cut;"
+        await store.forget(CHAT)
+        assert await store.active(CHAT) is None
+        rest = await asyncio.wait_for(collect_rest(reader), 5)  # its reader is let go
+        assert await collect(store, kept) == b"other chat;"
+        if isinstance(store, InMemoryStreamStore):
+            assert (rest, len(store)) == (b"", 1)
+            assert await collect(store, ended) == b""
+        else:
+            names = sorted([name.decode() async for name in client.scan_iter(f"{prefix}*")])
+            assert rest.startswith(b'data: {"type": "error"')
+            assert names == [prefix + "chat:" + "\x1f".join(other), prefix + "data:" + kept]
