@@ -308,6 +308,56 @@ async def test_an_answer_after_the_user_moved_on_goes_on_in_a_new_message() -> N
     ]
 
 
+class MixedStep(BackOffice):
+    """The model calls a browser tool and the back office in one step."""
+
+    def respond(self, contents: list[types.Content]) -> list[Any]:
+        self.model_calls += 1
+        answered = [p.function_response for p in contents[-1].parts or [] if p.function_response]
+        self.seen += [r.response or {} for r in answered]
+        if answered:
+            return [Text("Both done.")]
+        return [Call("change_bgm", {"track": 3}), Call("request_refund", REFUND)]
+
+
+async def test_a_browser_call_next_to_the_servers_is_answered_by_each_the_model_reads_both() -> (
+    None
+):
+    office = MixedStep()
+    page = await office.ask()
+    played = answer(copy.deepcopy(page), "change_bgm", output={"playing": 3})
+    body = {"id": "chat-1", "messages": [office.user, played], "messageId": page["id"]}
+    response = await office.client.post("/chat", json=body)
+    assert parse_sse(response.content) == [  # stored; the model waits for the back office
+        {"type": "start", "messageId": page["id"]},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert office.model_calls == 1
+    assert await office.app.answer_call("alice", "chat-1", "call_2", APPROVED) == page["id"]
+    assert (office.model_calls, office.seen) == (2, [{"playing": 3}, APPROVED])
+    assert await office.history() == history(
+        page["id"],
+        {"type": "step-start"},
+        {
+            "type": "tool-change_bgm",
+            "toolCallId": "call_1",
+            "state": "output-available",
+            "input": {"track": 3},
+            "output": {"playing": 3},
+        },
+        {
+            "type": "tool-request_refund",
+            "toolCallId": "call_2",
+            "state": "output-available",
+            "input": REFUND,
+            "output": APPROVED,
+            "providerExecuted": True,
+        },
+        {"type": "step-start"},
+        {"type": "text", "text": "Both done.", "state": "done"},
+    )
+
+
 async def _responses_to(call_id: str, app: AdkApp) -> int:
     session = await app.services.session("alice", "chat-1")
     assert session is not None
