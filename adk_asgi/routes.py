@@ -58,7 +58,8 @@ class ResumeEndpoint:
     mount. With a stream store (:mod:`.resumable`) the chat's answer under way is sent from its
     first chunk and followed to its end; ``204`` says nothing is streaming (always, without a
     store). ``DELETE`` stops the answer under way (the user's stop button: the AI SDK's
-    ``stop()`` only stops reading a resumable stream)."""
+    ``stop()`` only stops reading a resumable stream) and says so only once it ended
+    (:mod:`.stops`)."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
