@@ -19,6 +19,7 @@ from adk_asgi import AdkApp
 from adk_asgi.testing import Text
 from tests.asgi.asgi_socket import websocket
 from tests.asgi.test_uploads import ASK, DATA_URL, PICTURE
+from tests.support import scripted_agent
 
 REASON = (
     "refused; only data: URLs and this chat's own uploads are accepted"
@@ -37,8 +38,6 @@ def refusal(where: str, what: str) -> dict[str, str]:
 
 
 def recording_app(seen: list[list[types.Part]], **options: Any) -> AdkApp:
-    from tests.support import scripted_agent
-
     def respond(contents: list[types.Content]) -> list[Text]:
         seen.append(list(contents[-1].parts or []))
         return [Text("A file.")]
