@@ -27,7 +27,7 @@ from tests.support import parse_sse, scripted_agent, user_body
 
 pytestmark = [pytest.mark.backing, pytest.mark.e2e]
 
-ANSWER = "A long answer, streamed slowly enough that Redis can go away and come back. " * 4
+ANSWER = "A long answer, streamed slowly enough that Redis can go away and come back. " * 8
 
 
 class CuttableProxy:
