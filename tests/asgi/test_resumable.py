@@ -245,7 +245,7 @@ async def test_a_stop_check_that_fails_once_is_retried_and_the_answer_stops(
     assert "checking whether the user stopped an answer failed" in caplog.text
 
 
-async def test_a_stop_the_store_refuses_twice_is_written_on_the_third_try(
+async def test_a_stop_the_store_refuses_on_all_but_the_last_try_is_written_and_stops_the_answer(
     failing: tuple[FailingStore, str],
 ) -> None:
     store, base = failing
