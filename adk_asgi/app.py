@@ -162,9 +162,9 @@ class AdkApp:
             app = app.model_copy(update={"plugins": [*app.plugins, *plugins]})
         bridge_plugins = [
             ReadableRequests(),
-            FinishRanTools(),
             PauseForClientTools(),
             LiveToolGate(),
+            FinishRanTools(),  # after the live gate: a call awaiting the user holds nothing
             PaceToReader(),
         ]
         app = app.model_copy(update={"plugins": [*app.plugins, *bridge_plugins]})

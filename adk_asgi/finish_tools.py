@@ -24,6 +24,12 @@ So the abort is *held* while a tool may have run and its result is not stored ye
   what is left is the model's answer, which a client that left does not need. A tool that
   answers nothing (a browser tool) so never holds a run longer than its step.
 
+A live connection has no abort signal: a closed socket cancels its ``run_live`` task. There
+:func:`finish_ran_tools` runs the session in a task of its own and passes a cancellation on
+only once no tool's result waits to be stored. In live mode the plugin runs after the live
+tool gate (``live_tools.py``), so a call waiting for the user's decision holds nothing: the
+hold starts when the tool is let run.
+
 Holding rather than appending the result ourselves after the run: the result lives in the
 agent's task, which ADK cancels; and a response the bridge appended after ADK sealed the
 invocation would be the call's second answer, after ADK's "aborted" one.
@@ -31,6 +37,8 @@ invocation would be the call's second answer, after ADK's "aborted" one.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from typing import Any, Final
 
 from google.adk.agents.callback_context import CallbackContext
@@ -41,7 +49,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
-from .pace import run_signal
+from .pace import RunSignal, run_signal
 
 CONTINUATION: Final = "adk_asgi:continuation"
 """The hold of a continuation's run, from its start to its first model call."""
@@ -83,3 +91,26 @@ def stored(event: Event) -> None:
         return
     answered = [p.function_response.id for p in event.content.parts if p.function_response]
     signal.release(*(call_id for call_id in answered if call_id))
+
+
+async def finish_ran_tools(
+    work: Coroutine[Any, Any, None], signal: RunSignal, grace: float
+) -> None:
+    """Run ``work`` (a live session, under ``signal``) in a task of its own. A cancellation of
+    the caller asks it to stop, and cancels it once no tool's result waits to be stored, or
+    ``grace`` seconds later (a tool that never answers does not keep a connection forever)."""
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        signal.set()
+        if not task.done():
+            try:
+                async with asyncio.timeout(grace):
+                    await signal.wait()
+            except TimeoutError:
+                pass
+            finally:
+                task.cancel()
+                await asyncio.wait([task])
+        raise

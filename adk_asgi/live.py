@@ -37,6 +37,7 @@ from . import file_urls, load
 from .answers import accept_answers, close_left_calls, keep_shown
 from .continuation import Conflict
 from .errors import ClientError
+from .finish_tools import finish_ran_tools
 from .live_outputs import (
     Close,
     KeepFailure,
@@ -55,6 +56,7 @@ from .live_record import LiveRecorder
 from .live_tools import LiveQueue, ToolWaits
 from .locks import ChatBusy, ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE
+from .pace import RunSignal, paced_by
 from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, ChatState, chat_state, visible_events
 from .services import Services
 from .session_handover import hand_over
@@ -402,8 +404,16 @@ class _Connection:
             live_request_queue=self.queue,
             run_config=services.live_run_config_for(audio=self.audio),
         )
-        async for event in events:
-            self.carry_out(protocol.event(event))
+
+        async def consume() -> None:
+            async for event in events:
+                self.carry_out(protocol.event(event))
+
+        # A closed socket stops the session only once the tools that ran have their results
+        # stored (finish_tools.py); the signal is the session's, as an SSE run's is.
+        signal = RunSignal()
+        with paced_by(signal):
+            await finish_ran_tools(consume(), signal, services.limits.live_detached_timeout)
 
     async def _keep_failure(self, failure: KeepFailure) -> None:
         """The answer the session failed in is kept as the client saw it."""
