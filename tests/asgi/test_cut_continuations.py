@@ -14,14 +14,19 @@ import secrets
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.events.event import Event
 from google.adk.tools.function_tool import FunctionTool
+from google.genai import types
 
 from adk_asgi import AdkApp
+from adk_asgi.finish_tools import NOT_RUN, FinishRanTools, stored
+from adk_asgi.pace import RunSignal, paced_by
 from adk_asgi.testing import Call, Text, demo_model
 from tests.asgi.test_disconnect import http_scope
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE
@@ -295,3 +300,33 @@ async def test_an_approval_cut_after_1_2_or_3_events_on_uvicorn_stores_the_payme
             if outcome != expected:
                 problems.append((round_, outcome))
     assert problems == []
+
+
+async def test_an_abort_held_for_a_tool_takes_effect_when_its_result_is_stored() -> None:
+    signal = RunSignal()
+    signal.hold("call_1", "call_2")
+    signal.set()  # the client left
+    assert (signal.stop_asked, signal.is_set(), signal.reader_ready.is_set()) == (True, False, True)
+    with paced_by(signal):
+        stored(Event(author="a", content=types.Content(parts=[answered("call_1")])))
+        assert not signal.is_set()  # call_2's result is not stored yet
+        stored(Event(author="a", content=types.Content(parts=[answered("call_2")])))
+    assert signal.is_set()
+    signal.hold("call_3")  # too late: ADK already stops
+    assert signal.is_set()
+
+
+async def test_a_tool_that_would_start_after_the_run_stopped_is_not_run() -> None:
+    signal = RunSignal()
+    signal.set()
+    with paced_by(signal):
+        refused = await FinishRanTools().before_tool_callback(
+            tool=None,  # type: ignore[arg-type]  # (the plugin does not read it)
+            tool_args={},
+            tool_context=SimpleNamespace(function_call_id="call_1"),  # type: ignore[arg-type]
+        )
+    assert refused == {"error": NOT_RUN}
+
+
+def answered(call_id: str) -> types.Part:
+    return types.Part(function_response=types.FunctionResponse(id=call_id, name="t", response={}))
