@@ -24,6 +24,7 @@ from adk_asgi import AdkApp
 from adk_asgi.safe_history import MAX_DEPTH, ReadableRequests, lost_result, unreadable
 from adk_asgi.testing import Call, Text, Turn
 from demo_app import change_bgm
+from tests.live.test_live_connection import serve
 from tests.support import counter, normalize_ids, parse_sse, scripted_agent
 
 DEPTH = 950
@@ -275,3 +276,18 @@ async def test_the_model_request_keeps_the_session_s_own_values() -> None:
     assert sent[0].function_response.response == {"error": LOST}
     assert stored.parts is not None and stored.parts[0].function_response is response
     assert response.response == {"a": deep}
+
+
+async def test_on_uvicorn_a_browser_result_950_deep_is_an_output_error_and_the_chat_goes_on() -> (
+    None
+):
+    """As the issue reproduced it: the app under a real uvicorn (a deeper stack than the ASGI
+    test client's), the page's history and its next messages over HTTP."""
+    chat = Chat(None)
+    async with serve(chat.app) as live_url:
+        base = live_url.replace("ws://", "http://").removesuffix("/live")
+        chat.client = httpx.AsyncClient(base_url=base)
+        async with chat.client:
+            await chat.send("play jazz", "u1")
+            await chat.store_browser_result({"a": nested(DEPTH - 1)})
+            await chat_goes_on(chat)
