@@ -7,7 +7,8 @@ only moves bytes and watches the connection.
 A client that goes away must stop the run, not cancel it mid-step: the disconnect watcher sets
 ADK's ``abort_signal``, and the response keeps draining ``run_async`` (ADK stops promptly and
 records the abort) before it returns, so the chat lock is released only when ADK is done with
-the session and no task is left behind.
+the session and no task is left behind. ADK sees the abort only once the results of the tools
+that ran are stored (:mod:`.finish_tools`): a client that leaves never loses what ran.
 
 Writes are coalesced (:mod:`.sse_writer`): the body is iterated by the request's own task, which
 also makes the writes that are due at once (ADK's OpenTelemetry context is attached and
