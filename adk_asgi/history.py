@@ -46,7 +46,7 @@ from .pending import (
     visible_events,
 )
 from .policy import ToolPolicy
-from .safe_history import lost_input, lost_result, unreadable
+from .safe_history import lost_input, lost_result, readable
 
 UPLOADED: Final = re.compile(r'^\[Uploaded Artifact: "(?P<name>.+)"\]$')
 """What ADK's ``SaveFilesAsArtifactsPlugin`` leaves in a user message for a file it moved to
@@ -228,13 +228,13 @@ def _tool_part(
     by_server = (
         policy.runs_unasked(call.name) and state.confirmation_of_call.get(call.id) != call.id
     )
-    bad_input = unreadable(call.args)
+    args, bad_input = readable(call.args)
+    if bad_input is not None:
+        args = {"error": lost_input(bad_input)}
     part = ToolPart(
         type=f"tool-{call.name}",
         tool_call_id=call.id,
-        input=shown_input(call.name, call.args)
-        if bad_input is None
-        else {"error": lost_input(bad_input)},
+        input=shown_input(call.name, args),
         state="input-available",
         provider_executed=True if by_server else None,
         call_provider_metadata=author,
@@ -255,10 +255,11 @@ def _tool_part(
         return part
     if approval_id is not None:
         part.approval = Approval(id=approval_id, approved=True, reason=reason)
-    if call.id in state.results and (lost := unreadable(state.results[call.id])) is not None:
+    stored, lost = readable(state.results[call.id]) if call.id in state.results else (None, None)
+    if lost is not None:
         part.state, part.error_text = "output-error", lost_result(lost)
     elif call.id in state.results:
-        result_of = shown_output(call.name, state.results[call.id])
+        result_of = shown_output(call.name, stored)
         answer = as_sent(result_of) if call.long_running else result_of
         shown = shown_result(call.name, call.args, answer)
         result = tool_result_chunk(call.id, shown)

@@ -34,31 +34,46 @@ from __future__ import annotations
 from typing import Any, Final
 
 import msgspec
+import pydantic_core
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
+from pydantic_core import PydanticSerializationError
 
 MAX_DEPTH: Final = 100
 """Levels of nesting a stored value may have."""
 
 _ENCODE = msgspec.json.Encoder()
+_NOT_JSON: Final = (TypeError, ValueError, OverflowError, msgspec.EncodeError)
 
 
-def unreadable(value: object) -> str | None:
-    """Why ``value`` cannot be shown or sent to a model, or ``None`` when it can."""
+def readable(value: Any) -> tuple[Any, str | None]:
+    """``value`` as JSON carries it, and ``None``; or ``None`` and why it cannot be shown or
+    sent to a model. A value JSON carries as it is is returned itself; one that only pydantic
+    makes JSON of (a tool may return a pydantic model, which ADK keeps as it is, and a database
+    stores as its JSON) is returned as that JSON, as a database would give it back."""
     too_deep = f"it is nested deeper than {MAX_DEPTH} levels"
     try:
-        encoded = _ENCODE.encode(value)
-    except RecursionError:  # (the encoder ran out of stack: far deeper than the limit)
-        return too_deep
-    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
-        return "it is not a JSON value"
+        try:
+            encoded = _ENCODE.encode(value)
+        except _NOT_JSON:
+            value = pydantic_core.to_jsonable_python(value)
+            encoded = _ENCODE.encode(value)
+    except RecursionError:  # (an encoder ran out of stack: far deeper than the limit)
+        return None, too_deep
+    except (*_NOT_JSON, PydanticSerializationError):
+        return None, "it is not a JSON value"
     if encoded.count(b"{") + encoded.count(b"[") <= MAX_DEPTH:
-        return None  # (fewer brackets than levels: not too deep, whatever the strings hold)
-    return too_deep if _depth_exceeds(value, MAX_DEPTH) else None
+        return value, None  # (fewer brackets than levels: not too deep, whatever strings hold)
+    return (None, too_deep) if _depth_exceeds(value, MAX_DEPTH) else (value, None)
+
+
+def unreadable(value: Any) -> str | None:
+    """Why ``value`` cannot be shown or sent to a model, or ``None`` when it can."""
+    return readable(value)[1]
 
 
 def lost_result(reason: str) -> str:
@@ -128,16 +143,18 @@ def make_readable(event: Event) -> bool:
 def _readable(part: types.Part) -> types.Part:
     response = part.function_response
     if response is not None:
-        reason = unreadable(response.response)
+        value, reason = readable(response.response)
         if reason is not None:
-            payload = {"error": lost_result(reason)}
-            lost = types.FunctionResponse(id=response.id, name=response.name, response=payload)
-            return part.model_copy(update={"function_response": lost})
+            value = {"error": lost_result(reason)}
+        if value is not response.response:
+            update = {"response": value}
+            return part.model_copy(update={"function_response": response.model_copy(update=update)})
     call = part.function_call
     if call is not None:
-        reason = unreadable(call.args)
+        args, reason = readable(call.args)
         if reason is not None:
             args = {"error": lost_input(reason)}
-            lost_call = types.FunctionCall(id=call.id, name=call.name, args=args)
+        if args is not call.args:
+            lost_call = call.model_copy(update={"args": args})
             return part.model_copy(update={"function_call": lost_call})
     return part

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pydantic
 import pytest
 from google.adk.events.event import Event
 from google.adk.sessions.database_session_service import DatabaseSessionService
@@ -43,6 +44,16 @@ def get_weather(city: str) -> dict[str, Any]:
     return {"city": city, "report": nested(DEPTH)}
 
 
+class Forecast(pydantic.BaseModel):
+    city: str
+    sky: str = "clear"
+
+
+def get_forecast(city: str) -> Forecast:
+    """A server tool that returns a pydantic model, which ADK keeps as it is."""
+    return Forecast(city=city)
+
+
 class Chat:
     """The app on one session service, a model that reports the tool results it was sent,
     and events written straight into the service."""
@@ -56,6 +67,8 @@ class Chat:
                 return [Call("change_bgm", {"track": "jazz"})]
             if last and last[0].text == "weather in Paris":
                 return [Call("get_weather", {"city": "Paris"})]
+            if last and last[0].text == "forecast for Paris":
+                return [Call("get_forecast", {"city": "Paris"})]
             responses = [
                 p.function_response.response
                 for c in contents
@@ -65,7 +78,9 @@ class Chat:
             self.seen.append(responses)
             return [Text(f"Answered: {last[0].text if last[0].text else 'the tool'}")]
 
-        agent = scripted_agent(responder=respond, tools=[change_bgm, get_weather], chunk_size=200)
+        agent = scripted_agent(
+            responder=respond, tools=[change_bgm, get_weather, get_forecast], chunk_size=200
+        )
         self.app = AdkApp(
             agent,
             session_service=sessions,
@@ -291,3 +306,51 @@ async def test_on_uvicorn_a_browser_result_950_deep_is_an_output_error_and_the_c
             await chat.send("play jazz", "u1")
             await chat.store_browser_result({"a": nested(DEPTH - 1)})
             await chat_goes_on(chat)
+
+
+async def test_a_tool_result_only_pydantic_makes_json_of_is_kept_as_its_json(
+    memory_chat: Chat,
+) -> None:
+    """Not every value that is not plain JSON is lost: a pydantic model (ADK keeps a tool's
+    return value as it is) is stored as its JSON, as a database would store it. Before, its
+    stream ended in an ``error`` chunk and the chat's history was a 500."""
+    shown = await memory_chat.send("forecast for Paris", "u1")
+    forecast = {"result": {"city": "Paris", "sky": "clear"}}
+    assert shown == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "<call1>",
+            "toolName": "get_forecast",
+            "providerExecuted": True,
+        },
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "get_forecast",
+            "input": {"city": "Paris"},
+            "providerExecuted": True,
+        },
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": forecast},
+        {"type": "finish-step"},
+        *answered("the tool")[1:],
+    ]
+    assert memory_chat.seen == [[forecast]]
+    part = {
+        "type": "tool-get_forecast",
+        "toolCallId": "call_1",
+        "state": "output-available",
+        "input": {"city": "Paris"},
+        "output": forecast,
+        "providerExecuted": True,
+    }
+    answered_tool = {"type": "text", "text": "Answered: the tool", "state": "done"}
+    assert await memory_chat.history() == [
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "forecast for Paris"}]},
+        {
+            "id": "msg1",
+            "role": "assistant",
+            "parts": [{"type": "step-start"}, part, {"type": "step-start"}, answered_tool],
+        },
+    ]
