@@ -8,19 +8,24 @@ request tracing, the model client's serializer (pydantic stops at about 250 leve
 JSON encoder ran out of stack on it — an ``error`` chunk for every later message — and the
 history page failed with it.
 
-The guard is on the way *out* of the session, not on the way in:
+The guard is on the way *out* of the session first, where every stored value passes:
 
 - :class:`ReadableRequests`, a plugin, looks at every function call and response of each
   model request (``before_model_callback``: after ADK built the request from the session,
-  before the request is traced or serialized) and replaces one that :func:`unreadable` refuses
+  before the request is traced or serialized) and replaces one that :func:`readable` refuses
   with an error payload, so the model reads that the value was lost and answers.
 - history (:mod:`.history`) shows such a result as the tool part's ``output-error``, and such
   an input as the reason, so the page loads.
 
-Sanitising at storage instead would leave every value stored before (by an older version, a
-tool through ADK's own pipeline, another writer of the database) able to poison its chat, and
-it cannot see what the session service does on the way back; the request the model gets and
-the page the user reads are the two places every stored value passes through.
+Checking only as values are stored would leave every value stored before (by an older version,
+another writer of the database) able to poison its chat. Storage is guarded too, as a second
+line (:func:`make_readable`, from the bridge's session wrapper, :mod:`.session_handover`): a
+run's events are stored with what cannot be read back already replaced, so a database does not
+refuse the run's event (an ``error`` chunk, a call left without its result) and ADK's
+in-memory service, which copies a whole session on every read, never holds a value that makes
+every read of its chat fail (one stored before is repaired there when a read fails). A value
+only pydantic makes JSON of (a tool's pydantic model, which ADK keeps as it is) is stored as
+that JSON, as a database would store it, so the stream and history can encode it.
 
 The depth limit (:data:`MAX_DEPTH`) is above what a client's body may carry (64 levels, the
 whole body included), so no value the bridge accepts is refused here, and well below where the
