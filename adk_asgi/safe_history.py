@@ -53,6 +53,7 @@ MAX_DEPTH: Final = 100
 
 _ENCODE = msgspec.json.Encoder()
 _NOT_JSON: Final = (TypeError, ValueError, OverflowError, msgspec.EncodeError)
+_TOO_DEEP: Final = f"it is nested deeper than {MAX_DEPTH} levels"
 
 
 def readable(value: Any) -> tuple[Any, str | None]:
@@ -60,7 +61,6 @@ def readable(value: Any) -> tuple[Any, str | None]:
     sent to a model. A value JSON carries as it is is returned itself; one that only pydantic
     makes JSON of (a tool may return a pydantic model, which ADK keeps as it is, and a database
     stores as its JSON) is returned as that JSON, as a database would give it back."""
-    too_deep = f"it is nested deeper than {MAX_DEPTH} levels"
     try:
         try:
             encoded = _ENCODE.encode(value)
@@ -68,12 +68,12 @@ def readable(value: Any) -> tuple[Any, str | None]:
             value = pydantic_core.to_jsonable_python(value)
             encoded = _ENCODE.encode(value)
     except RecursionError:  # (an encoder ran out of stack: far deeper than the limit)
-        return None, too_deep
+        return None, _TOO_DEEP
     except (*_NOT_JSON, PydanticSerializationError):
         return None, "it is not a JSON value"
     if encoded.count(b"{") + encoded.count(b"[") <= MAX_DEPTH:
         return value, None  # (fewer brackets than levels: not too deep, whatever strings hold)
-    return (None, too_deep) if _depth_exceeds(value, MAX_DEPTH) else (value, None)
+    return (None, _TOO_DEEP) if _depth_exceeds(value, MAX_DEPTH) else (value, None)
 
 
 def unreadable(value: Any) -> str | None:
