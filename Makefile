@@ -7,6 +7,11 @@ NODE_DIR := tests/e2e/node
 WEB_DIR := web
 CHROMIUM := /usr/bin/chromium
 REDIS_SERVER := /usr/bin/redis-server
+# pytest-xdist workers for `make test`. The suite mostly waits (real uvicorn servers, sockets, the
+# Node clients, Chromium), so four workers keep two cores busy; each worker starts its own
+# session servers (PostgreSQL, Redis, the demo) on ports of their own. TEST_WORKERS=0 runs it in
+# one process.
+TEST_WORKERS ?= 4
 
 .PHONY: demo web chromium services test lint unit bench clean
 
@@ -66,7 +71,7 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy --strict adk_asgi
 
 test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web chromium services lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS)
 
 unit: $(BIN)/.installed
 	$(BIN)/pytest -q tests/unit
