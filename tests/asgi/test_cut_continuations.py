@@ -254,6 +254,7 @@ async def read_and_leave(client: httpx.AsyncClient, url: str, body: Any, events:
     return read
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("events", [1, 2, 3])
 async def test_an_approval_cut_after_1_2_or_3_events_on_uvicorn_stores_the_payment_it_ran(
     payment_server: tuple[str, Path], events: int
