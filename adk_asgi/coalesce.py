@@ -3,8 +3,11 @@
 Each WebSocket frame costs far more (the hand-off to the writer, one socket write, the
 client's parse) than making a delta does (docs/performance.md, "Live mode"), so a delta that
 follows another within ``interval`` seconds waits for the rest of the interval and goes out
-merged with the deltas of the same block that arrive meanwhile. The first delta after a quiet
-interval goes out at once; the owner flushes before sending any other frame, so order is kept.
+merged with the deltas of the same block that arrive meanwhile. Merging only starts once text
+is flowing: the first delta of an answer, and the first after a pause (no delta for an
+interval, however recent the last frame), go out at once, since the user waits for those words
+and nothing could be merged with them. The owner flushes before sending any other frame, so
+order is kept.
 
 No timer lives here: the caller passes the time in, reads :attr:`deadline`, and calls
 :meth:`tick` when it is reached, so tests drive it with a fake clock.
@@ -12,6 +15,7 @@ No timer lives here: the caller passes the time in, reads :attr:`deadline`, and 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -35,6 +39,8 @@ class DeltaCoalescer(Generic[Stream]):
         self._under_load = under_load or float
         self._held: tuple[Stream, TextDelta | ReasoningDelta] | None = None
         self._quiet_at = 0.0  # clock time from which a delta goes out at once
+        self._span = 0.0  # the interval the last frame started (stretched by load); 0: none
+        self._arrived = -math.inf  # clock time of the last delta: after a pause, at once
         self.deadline: float | None = None
         """When the held delta is due (:meth:`tick`), or ``None`` when nothing is held."""
 
@@ -43,14 +49,15 @@ class DeltaCoalescer(Generic[Stream]):
         merged (a text or reasoning delta), with anything held before it."""
         if not self.interval or not isinstance(chunk, TextDelta | ReasoningDelta):
             return [*self.flush(), (stream, chunk)]
+        paused, self._arrived = now - self._arrived >= self._span, now
         held = self._held
         if held is not None and _same_block(held, stream, chunk):
             merged = msgspec.structs.replace(held[1], delta=held[1].delta + chunk.delta)
             self._held = (stream, merged)
             return []
         due = self.flush()
-        if now >= self._quiet_at:
-            self._quiet_at = now + self._under_load(self.interval)
+        if paused or now >= self._quiet_at:
+            self._start(now)
             return [*due, (stream, chunk)]
         self._held = (stream, chunk)
         self.deadline = self._quiet_at
@@ -66,8 +73,13 @@ class DeltaCoalescer(Generic[Stream]):
         """What is due by ``now``."""
         if self.deadline is None or now < self.deadline:
             return []
-        self._quiet_at = now + self._under_load(self.interval)
+        self._start(now)
         return self.flush()
+
+    def _start(self, now: float) -> None:
+        """A frame of deltas goes out at ``now``: the next waits out an interval."""
+        self._span = self._under_load(self.interval)
+        self._quiet_at = now + self._span
 
     def drop(self, stream: Stream) -> None:
         """``stream`` stops (its request went away): what it holds is not sent."""

@@ -2,7 +2,10 @@
 
 One socket write costs more than producing a chunk (docs/performance.md), so chunks that
 arrive within ``interval`` of the previous write wait for the rest of the interval and go out
-together; the interval grows with the streams of the process (:mod:`.load`). The producer (the
+together; the interval grows with the streams of the process (:mod:`.load`). Coalescing only
+starts once text is flowing: the first chunk of an answer, and the first after a pause (no
+chunk for an interval), are written at once, since the user waits for the first words and
+nothing could be merged with them. The producer (the
 request's task, :class:`~.sse.SSEResponse`) writes what is due at once itself; a second task
 writes the bytes held for the rest of an interval when it ends, and a comment after
 ``keep_alive`` seconds without a write, since proxies cut a response that sends nothing for 30
@@ -69,6 +72,8 @@ class CoalescedWriter:
         self._held: list[bytes] = []
         self._size = 0
         self._not_before = -math.inf  # loop time of the next write
+        self._span = 0.0  # the interval the last write started (stretched by load); 0: none
+        self._arrived = -math.inf  # loop time of the last put: a pause writes at once
         self._writes = 0
         self._writing = False  # a write is in flight (the one: see ``_keep_alive_due``)
         self._due = asyncio.Event()  # set: held bytes wait for flush_held (or stop, idle)
@@ -84,10 +89,16 @@ class CoalescedWriter:
         self._held.append(data)
         self._size += len(data)
         if not self._due.is_set():  # else held bytes wait, or the flusher is writing
-            if self._loop.time() >= self._not_before:
+            now = self._loop.time()
+            # Due, or the first bytes after a pause: the stream is not flowing (nothing came
+            # for an interval), so there is nothing to merge them with yet.
+            paused, self._arrived = now - self._arrived >= self._span, now
+            if paused or now >= self._not_before:
                 await self.write()
                 return
             self._due.set()
+        else:
+            self._arrived = self._loop.time()
         if self._size >= self.max_buffer and not self._closed:
             self._room.clear()
             self.ready.clear()
@@ -101,7 +112,8 @@ class CoalescedWriter:
         self._room.set()
         self._written = self._loop.time()
         if self._writes:  # the first write (``start``) does not start an interval
-            self._not_before = self._written + load.under_load(self.interval)
+            self._span = load.under_load(self.interval)
+            self._not_before = self._written + self._span
         self._writes += 1
         self.ready.clear()
         self._writing = True

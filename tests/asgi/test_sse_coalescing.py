@@ -250,6 +250,33 @@ async def test_held_chunks_go_out_when_the_interval_is_over_without_more_input()
     assert wire.messages[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
 
 
+@on_virtual_clock
+async def test_the_first_chunk_after_a_pause_goes_out_at_once_though_the_last_write_is_recent() -> (
+    None
+):
+    """A pause longer than the interval (counted from the last chunk, not the last write) ends
+    the flow: the next chunk is the first words after it and is written at once, even 30 ms
+    after the write of held chunks; the ones right after it merge again."""
+    interval = 0.05
+    feed, wire = Feed(), Wire()
+    task = respond(feed, wire, write_interval=interval)
+    feed.put(b"start;", b"d1;", b"d2;")
+    await wire.until_writes(3)  # d2: held, written when d1's interval ends
+    await asyncio.sleep(0.03)  # 0.08 s after d2 came, 0.03 s after it was written
+    feed.put(b"d3;")
+    await feed.until_drained()
+    assert wire.writes == [b"start;", b"d1;", b"d2;", b"d3;"]  # at once, not in 0.02 s
+    feed.put(b"d4;", b"d5;")
+    await spin(interval - 0.001)
+    assert len(wire.writes) == 4  # d4, d5: within the interval of d3's write
+    await wire.until_writes(5)
+    assert wire.writes[4] == b"d4;d5;"
+    assert wire.times[5] - wire.times[4] >= interval - 0.001
+    feed.put(None)
+    await asyncio.wait_for(task, PATIENCE)
+    assert wire.writes == [b"start;", b"d1;", b"d2;", b"d3;", b"d4;d5;", b""]
+
+
 @pytest.mark.parametrize("end", ["normal", "disconnect"])
 @on_virtual_clock
 async def test_the_body_runs_in_the_response_task(end: str) -> None:

@@ -89,6 +89,38 @@ def test_held_deltas_go_out_when_the_interval_ends() -> None:
     assert live.chunks_of("r1")[-1] == text_delta("d")
 
 
+def test_the_first_delta_after_a_pause_goes_at_once_though_the_last_frame_is_recent() -> None:
+    """A pause longer than the interval ends the flow: the next delta is the first words after
+    it, sent at once even if a frame of held deltas went out within the interval (the interval
+    counts from the last delta, not from the last frame); the ones right after it merge."""
+    live = bridge(0.05)
+    say(live)
+    live.event(delta("a"))  # at once
+    live.event(delta("b"))  # held
+    live.advance(0.05)  # "b" goes out: a frame 0 s ago, the last delta 0.05 s ago
+    live.advance(0.03)
+    live.event(delta("c"))  # 0.08 s after "b": at once, 0.03 s after the last frame
+    live.event(delta("d"))
+    live.event(delta("e"))
+    assert live.chunks_of("r1") == [*OPENING, text_delta("a"), text_delta("b"), text_delta("c")]
+    live.advance(0.049)
+    assert live.chunks_of("r1")[-1] == text_delta("c")
+    live.advance(0.001)
+    assert live.chunks_of("r1") == [
+        *OPENING,
+        *(text_delta(text) for text in ("a", "b", "c", "de")),
+    ]
+
+
+def test_the_first_delta_after_another_frame_goes_at_once() -> None:
+    """Coalescing starts with the text: frames that are not deltas (here the opening chunks of
+    the answer) hold nothing back, so the first words go in the same breath."""
+    live = bridge(HOUR)
+    say(live)
+    live.event(delta("a"))
+    assert live.chunks_of("r1") == [*OPENING, text_delta("a")]
+
+
 def test_the_interval_stretches_with_the_load_of_the_process() -> None:
     """With many streams in the process a stream's deltas come further apart than the interval
     and would each be a frame: the server passes :func:`adk_asgi.load.under_load`, and the
