@@ -32,6 +32,12 @@ class ChatBusy(AdkAsgiError):
     """The chat stayed busy for longer than the caller was willing to wait."""
 
 
+class LockUnavailable(ChatBusy):
+    """The lock's store could not be asked within the wait (a database file that another
+    process kept locked): whether the chat is busy is unknown. A :class:`ChatBusy`, so every
+    endpoint refuses the request before anything runs; ``POST /chat`` answers ``503``."""
+
+
 @dataclass(slots=True)
 class Lease:
     """One grant of a chat's lock."""

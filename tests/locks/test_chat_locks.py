@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import sqlite3
+import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, closing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +18,7 @@ import pytest_asyncio
 from adk_asgi.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
 from adk_asgi.locks_postgres import PostgresChatLocks
 from adk_asgi.locks_redis import FENCE_KEEP, RedisChatLocks
+from adk_asgi.locks_sqlite import TABLE, SqliteChatLocks
 
 pytestmark = pytest.mark.backing
 
@@ -24,18 +28,18 @@ OTHER = ("app", "user", "chat-2")
 Workers = Callable[..., ChatLocks]
 
 
-@pytest_asyncio.fixture(params=["redis", "postgres"])
-async def workers(
-    request: pytest.FixtureRequest,
-) -> AsyncIterator[Workers]:
+@pytest_asyncio.fixture(params=["redis", "postgres", "sqlite"])
+async def workers(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Workers]:
     """A factory of lock objects that share one store, as the workers of a deployment do."""
     async with AsyncExitStack() as stack:
 
         def make(**options: Any) -> ChatLocks:
             if request.param == "redis":
                 locks: ChatLocks = RedisChatLocks(request.getfixturevalue("redis_url"), **options)
-            else:
+            elif request.param == "postgres":
                 locks = PostgresChatLocks(request.getfixturevalue("postgres").dsn, **options)
+            else:  # one file, as the workers of an app on ADK's SQLite sessions share it
+                locks = SqliteChatLocks(str(tmp_path / "sessions.db"), **options)
             stack.push_async_callback(locks.aclose)
             return locks
 
@@ -266,3 +270,72 @@ async def test_a_postgres_lock_goes_with_its_connection(postgres: Any) -> None:
         await admin.close()
         await first.aclose()
         await second.aclose()
+
+
+# --- SQLite: leases in the session file -----------------------------------------------------
+
+_HOLDER = """
+import asyncio, sys
+from adk_asgi.locks_sqlite import SqliteChatLocks
+
+async def main() -> None:
+    async with SqliteChatLocks(sys.argv[1], ttl=1.0).hold(("app", "user", "chat-1"), wait=5):
+        print("held", flush=True)
+        await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_sqlite_lease_is_renewed_while_its_run_goes_on(tmp_path: Path) -> None:
+    path = str(tmp_path / "sessions.db")
+    first, second = SqliteChatLocks(path, ttl=0.3), SqliteChatLocks(path, ttl=0.3)
+    async with first.hold(CHAT, wait=1) as lease:
+        await asyncio.sleep(1.0)  # more than three ttls: only renewal keeps it
+        with pytest.raises(ChatBusy):
+            async with second.hold(CHAT, wait=0.1):
+                pass
+    assert not lease.lost
+    async with second.hold(CHAT, wait=0.1):  # released: at once
+        pass
+
+
+async def test_a_killed_workers_sqlite_lease_lapses_after_its_ttl(tmp_path: Path) -> None:
+    """A process killed while it holds a chat (no release, no renewal): the chat is busy until
+    the lease's ttl (1 s) has passed, then the next worker takes it."""
+    path = str(tmp_path / "sessions.db")
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _HOLDER, path, stdout=asyncio.subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None
+        assert await asyncio.wait_for(holder.stdout.readline(), 10) == b"held\n"
+        locks = SqliteChatLocks(path)
+        with pytest.raises(ChatBusy):  # alive: its lease is renewed
+            async with locks.hold(CHAT, wait=0.2):
+                pass
+    finally:
+        holder.kill()
+        await holder.wait()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    async with locks.hold(CHAT, wait=5):
+        waited = loop.time() - start
+    assert 0 < waited < 1.5  # the lease lapsed within its ttl of the last renewal
+
+
+async def test_a_sqlite_release_never_deletes_a_successors_lease(tmp_path: Path) -> None:
+    path = str(tmp_path / "sessions.db")
+    first, second, third = (SqliteChatLocks(path, ttl=60) for _ in range(3))
+    first_hold = first.hold(CHAT, wait=1)
+    stalled = await first_hold.__aenter__()
+    with closing(sqlite3.connect(path)) as db, db:  # first stalls past its lease
+        db.execute(f"UPDATE {TABLE} SET expires = 0")
+    async with second.hold(CHAT, wait=1) as successor:
+        assert successor.token > stalled.token
+        await first_hold.__aexit__(None, None, None)  # the stalled run ends, releases
+        with pytest.raises(ChatBusy):  # the successor's lease is still there
+            async with third.hold(CHAT, wait=0.1):
+                pass
+    async with third.hold(CHAT, wait=0.1):
+        pass
