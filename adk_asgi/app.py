@@ -43,6 +43,7 @@ from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
 from .locks import ChatLocks, InMemoryChatLocks
+from .locks_default import describe, locks_for
 from .origins import OriginGuard, OriginPolicy
 from .pace import PaceToReader
 from .pause import PauseForClientTools
@@ -92,9 +93,10 @@ class AdkApp:
     per-browser cookie), created on first use. One run at a time per chat: a request that finds
     its chat busy waits up to ``busy_timeout`` seconds, then gets ``409``.
 
-    ``locks``: where that one-run-per-chat rule is kept. The default holds in this process
-    only; with several workers pass ``RedisChatLocks`` (:mod:`adk_asgi.locks_redis`) or
-    ``PostgresChatLocks`` (:mod:`adk_asgi.locks_postgres`).
+    ``locks``: where that one-run-per-chat rule is kept. By default, in the session database,
+    which every worker shares (PostgreSQL advisory locks, leases in a SQLite file;
+    :mod:`adk_asgi.locks_default`), and in this process for in-memory sessions; or pass
+    ``RedisChatLocks`` (:mod:`adk_asgi.locks_redis`) or ``PostgresChatLocks``.
 
     ``streams``: where each chat's answer under way is kept so that a reload, or another
     connection, resumes it (:mod:`adk_asgi.resumable`; ``RedisStreamStore`` across workers).
@@ -188,8 +190,8 @@ class AdkApp:
             self.live_runner = runner(app.model_copy(update={"root_agent": live_agent}))
         """The runner of ``WS /live``: ``runner`` itself unless a ``live_agent`` was given."""
         self.app_name: str = self.runner.app_name
-        self.locks = locks if locks is not None else InMemoryChatLocks()
-        """Per-chat serialization: in this process, unless a shared backend was given."""
+        self.locks = locks if locks is not None else locks_for(self.session_service)
+        """Per-chat serialization: by default in the session database (:mod:`.locks_default`)."""
         self.claims = claims if claims is not None else claims_for(self.session_service)
         """Where answers are claimed (acted on once): by default, next to the sessions."""
         agents = [app.root_agent] + ([live_agent] if live_agent is not None else [])
@@ -288,6 +290,11 @@ class AdkApp:
                     "approval may be acted on once per worker, not once. Pass claims= a store "
                     "the workers share (docs/deployment.md#exactly-once)."
                 )
+        logger.info(
+            "adk_asgi: chats are locked with %s; answers are claimed with %s",
+            describe(self.locks),
+            describe(self.claims),
+        )
         prepare_tables = getattr(self.session_service, "prepare_tables", None)
         async with self.locks.hold((self.app_name, "", "adk_asgi:prepare"), wait=120):
             for attempt in range(1, 6):

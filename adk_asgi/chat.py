@@ -23,7 +23,7 @@ from .encoding import SSE_DONE, ChunkEncoder
 from .errors import ClientError
 from .finish_tools import CONTINUATION
 from .identity import Identity
-from .locks import ChatBusy, ChatKey
+from .locks import ChatBusy, ChatKey, LockUnavailable
 from .messages import ChatRequest
 from .pace import RunSignal, paced_by
 from .pending import PAYLOADS_KEY, user_turn, visible_events
@@ -99,6 +99,8 @@ class ChatEndpoint:
                     abort.hold(CONTINUATION)  # and recorded, even if the client leaves
                 with paced_by(abort):  # ADK's agent task starts in this context (pace.py)
                     await self._stream(identity, chat, plan, abort, headers, scope, receive, send)
+        except LockUnavailable:  # the lock lives in the session database: it is unusable
+            await ClientError(503, STORE_FAILED).response(headers)(scope, receive, send)
         except ChatBusy as exc:
             await ClientError(409, str(exc)).response(headers)(scope, receive, send)
         except ClientError as exc:

@@ -18,6 +18,7 @@ import pytest_asyncio
 from google.adk.sessions.database_session_service import DatabaseSessionService
 
 from adk_asgi import AdkApp
+from adk_asgi.locks import InMemoryChatLocks
 from adk_asgi.locks_redis import RedisChatLocks
 from adk_asgi.testing import ChatClient, Text, demo_model
 from demo_app import build_agent
@@ -78,6 +79,7 @@ async def test_a_chat_opened_by_two_workers_at_once_is_one_session(workers: Work
     [
         ("memory", "process", "several workers share nothing with in-memory sessions"),
         ("database", "process", "several workers lock chats each in its own memory"),
+        ("database", "default", None),
         ("database", "redis", None),
     ],
 )
@@ -97,6 +99,8 @@ async def test_prepare_warns_of_what_several_workers_cannot_share(
         options["session_service"] = DatabaseSessionService(db_url=url)
     if locks == "redis":
         options["locks"] = RedisChatLocks(request.getfixturevalue("redis_url"))
+    elif locks == "process":
+        options["locks"] = InMemoryChatLocks()
     app = AdkApp(scripted_agent([]), app_name="app", **options)
     try:
         with caplog.at_level("WARNING", logger="adk_asgi"):
