@@ -104,6 +104,10 @@ class AdkApp:
     and a live answer whose socket closed goes on for up to ``live_detached_timeout`` seconds
     (less than ``busy_timeout``, which a reconnecting client waits for its chat).
 
+    ``max_body_size`` bounds a ``POST /chat`` body (``413``), ``max_frame_size`` (by default
+    the same) a ``WS /live`` frame (close ``1009``); a body that pauses for ``body_timeout``
+    seconds mid-way gets ``408`` and its connection is closed (docs/security.md).
+
     ``on_error``: what the client is shown when the agent fails (it gets an
     :class:`~adk_asgi.failures.AgentError`, returns the text). By default the error is logged
     and the client reads "An error occurred."; ``adk_asgi.failures.show_errors`` shows the
@@ -132,6 +136,8 @@ class AdkApp:
         ai_sdk_version: Literal[6, 7] = 6,
         send_usage: bool = False,
         max_body_size: int = 4 * 1024 * 1024,
+        max_frame_size: int | None = None,
+        body_timeout: float = 15.0,
         busy_timeout: float = 30.0,
         message_id_factory: Callable[[], str] | None = None,
         live_run_config: RunConfig | None = None,
@@ -208,6 +214,8 @@ class AdkApp:
             streams=streams,
             limits=Limits(
                 max_body_size=max_body_size,
+                max_frame_size=max_body_size if max_frame_size is None else max_frame_size,
+                body_timeout=body_timeout,
                 busy_timeout=busy_timeout,
                 approval_timeout=approval_timeout,
                 client_tool_timeout=client_tool_timeout,

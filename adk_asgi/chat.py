@@ -11,6 +11,7 @@ from typing import Any
 from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from . import bookkeeping
@@ -19,6 +20,7 @@ from .checks import decode_and_check
 from .chunks import UIMessageChunk
 from .continuation import Conflict
 from .convert import EventConverter
+from .decoding import OFF_LOOP
 from .encoding import SSE_DONE, ChunkEncoder
 from .errors import ClientError
 from .finish_tools import CONTINUATION
@@ -81,8 +83,13 @@ class ChatEndpoint:
             if identity.set_cookie:
                 headers["set-cookie"] = identity.set_cookie
             _check_json(request)
-            body = await _read_body(request, services.limits.max_body_size)
-            chat = decode_and_check(body, services.file_url_rule(identity.user_id, scope))
+            limits = services.limits
+            body = await _read_body(request, limits.max_body_size, limits.body_timeout)
+            urls = services.file_url_rule(identity.user_id, scope)
+            if len(body) > OFF_LOOP:  # ~25 ms a MB to decode: other requests do not wait
+                chat = await asyncio.to_thread(decode_and_check, body, urls)
+            else:
+                chat = decode_and_check(body, urls)
             wait = services.limits.busy_timeout
             key = services.chat_key(identity.user_id, chat.id)
             async with services.locks.hold(key, wait):
@@ -299,17 +306,34 @@ def _check_json(request: Request) -> None:
         raise ClientError(415, "content-type: expected application/json")
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it is known to exceed ``limit`` bytes."""
+class _BodyPaused(ClientError):
+    """A 408 that closes the connection: what is left of the body would be read as the next
+    request (the server would keep the connection open otherwise)."""
+
+    def response(self, headers: dict[str, str] | None = None) -> Response:
+        return super().response({**(headers or {}), "connection": "close"})
+
+
+async def _read_body(request: Request, limit: int, pause: float) -> bytes:
+    """The request body, refused with 413 as soon as it is known to exceed ``limit`` bytes,
+    and with 408 when it pauses for ``pause`` seconds (a client that stops sending mid-body
+    would hold its connection; the server closes it after the 408, the body being unread)."""
     too_large = ClientError(413, f"the request body is larger than {limit} bytes")
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise too_large
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    stream = aiter(request.stream())
+    while True:
+        try:
+            async with asyncio.timeout(pause):
+                chunk = await anext(stream)
+        except StopAsyncIteration:
+            return b"".join(chunks)
+        except TimeoutError:
+            raise _BodyPaused(408, f"the request body paused for over {pause:g} s") from None
         size += len(chunk)
         if size > limit:
             raise too_large
         chunks.append(chunk)
-    return b"".join(chunks)

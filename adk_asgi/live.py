@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections import deque
 from collections.abc import Coroutine
 from typing import Any
 
@@ -35,9 +34,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from . import file_urls, load
 from .answers import accept_answers, close_left_calls, keep_shown
+from .checks import decode_send_frame, frame_head
 from .continuation import Conflict
+from .decoding import OFF_LOOP
 from .errors import ClientError
 from .finish_tools import finish_ran_tools
+from .live_outbox import NOT_READING, Outbox, frame_size, too_large
 from .live_outputs import (
     Close,
     KeepFailure,
@@ -55,7 +57,7 @@ from .live_protocol import LiveProtocol
 from .live_record import LiveRecorder
 from .live_tools import LiveQueue, ToolWaits
 from .locks import ChatBusy, ChatKey
-from .messages import CHAT_ID, CHAT_ID_RULE
+from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest
 from .pace import RunSignal, paced_by
 from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, ChatState, chat_state, visible_events
 from .services import Services
@@ -67,8 +69,9 @@ AUDIO_IN_MIME = "audio/pcm;rate=16000"
 MAX_AUDIO_BACKLOG = 10 * 32_000
 """Bytes of microphone audio (10 s of PCM16 at 16 kHz) the model may fall behind by before the
 connection stops reading the socket, so TCP slows the client down instead of memory growing."""
-OUTBOX_SIZE = 1024
-"""Frames a client may fall behind by before its connection is closed."""
+EARLY_AUDIO_FRAMES = 256
+"""Audio frames taken before the session opens, at most (the model's queue holds them until
+then, each a request object however small the frame): past this they are dropped."""
 
 
 class LiveEndpoint:
@@ -105,44 +108,6 @@ class LiveEndpoint:
         await connection.run()
 
 
-class _Outbox:
-    """The frames waiting for the writer; ``None`` from :meth:`get` once closed and empty."""
-
-    def __init__(self, size: int) -> None:
-        self._items: deque[str | bytes] = deque()
-        self._size = size
-        self._ready = asyncio.Event()
-        self.closed = False
-        self.gone = False
-        """The client has gone: frames are dropped (its answer may still be recorded)."""
-
-    def client_gone(self) -> None:
-        self.gone = True
-        self._items.clear()
-
-    def put(self, frame: str | bytes) -> None:
-        if self.closed or self.gone:
-            return  # the session is over, or the client: nothing more goes out
-        if len(self._items) >= self._size:
-            logger.warning("adk_asgi: a live client is not reading; closing its connection")
-            self.close()
-            return
-        self._items.append(frame)
-        self._ready.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self._ready.set()
-
-    async def get(self) -> str | bytes | None:
-        while not self._items:
-            if self.closed:
-                return None
-            self._ready.clear()
-            await self._ready.wait()
-        return self._items.popleft()
-
-
 class _Connection:
     def __init__(self, services: Services, websocket: WebSocket, user_id: str) -> None:
         self.services = services
@@ -171,8 +136,11 @@ class _Connection:
             client_tool_timeout=limits.client_tool_timeout,
         )
         self.queue = LiveQueue(self.waits)
-        self.outbox = _Outbox(OUTBOX_SIZE)
+        self.outbox = Outbox()
         self.close_code = 1000
+        self.close_reason = ""
+        self.early_audio = 0
+        """Audio frames taken before the session opened (:data:`EARLY_AUDIO_FRAMES`)."""
         self.dropped_audio = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._group: asyncio.TaskGroup | None = None
@@ -265,20 +233,28 @@ class _Connection:
     # --- socket → agent ----------------------------------------------------------------------
 
     async def _reader(self) -> None:
+        limit = self.services.limits.max_frame_size
         while True:
+            await self.outbox.room()  # a client that floods waits for its answers to go out
             try:
                 message = await self.websocket.receive()
             except WebSocketDisconnect:
                 break
             if message["type"] == "websocket.disconnect":
                 break
-            if message.get("bytes") is not None:
+            data, text = message.get("bytes"), message.get("text")
+            if (len(data) if data is not None else frame_size(text or "")) > limit:
+                self._close(*too_large(limit))  # the writer closes once what is queued is sent
+                return
+            if data is not None:
                 if self.audio:
-                    await self._on_audio(message["bytes"])
+                    await self._on_audio(data)
                 continue
-            text = message.get("text")
             if text is not None:
-                self.carry_out(self.protocol.receive(text))
+                decoded = None
+                if len(text) > OFF_LOOP:  # decoded in a thread: other clients do not wait
+                    decoded = await asyncio.to_thread(_decode_send, text)
+                self.carry_out(self.protocol.receive(text, decoded))
         self.outbox.client_gone()
         if self.recorder is not None and self.protocol.streaming:
             await self._finish_unread()
@@ -330,6 +306,10 @@ class _Connection:
 
     async def _on_audio(self, pcm: bytes) -> None:
         queue = self.queue
+        if self.protocol.phase != "open":
+            self.early_audio += 1
+            if self.early_audio > EARLY_AUDIO_FRAMES:
+                return  # kept for no session yet: past the limit, dropped
         if queue.audio_backlog > MAX_AUDIO_BACKLOG:
             if self.protocol.phase != "open":
                 # No session takes audio yet (its first ``send`` may be behind this frame, so
@@ -465,10 +445,18 @@ class _Connection:
                     await self.websocket.send_text(frame)
             except (OSError, RuntimeError, WebSocketDisconnect):
                 self.outbox.client_gone()  # the reader sees the disconnect and decides
+        if self.outbox.overflowed:
+            self.close_code, self.close_reason = NOT_READING
         if not self.outbox.gone:
             with contextlib.suppress(OSError, RuntimeError, WebSocketDisconnect):
-                await self.websocket.close(code=self.close_code)
+                await self.websocket.close(code=self.close_code, reason=self.close_reason)
         self._stop()
+
+    def _close(self, code: int, reason: str) -> None:
+        """Close the connection with ``code`` and ``reason`` once what is queued is sent."""
+        if not self.outbox.closed:
+            self.close_code, self.close_reason = code, reason
+            self.outbox.close()
 
     def _arm(self, deadline: float | None) -> None:
         """Call the protocol back at ``deadline`` (its clock is the loop's), or never."""
@@ -484,6 +472,16 @@ class _Connection:
             self.carry_out(self.protocol.tick())
         except Exception as exc:  # the connection ends with it, as with any of its tasks'
             self._spawn(_raise(exc), "timer")
+
+
+def _decode_send(text: str) -> ChatRequest | ClientError | None:
+    """A long frame's request when it is a ``send`` (or why it is refused), for
+    :meth:`LiveProtocol.receive`; run off the event loop. ``None``: not a ``send``."""
+    try:
+        head = frame_head(text)
+        return decode_send_frame(text) if head is not None and head[0] == "send" else None
+    except ClientError as exc:
+        return exc
 
 
 async def _raise(exc: Exception) -> None:

@@ -33,7 +33,13 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping
-from .checks import check_chat, decode_resume_frame, decode_send_frame, frame_head
+from .checks import (
+    FrameRefused,
+    check_chat,
+    decode_resume_frame,
+    decode_send_frame,
+    frame_head,
+)
 from .coalesce import DeltaCoalescer
 from .continuation import Conflict, Continuation, continuation
 from .convert import EventConverter
@@ -67,6 +73,14 @@ NO_LIVE_REGENERATE: Final = (
 )
 BUSY: Final = 1013
 """The close code of a connection whose chat is busy elsewhere: "try again later"."""
+
+
+EARLY_SPEECH: Final = 16
+"""Voice activity frames (``activity-start``…) taken before the session opens, at most: they
+wait in the model's queue until it does; past this they are dropped (a flood of them sent
+before a session grew the connection by 812 B each)."""
+QUEUED_SENDS: Final = 16
+"""``send`` frames that may wait for the session to open; past this they are refused."""
 
 
 AGENT_ENDED: Final = "the agent ended its live session: send again to start a new one"
@@ -116,6 +130,9 @@ class LiveProtocol:
         self.titled = False
         """The chat has its title (``GET /chats``), from an earlier message or this one."""
         self.turn_called_tools = False
+        self._early_speech = 0
+        """Voice activity frames passed on before the session opened (:data:`EARLY_SPEECH`)."""
+        self._last_early: str | None = None
 
     def _take(self) -> list[Output]:
         out = list(self.out)
@@ -133,20 +150,27 @@ class LiveProtocol:
 
     # --- client frames -----------------------------------------------------------------------
 
-    def receive(self, text: str) -> list[Output]:
-        """A text frame from the client."""
-        head = frame_head(text)
+    def receive(self, text: str, decoded: ChatRequest | ClientError | None = None) -> list[Output]:
+        """A text frame from the client. ``decoded``: a ``send`` frame's request, decoded
+        (or refused) already, off the event loop (:func:`~adk_asgi.checks.decode_send_frame`)."""
+        try:
+            head = frame_head(text)
+        except FrameRefused as exc:  # the decoding policy, or the requestId
+            self.streams.frame(type="error", requestId=exc.request_id, errorText=exc.reason)
+            return self._take()
         if head is None:
             self.streams.frame(type="error", requestId="", errorText="not a JSON frame")
             return self._take()
         kind, request_id = head
         if kind == "send":
-            self._on_send(request_id, text)
+            self._on_send(request_id, text, decoded)
         elif kind == "resume":
             self._on_resume(request_id, text)
         elif kind == "abort":
             self._abort(request_id)
         elif kind in ("activity-start", "activity-end", "audio-end"):
+            if self.phase != "open" and not self._early(kind):
+                return self._take()
             self.out.append(ToModel(SPEECH[kind]()))
             if kind != "activity-start":
                 self.streams.speech_ended()
@@ -157,9 +181,24 @@ class LiveProtocol:
             self.streams.frame(type="error", requestId=request_id, errorText=error)
         return self._take()
 
-    def _on_send(self, request_id: str, text: str) -> None:
+    def _early(self, kind: str) -> bool:
+        """Whether a voice activity frame that came before the session opened goes to the
+        model's queue (which holds it until then): the same frame twice in a row says nothing
+        new, and past :data:`EARLY_SPEECH` of them they are dropped, so that what a connection
+        keeps before its session stays bounded."""
+        if kind == self._last_early or self._early_speech >= EARLY_SPEECH:
+            return False
+        self._last_early = kind
+        self._early_speech += 1
+        return True
+
+    def _on_send(
+        self, request_id: str, text: str, decoded: ChatRequest | ClientError | None = None
+    ) -> None:
         try:
-            chat = decode_send_frame(text)
+            if isinstance(decoded, ClientError):
+                raise decoded
+            chat = decoded if decoded is not None else decode_send_frame(text)
             check_chat(chat)
             if chat.trigger == "regenerate-message":
                 raise ClientError(422, NO_LIVE_REGENERATE)
@@ -168,6 +207,8 @@ class LiveProtocol:
             elif chat.id != self.chat_id:
                 raise ClientError(409, f"this connection serves chat {self.chat_id!r}")
             if self.phase == "opening":
+                if len(self._queued) >= QUEUED_SENDS:
+                    raise ClientError(429, "too many requests wait for the session to open")
                 self._queued.append((request_id, chat))
             elif self.phase == "answering":
                 self.out.append(Settle(request_id, chat))

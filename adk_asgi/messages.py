@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from .decoding import ANY, BadJson, check_json, decode
 from .errors import AdkAsgiError
 
 ProviderMetadata = dict[str, dict[str, Any]]
@@ -187,9 +188,16 @@ class ChatRequest(msgspec.Struct, kw_only=True):
     ``sendMessage(msg, {body})``), decoded but not interpreted."""
 
 
-CHAT_ID: Final = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
-"""A chat id (the ADK session id): short, and safe in a URL path and a database key."""
+CHAT_ID: Final = re.compile(r"\A[A-Za-z0-9_.:@-]{1,128}\Z")
+"""A chat id (the ADK session id): short, and safe in a URL path and a database key. Anchored
+with ``\\A…\\Z``, so ``match`` takes the whole string too (``$`` also matches before a
+final newline: ``"abc\\n"`` passed); the package calls ``fullmatch`` all the same."""
 CHAT_ID_RULE: Final = "a chat id is 1-128 letters, digits or _.:@-"
+CLIENT_ID: Final = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
+"""Any other id the client sends (a message, a tool call, an approval, a live ``requestId``):
+echoed in frames and history and stored in the session, so bounded and free of control
+characters. Matched whole (``fullmatch``)."""
+CLIENT_ID_RULE: Final = "an id is 1-256 characters, none of them a control character"
 
 
 class RequestError(AdkAsgiError, ValueError):
@@ -228,7 +236,6 @@ _PART_DECODERS: Final[dict[type[_Part], msgspec.json.Decoder[Any]]] = {
 }
 _HEAD_DECODER: Final = msgspec.json.Decoder(_PartHead)
 _BODY_DECODER: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_ANY_DECODER: Final = msgspec.json.Decoder()
 _FIELD_DECODERS: Final[dict[str, msgspec.json.Decoder[Any]]] = {
     "id": msgspec.json.Decoder(str),
     "messages": msgspec.json.Decoder(list[_RawMessage]),
@@ -249,10 +256,10 @@ def _part_class(part_type: str) -> type[_Part]:
 
 def _decode_part(raw: msgspec.Raw, where: str) -> UIPart:
     try:
-        part_type = _HEAD_DECODER.decode(raw).type
+        part_type = decode(_HEAD_DECODER, raw).type
         cls = _part_class(part_type)
-        part: UIPart = _PART_DECODERS[cls].decode(raw)
-    except msgspec.ValidationError as exc:
+        part: UIPart = decode(_PART_DECODERS[cls], raw)
+    except (msgspec.DecodeError, BadJson) as exc:
         raise RequestError(f"{where}: {exc}") from None
     except RequestError as exc:
         raise RequestError(f"{where}: {exc}") from None
@@ -263,8 +270,15 @@ def _decode_part(raw: msgspec.Raw, where: str) -> UIPart:
 
 def _decode_field(top: dict[str, msgspec.Raw], key: str) -> Any:
     try:
-        return _FIELD_DECODERS[key].decode(top[key])
-    except msgspec.ValidationError as exc:
+        return decode(_FIELD_DECODERS[key], top[key])
+    except (msgspec.DecodeError, BadJson) as exc:
+        raise RequestError(f"{key}: {exc}") from None
+
+
+def _decode_extra(key: str, raw: msgspec.Raw) -> Any:
+    try:
+        return decode(ANY, raw)
+    except (msgspec.DecodeError, BadJson) as exc:
         raise RequestError(f"{key}: {exc}") from None
 
 
@@ -274,9 +288,14 @@ def decode_chat_request(body: bytes) -> ChatRequest:
     One pass over the bytes: the top level is split into raw values, and each protocol key is
     decoded by its own typed decoder; every other top-level key is kept in ``extra``.
     Structure only: whether the messages make sense for a chat is the caller's question.
+    What no part of the bridge takes (:mod:`.decoding`: not UTF-8, a number out of range,
+    nesting past the limit, NUL) is refused first.
     """
     try:
-        top = _BODY_DECODER.decode(body)
+        check_json(body)
+        top = decode(_BODY_DECODER, body)
+    except BadJson as exc:
+        raise RequestError(f"the request body is refused: {exc}") from None
     except msgspec.ValidationError:
         raise RequestError("the request body must be a JSON object") from None
     except msgspec.DecodeError as exc:
@@ -294,7 +313,7 @@ def decode_chat_request(body: bytes) -> ChatRequest:
         )
         for i, m in enumerate(raw_messages)
     ]
-    extra = {k: _ANY_DECODER.decode(v) for k, v in top.items() if k not in _FIELD_DECODERS}
+    extra = {k: _decode_extra(k, v) for k, v in top.items() if k not in _FIELD_DECODERS}
     return ChatRequest(
         id=_decode_field(top, "id"),
         messages=messages,

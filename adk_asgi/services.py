@@ -50,6 +50,10 @@ class Limits:
     """How long and how much the endpoints wait and accept (``AdkApp``'s keyword arguments)."""
 
     max_body_size: int
+    max_frame_size: int
+    """The largest live frame, in bytes (a larger one closes the connection with 1009)."""
+    body_timeout: float
+    """How long a request body may pause mid-way before the request is refused (408)."""
     busy_timeout: float
     approval_timeout: float
     client_tool_timeout: float

@@ -84,6 +84,36 @@ bodies = st.fixed_dictionaries(
 raw_bodies = st.binary(max_size=200) | bodies.map(lambda b: json.dumps(b).encode())
 
 
+def _hostile(value: bytes, where: int, body: bytes) -> bytes:
+    """``value`` put into ``body`` as an extra key, a message's metadata or a data part."""
+    if where == 0:
+        return body.replace(b'{"id"', b'{"x": ' + value + b', "id"', 1)
+    if where == 1:
+        return body.replace(b'"role"', b'"metadata": ' + value + b', "role"', 1)
+    return body.replace(b'"parts": [', b'"parts": [{"type": "data-x", "data": ' + value + b"}, ", 1)
+
+
+hostile_values = (
+    # nesting around the limit and far past it
+    st.integers(1, 3_000).map(lambda n: b"[" * n + b"1" + b"]" * n)
+    | st.integers(1, 300).map(lambda n: b'{"a": ' * n + b"1" + b"}" * n)
+    # numbers a float or a 64-bit integer cannot hold
+    | st.integers(300, 100_000).map(lambda e: f"1e{e}".encode())
+    | st.integers(19, 5_000).map(lambda n: b"-" + b"9" * n)
+    # not UTF-8 inside a string (a lone byte, a surrogate's encoding, an overlong form)
+    | st.sampled_from([b"\xff", b"\xed\xa0\x80", b"\xc0\xaf", b"\x80"]).map(
+        lambda bad: b'"a' + bad.decode("unicode_escape").encode("latin-1") + b'b"'
+    )
+    | st.just(b'"nul\\u0000"')
+)
+hostile_bodies = st.builds(
+    _hostile,
+    hostile_values,
+    st.integers(0, 2),
+    st.just(json.dumps(user_body("hi")).encode()),
+)
+
+
 @settings(max_examples=300, deadline=None)
 @given(raw_bodies)
 def test_decoder_returns_a_request_or_names_the_problem(body: bytes) -> None:
@@ -144,3 +174,30 @@ def test_the_file_url_rule_allows_or_refuses_any_url(url: str) -> None:
     else:
         name = url[len(own) :]
         assert allowed == (name not in ("", ".", "..") and not any(c in name for c in "/?#"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(hostile_bodies)
+def test_the_decoder_refuses_what_the_bridge_cannot_take_by_name(body: bytes) -> None:
+    """Invalid UTF-8, numbers out of range and deep nesting, in every ``Any`` field msgspec
+    decodes recursively: a request or a :class:`RequestError`, never another exception."""
+    try:
+        decode_chat_request(body)
+    except RequestError as exc:
+        assert str(exc)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile_bodies)
+async def test_hostile_json_never_gets_a_500(body: bytes) -> None:
+    transport = httpx.ASGITransport(app=APP)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        response = await client.post("/chat", content=body, headers=JSON)
+    if response.status_code == 200:
+        assert response.text.endswith("data: [DONE]\n\n")
+        return
+    assert 400 <= response.status_code < 500, response.text
+    assert isinstance(response.json()["error"], str)
+
+
+JSON = {"content-type": "application/json"}
