@@ -75,6 +75,24 @@ class FinishRanTools(BasePlugin):
         signal.hold(call_id)
         return None
 
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """A long-running tool that returned nothing leaves its call open (ADK stores no
+        response: the app answers it later, ``AdkApp.answer_call``), so nothing will be stored
+        to release it: it holds nothing from here on."""
+        signal = run_signal()
+        call_id = tool_context.function_call_id
+        long_running = tool.is_long_running or tool._defers_response
+        if signal is not None and call_id is not None and long_running and not result:
+            signal.release(call_id)
+        return None
+
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:

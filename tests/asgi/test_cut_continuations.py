@@ -22,6 +22,7 @@ import pytest
 from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
 from adk_asgi import AdkApp
@@ -327,6 +328,29 @@ async def test_a_tool_that_would_start_after_the_run_stopped_is_not_run() -> Non
             tool_context=SimpleNamespace(function_call_id="call_1"),  # type: ignore[arg-type]
         )
     assert refused == {"error": NOT_RUN}
+
+
+@pytest.mark.parametrize(("result", "holds"), [(None, False), ({}, False), ({"id": 7}, True)])
+async def test_a_long_running_tool_that_returns_nothing_holds_no_abort(
+    result: dict[str, Any] | None, holds: bool
+) -> None:
+    """Its call stays open for the app (``AdkApp.answer_call``): no result will be stored to
+    release it, so a client that leaves must not wait for one (a closed live socket kept its
+    session for ``live_detached_timeout`` before). A value it returns is stored, and holds."""
+    plugin = FinishRanTools()
+    context: Any = SimpleNamespace(function_call_id="call_1")
+    back_office = LongRunningFunctionTool(func=lambda: None)
+    signal = RunSignal()
+    with paced_by(signal):
+        await plugin.before_tool_callback(tool=back_office, tool_args={}, tool_context=context)
+        await plugin.after_tool_callback(
+            tool=back_office,
+            tool_args={},
+            tool_context=context,
+            result=result,  # type: ignore[arg-type]  # (ADK passes what the tool returned)
+        )
+    signal.set()  # the client left
+    assert signal.is_set() is not holds
 
 
 def answered(call_id: str) -> types.Part:
