@@ -60,13 +60,13 @@ from .live_outputs import (
 )
 from .live_streams import Response, Streams
 from .messages import ChatRequest, RequestError
+from .outcomes import EXPIRED as TIMED_OUT
 from .pending import PAYLOADS_KEY, ChatState, ToolCall, client_approval_id
 from .policy import ToolPolicy
 from .stored_replay import StoredReplay
 from .translate import TranslationError, user_content
 
 Phase = Literal["unbound", "opening", "answering", "open", "closed"]
-TIMED_OUT: Final = {"error": "The browser did not answer in time."}
 NO_LIVE_REGENERATE: Final = (
     "regenerating is not supported in live mode: ADK takes back whole invocations, and a live"
     " connection is one"
