@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from adk_asgi import AdkApp, RequestError, decode_chat_request
+from adk_asgi.decoding import json_depth
 from adk_asgi.file_urls import FileUrlRule
 from adk_asgi.origins import OriginPolicy
 from adk_asgi.testing import Text
@@ -201,3 +202,29 @@ async def test_hostile_json_never_gets_a_500(body: bytes) -> None:
 
 
 JSON = {"content-type": "application/json"}
+
+
+tricky_text = st.text(alphabet='[]{}"\\ab\n', max_size=12)
+tricky_values = st.recursive(
+    st.none() | st.integers() | tricky_text,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(tricky_text, children, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+@settings(max_examples=500, deadline=None)
+@given(tricky_values, st.booleans())
+def test_the_depth_scan_counts_brackets_outside_strings_only(value: Any, ascii: bool) -> None:
+    """Strings full of brackets, quotes and backslashes (escaped every way JSON escapes them)
+    do not fool the byte scanner that refuses deep nesting before msgspec decodes."""
+    assert json_depth(json.dumps(value, ensure_ascii=ascii).encode()) == _depth(value)
