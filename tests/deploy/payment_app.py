@@ -4,9 +4,11 @@
 Configured by the environment, read when the module is imported:
 
 - ``PAYMENT_DB_URL``: the SQLAlchemy URL of ADK's ``DatabaseSessionService``
-  (``sqlite+aiosqlite:///…``, ``postgresql+asyncpg://…``).
-- ``PAYMENT_LOCKS``: ``process`` (the default in-process locks), ``redis:<url>``
-  (``RedisChatLocks``) or ``postgres:<dsn>`` (``PostgresChatLocks``).
+  (``sqlite+aiosqlite:///…``, ``postgresql+asyncpg://…``), or ``sqlite-native:<path>`` for
+  ADK's ``SqliteSessionService`` on that file.
+- ``PAYMENT_LOCKS``: ``process`` (in-process locks), ``redis:<url>`` (``RedisChatLocks``),
+  ``postgres:<dsn>`` (``PostgresChatLocks``) or ``default`` (no ``locks=``: the app's own
+  choice, the session database).
 - ``PAYMENT_STREAMS``: empty (the default: not resumable) or ``redis:<url>``
   (``RedisStreamStore``); ``PAYMENT_SLOW=1``: the model streams its text slowly (4 characters
   every 20 ms), so that a reader can leave mid-answer.
@@ -28,6 +30,7 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.sessions.database_session_service import DatabaseSessionService
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from starlette.applications import Starlette
@@ -41,8 +44,10 @@ from adk_asgi.resumable import StreamStore
 from adk_asgi.testing import demo_model
 
 
-def locks_from(spec: str) -> ChatLocks:
-    """``PAYMENT_LOCKS``: ``process``, ``redis:<url>`` or ``postgres:<dsn>``."""
+def locks_from(spec: str) -> ChatLocks | None:
+    """``PAYMENT_LOCKS``: ``process``, ``redis:<url>``, ``postgres:<dsn>`` or ``default``."""
+    if spec == "default":
+        return None
     kind, _, target = spec.partition(":")
     if kind == "process" and not target:
         return InMemoryChatLocks()
@@ -54,7 +59,9 @@ def locks_from(spec: str) -> ChatLocks:
         from adk_asgi.locks_postgres import PostgresChatLocks
 
         return PostgresChatLocks(target)
-    raise ValueError(f"PAYMENT_LOCKS must be process, redis:<url> or postgres:<dsn>: {spec!r}")
+    raise ValueError(
+        f"PAYMENT_LOCKS must be process, redis:<url>, postgres:<dsn> or default: {spec!r}"
+    )
 
 
 def payment_agent(ledger: str, *, slow: bool = False) -> LlmAgent:
@@ -105,7 +112,11 @@ def streams_from(spec: str) -> StreamStore | None:
 def create_app(
     db_url: str, locks: str, ledger: str, streams: str = "", slow: bool = False
 ) -> Starlette:
-    sessions = DatabaseSessionService(db_url=db_url)
+    sessions: DatabaseSessionService | SqliteSessionService
+    if db_url.startswith("sqlite-native:"):
+        sessions = SqliteSessionService(db_url.removeprefix("sqlite-native:"))
+    else:
+        sessions = DatabaseSessionService(db_url=db_url)
     chat = AdkApp(
         payment_agent(ledger, slow=slow),
         session_service=sessions,
