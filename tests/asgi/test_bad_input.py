@@ -15,12 +15,14 @@ import httpx
 import pytest
 import uvicorn
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.sessions import DatabaseSessionService
 
 from adk_asgi import AdkApp, chat, checks
 from adk_asgi.checks import MAX_PARTS
 from adk_asgi.decoding import MAX_DEPTH
 from adk_asgi.testing import Text, demo_model
 from demo_app import change_bgm
+from tests.backing_services import Postgres
 from tests.support import apply_chunks, counter, parse_sse, scripted_agent
 
 pytestmark = [pytest.mark.e2e]
@@ -187,9 +189,12 @@ async def test_a_body_that_stops_mid_way_gets_408_and_its_connection_is_closed()
             b"content-length: 1000\r\n\r\n" + body()[:20]
         )
         await writer.drain()
-        async with asyncio.timeout(5):
-            answer = await reader.read()  # to the end: the server closes the connection
-        writer.close()
+        try:
+            async with asyncio.timeout(5):
+                answer = await reader.read()  # to the end: the server closes the connection
+        finally:
+            writer.close()
+            await writer.wait_closed()
     head, _, payload = answer.partition(b"\r\n\r\n")
     assert head.split(b"\r\n")[0] == b"HTTP/1.1 408 Request Timeout"
     assert json.loads(payload) == {"error": "the request body paused for over 0.3 s"}
@@ -244,3 +249,23 @@ async def test_a_big_body_is_decoded_off_the_event_loop(monkeypatch: pytest.Monk
 
 
 JSON = {"content-type": "application/json"}
+
+
+async def test_a_nul_postgresql_cannot_store_is_refused_before_anything_is_stored(
+    postgres: Postgres,
+) -> None:
+    """It used to reach the database: asyncpg's "unsupported Unicode escape sequence", an
+    error chunk in a 200, and the user's message lost."""
+    sessions = DatabaseSessionService(postgres.url)
+    agent = scripted_agent(responder=lambda contents: [Text("ok")])
+    app = AdkApp(agent, identify=lambda c: "u", session_service=sessions)
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "a\u0000b"}]}
+    try:
+        async with serve(app) as url, httpx.AsyncClient(base_url=url) as client:
+            response = await client.post("/chat", json={"id": "c-nul", "messages": [user]})
+            history = await client.get("/chat/c-nul/messages")
+    finally:
+        await sessions.close()
+    reason = "the request body is refused: a string holds NUL (\\u0000), which cannot be stored"
+    assert (response.status_code, response.json()) == (400, {"error": reason})
+    assert (history.status_code, history.json()) == (404, {"error": "this chat does not exist"})
