@@ -33,6 +33,7 @@ from .resumable import StreamStore
 from .services import Services
 from .session_handover import hand_over
 from .sse import SSEResponse, sse_body
+from .stale_sessions import retried_when_stale
 from .stops import watch_for_stop
 from .translate import TranslationError, user_content
 
@@ -202,13 +203,16 @@ class ChatEndpoint:
         events = None
         if plan.new_message is not None:
             hand_over(plan.session)  # not read again (session_handover.py)
-            events = services.runner.run_async(
-                user_id=identity.user_id,
-                session_id=chat.id,
-                new_message=plan.new_message,
-                state_delta=plan.state_delta,
-                run_config=services.sse_run_config(plan.converter.message_id, plan.user_message_id),
-                abort_signal=abort,
+            run_config = services.sse_run_config(plan.converter.message_id, plan.user_message_id)
+            events = retried_when_stale(  # another writer came first (stale_sessions.py)
+                lambda: services.runner.run_async(
+                    user_id=identity.user_id,
+                    session_id=chat.id,
+                    new_message=plan.new_message,
+                    state_delta=plan.state_delta,
+                    run_config=run_config,
+                    abort_signal=abort,
+                )
             )
         encoder = ChunkEncoder(v7=services.ai_sdk_version == 7)
         body = self._kept(

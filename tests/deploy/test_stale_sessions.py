@@ -1,0 +1,194 @@
+"""A writer the chat lock does not cover (another part of the app appending to a chat's session)
+against a run of that chat, on ADK's SQLite session services (native and SQLAlchemy's): a run
+refused before its first event is run again; one refused later ends with an error that says
+why, and the chat keeps what was shown (stale_sessions.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.sessions.base_session_service import BaseSessionService
+from google.adk.sessions.database_session_service import DatabaseSessionService
+from google.adk.sessions.session import Session
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.genai import types
+
+from adk_asgi import AdkApp
+from adk_asgi.failures import show_errors
+from adk_asgi.testing import ChatClient, Text
+from tests.support import normalize_ids, scripted_agent
+
+pytestmark = pytest.mark.backing
+
+NOT_SAVED = (
+    "ChatChangedElsewhere: another request changed this chat at the same time; this message"
+    " was not saved: send it again"
+)
+CHANGED = (
+    "ChatChangedElsewhere: another request changed this chat while the answer ran; the rest"
+    " of the answer was not saved: send the message again"
+)
+
+
+class Interloper(BasePlugin):
+    """Another writer of the app's: it appends a state change to the session through a service
+    of its own, as the user's message is about to be stored (``at="message"``: on the first
+    ``times`` messages) or once the model's final response is in (``at="answer"``)."""
+
+    def __init__(self, other: BaseSessionService, at: str, times: int = 1) -> None:
+        super().__init__(name="interloper")
+        self.other = other
+        self.at = at
+        self.times = times
+        self.messages = 0
+        self.wrote = 0
+
+    async def on_user_message_callback(
+        self, *, invocation_context: InvocationContext, user_message: types.Content
+    ) -> types.Content | None:
+        self.messages += 1
+        if self.at == "message" and self.wrote < self.times:
+            await self._write(invocation_context.session)
+        return None
+
+    async def after_model_callback(
+        self, *, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        if self.at == "answer" and not llm_response.partial and not self.wrote:
+            await self._write(callback_context.session)
+        return None
+
+    async def _write(self, session: Session) -> None:
+        stored = await self.other.get_session(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.id
+        )
+        assert stored is not None
+        note = EventActions(state_delta={"note": f"seen {self.wrote}"})
+        await self.other.append_event(
+            stored, Event(author="back_office", actions=note, timestamp=time.time())
+        )
+        self.wrote += 1
+
+
+Services = tuple[BaseSessionService, BaseSessionService]
+
+
+@pytest_asyncio.fixture(params=["sqlite-native", "sqlite-sqlalchemy"])
+async def services(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Services]:
+    """The app's session service, and another writer's on the same file."""
+    path = tmp_path / "sessions.db"
+    made: list[Any] = []
+    for _ in range(2):
+        if request.param == "sqlite-native":
+            made.append(SqliteSessionService(str(path)))
+        else:
+            made.append(DatabaseSessionService(db_url=f"sqlite+aiosqlite:///{path}"))
+    yield made[0], made[1]
+    for service in made:
+        await service.close()
+
+
+async def _chat(services: Services, interloper: Interloper) -> tuple[Any, list[Any]]:
+    sessions, _ = services
+    agent = scripted_agent([[Text("Hello there!")]], chunk_size=6)
+    app = AdkApp(
+        agent, app_name="app", session_service=sessions, plugins=[interloper], on_error=show_errors
+    )
+    try:
+        await app.prepare()
+        async with ChatClient(app, chat_id="chat-1") as chat:
+            sent = await chat.send("hi")
+            history = await chat.history()
+    finally:
+        await app.aclose()
+    return sent, history
+
+
+ANSWER = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "<block1>"},
+    {"type": "text-delta", "id": "<block1>", "delta": "Hello "},
+    {"type": "text-delta", "id": "<block1>", "delta": "there!"},
+    {"type": "text-end", "id": "<block1>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+async def test_a_run_whose_session_changed_before_its_first_write_is_run_again(
+    services: Services,
+) -> None:
+    interloper = Interloper(services[1], at="message")
+    sent, history = await _chat(services, interloper)
+    assert (sent.status, normalize_ids(sent.chunks)) == (200, ANSWER)
+    assert (interloper.messages, interloper.wrote) == (2, 1)  # the retry saw the message again
+    assert history == [
+        {"id": history[0]["id"], "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+        {
+            "id": sent.chunks[0]["messageId"],
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {"type": "text", "text": "Hello there!", "state": "done"},
+            ],
+        },
+    ]
+
+
+async def test_a_run_refused_twice_before_it_streamed_ends_with_an_error_that_says_why(
+    services: Services,
+) -> None:
+    """Refused at its first write, run again, refused again: the message was not stored, and
+    the error says so; the chat keeps the error the user was shown."""
+    interloper = Interloper(services[1], at="message", times=2)
+    sent, history = await _chat(services, interloper)
+    error = {"errorText": NOT_SAVED}
+    assert normalize_ids(sent.chunks) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "data-error", "data": error, "id": "<block1>"},
+        {"type": "error", "errorText": NOT_SAVED},
+        {"type": "finish", "finishReason": "error"},
+    ]
+    message_id = sent.chunks[0]["messageId"]
+    part = {"type": "data-error", "data": error, "id": f"{message_id}-error"}
+    assert history == [{"id": message_id, "role": "assistant", "parts": [part]}]
+
+
+async def test_a_run_refused_after_it_streamed_ends_with_an_error_and_keeps_what_was_shown(
+    services: Services,
+) -> None:
+    interloper = Interloper(services[1], at="answer")
+    sent, history = await _chat(services, interloper)
+    error = {"errorText": CHANGED}
+    assert normalize_ids(sent.chunks) == [
+        *ANSWER[:-2],
+        {"type": "data-error", "data": error, "id": "<block2>"},
+        {"type": "error", "errorText": CHANGED},
+        *ANSWER[-2:-1],
+        {"type": "finish", "finishReason": "error"},
+    ]
+    message_id = sent.chunks[0]["messageId"]
+    assert history == [
+        {"id": history[0]["id"], "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+        {
+            "id": message_id,
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {"type": "text", "text": "Hello there!", "state": "done"},
+                {"type": "data-error", "data": error, "id": f"{message_id}-error"},
+            ],
+        },
+    ]
