@@ -81,6 +81,9 @@ wait in the model's queue until it does; past this they are dropped (a flood of 
 before a session grew the connection by 812 B each)."""
 QUEUED_SENDS: Final = 16
 """``send`` frames that may wait for the session to open; past this they are refused."""
+REPLAYS: Final = 8
+"""``resume`` requests read from the stream store at once (each a task following a stored
+answer to its end); past this they are refused."""
 
 
 AGENT_ENDED: Final = "the agent ended its live session: send again to start a new one"
@@ -234,6 +237,10 @@ class LiveProtocol:
         if self.streams.resume(request_id, last_sequence, self.clock()):
             return
         if self.stored_streams and self.chat_id is not None and request_id not in self.replays:
+            if len(self.replays) >= REPLAYS:
+                error = f"more than {REPLAYS} resumes under way on this connection"
+                self.streams.frame(type="error", requestId=request_id, errorText=error)
+                return
             self.replays[request_id] = StoredReplay(request_id, last_sequence)
             self.out.append(Replay(request_id))
         else:

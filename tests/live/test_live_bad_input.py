@@ -19,11 +19,13 @@ from adk_asgi import AdkApp
 from adk_asgi.decoding import MAX_DEPTH
 from adk_asgi.live import EARLY_AUDIO_FRAMES
 from adk_asgi.live_outbox import NOT_READING, Outbox
-from adk_asgi.live_protocol import EARLY_SPEECH
+from adk_asgi.live_outputs import OpenSession, Replay
+from adk_asgi.live_protocol import EARLY_SPEECH, QUEUED_SENDS, REPLAYS
 from adk_asgi.live_tools import LiveQueue
 from adk_asgi.testing import Text
 from tests.asgi.test_bad_input import serve
 from tests.support import scripted_agent
+from tests.unit.live_machine import Machine
 
 pytestmark = [pytest.mark.e2e]
 
@@ -158,3 +160,27 @@ async def test_an_outbox_the_client_does_not_read_closes_with_1008_and_a_reason(
     assert (outbox.overflowed, outbox.closed) == (True, True)
     assert [await outbox.get() for _ in range(5)] == [f"frame {n}" for n in range(4)] + [None]
     assert NOT_READING == (1008, "the client did not read what it was sent")
+
+
+def test_what_waits_for_the_session_or_the_store_is_bounded() -> None:
+    """``send`` frames waiting for the session to open, and ``resume``s read from the stream
+    store, are refused past their limit, each with an ``error`` frame naming it."""
+    live = Machine(stored_streams=True)
+    live.take(live.protocol.bind("chat-1"))
+    for number in range(QUEUED_SENDS + 1):
+        live.receive(**send_frame(f"s{number}", "chat-1"))
+    for number in range(REPLAYS + 1):
+        live.receive(type="resume", requestId=f"r{number}")
+    assert live.frames == [
+        {
+            "type": "error",
+            "requestId": f"s{QUEUED_SENDS}",
+            "errorText": "too many requests wait for the session to open",
+        },
+        {
+            "type": "error",
+            "requestId": f"r{REPLAYS}",
+            "errorText": f"more than {REPLAYS} resumes under way on this connection",
+        },
+    ]
+    assert live.others == [OpenSession("chat-1"), *(Replay(f"r{n}") for n in range(REPLAYS))]
