@@ -1,4 +1,4 @@
-"""One benchmark server: ``python -m bench.serve {adk_asgi|adk_run_sse|adk_asgi_shared} FD``.
+"""One benchmark server: ``python -m bench.serve KIND FD``, ``KIND`` one of :data:`KINDS`.
 
 Each server runs in its own process so the client never shares an event loop with it, on a
 listening socket the parent bound to 127.0.0.1 (passed as ``FD``: no port race, no retry loop),
@@ -7,6 +7,8 @@ with the same uvicorn settings for both: uvicorn's defaults apart from logging.
 ``adk_asgi_shared`` is a multi-worker deployment (``bench.scale_out``): uvicorn's own
 supervisor (``workers=``, its ``Multiprocess``) with ``BENCH_WORKERS`` worker processes on the
 one listening socket, the app's pieces chosen by environment variables (:func:`shared_app`).
+``ag_ui_adk`` is the peer (``bench.peers``). ``BENCH_WRITER=before``: adk_asgi with the SSE
+writer as it was (``bench.writer_before``), for an A/B in one run.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from adk_asgi import AdkApp
 from adk_asgi.resumable import InMemoryStreamStore, StreamStore
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet
 
-KINDS = ("adk_asgi", "adk_run_sse", "adk_asgi_shared")
+KINDS = ("adk_asgi", "adk_run_sse", "adk_asgi_shared", "ag_ui_adk")
 
 
 class _ObjectLoader(BaseAgentLoader):
@@ -325,7 +327,16 @@ def main(argv: list[str]) -> None:
     if kind == "adk_asgi_shared":
         serve_shared(int(fd))
         return
-    app = adk_asgi_app() if kind == "adk_asgi" else adk_run_sse_app()
+    if os.environ.get("BENCH_WRITER") == "before":
+        from bench.writer_before import install
+
+        install()
+    if kind == "ag_ui_adk":
+        from bench.peers import agui_app
+
+        app = agui_app()
+    else:
+        app = adk_asgi_app() if kind == "adk_asgi" else adk_run_sse_app()
     config = uvicorn.Config(with_cpu_probe(app), log_level="warning", access_log=False)
     _Server(config).run(sockets=[socket.socket(fileno=int(fd))])
 

@@ -1,0 +1,121 @@
+"""The rows of a side-by-side bench: one request as the client sees it, and the rounds.
+
+A row is a callable that makes one answer of N deltas and returns its :class:`Run`; every
+bench that compares servers (``bench.throughput``) samples its rows with :func:`sample`, the
+order of the rows rotating each round, so a noisy machine slows all rows alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import httpx
+
+SHORT_ANSWER: Final = 5
+"""Deltas in the answer timed for the first text (40 characters: a one-line reply)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One request: from its start to the end of the body, as the client saw it."""
+
+    seconds: float
+    first_delta: float
+    """Seconds to the first text delta (the floor: to the first partial event)."""
+    units: int
+    """Events (floor), SSE chunks (adk_asgi, ``[DONE]`` excluded) or SSE frames (ADK)."""
+    body_bytes: int
+    server_cpu: float
+    """CPU seconds the serving process spent (the floor: this process, which runs it)."""
+    client_cpu: float
+    """CPU seconds this process spent reading the stream (0 for the floor)."""
+
+
+Measure = Callable[[int], Awaitable[Run]]
+
+
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    seconds: float
+    first: float
+    data: bytes
+    server_cpu: float
+    client_cpu: float
+
+
+class HttpRow:
+    """A benchmark server as the client sees it: its URL and its CPU clock (``bench.serve``)."""
+
+    def __init__(self, client: httpx.AsyncClient, base_url: str) -> None:
+        self.client = client
+        self.base_url = base_url
+
+    async def cpu(self) -> float:
+        response = await self.client.get(f"{self.base_url}/__cpu")
+        return float(response.text)
+
+    async def round_trip(self) -> float:
+        """Seconds for a bare ``GET`` answered before any agent code: the HTTP share of a
+        time to first chunk (uvicorn, loopback TCP, httpx)."""
+        start = time.perf_counter()
+        await self.cpu()
+        return time.perf_counter() - start
+
+    async def stream(
+        self,
+        path: str,
+        body: dict[str, Any],
+        marker: bytes,
+        headers: dict[str, str] | None = None,
+    ) -> Streamed:
+        """POST and read the whole SSE body, timing it and the first ``marker`` in it."""
+        url = f"{self.base_url}{path}"
+        data = bytearray()
+        first = 0.0
+        server_cpu = await self.cpu()
+        client_cpu = time.process_time()
+        start = time.perf_counter()
+        async with self.client.stream("POST", url, json=body, headers=headers) as response:
+            if response.status_code != 200:
+                await response.aread()
+                raise RuntimeError(f"{url}: {response.status_code} {response.text[:500]}")
+            async for piece in response.aiter_raw():
+                seen = len(data)
+                data += piece
+                if not first and marker in data[max(0, seen - len(marker)) :]:
+                    first = time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        client_cpu = time.process_time() - client_cpu
+        server_cpu = await self.cpu() - server_cpu
+        return Streamed(seconds, first, bytes(data), server_cpu, client_cpu)
+
+
+def check_count(row: str, got: int, deltas: int) -> None:
+    if got != deltas:
+        raise RuntimeError(f"{row}: {got} text deltas, expected {deltas}")
+
+
+async def sample(
+    rows: dict[str, Measure], deltas: int, reps: int, *, primed: bool = False
+) -> dict[str, list[Run]]:
+    """One warm-up run per row, then ``reps`` rounds, rotating the order of rows each round.
+
+    ``primed``: each timed run right after an untimed one of the same row. For short answers
+    (the time to first text): a rotation keeps the rows' cyclic order, so one row always came
+    right after the floor, whose run leaves the servers' CPUs idle for a few ms, and a request
+    to an idle server process took about 0.7 ms longer to its first text than one to a busy
+    one. That row looked 0.7 ms slower than the others; primed, every row is timed alike."""
+    for measure in rows.values():
+        await measure(deltas)
+    names = list(rows)
+    results: dict[str, list[Run]] = {name: [] for name in names}
+    for rep in range(reps):
+        shift = rep % len(names)
+        for name in names[shift:] + names[:shift]:
+            if primed:
+                await rows[name](deltas)
+            results[name].append(await rows[name](deltas))
+    return results
