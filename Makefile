@@ -38,7 +38,7 @@ $(WEB_DIR)/node_modules/.installed: $(WEB_DIR)/package.json $(WEB_DIR)/package-l
 	cd $(WEB_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-$(WEB_DIR)/dist/.built: $(WEB_DIR)/node_modules/.installed $(WEB_DIR)/index.html $(WEB_DIR)/vite.config.js $(wildcard $(WEB_DIR)/src/*)
+$(WEB_DIR)/dist/.built: $(WEB_DIR)/node_modules/.installed $(WEB_DIR)/index.html $(WEB_DIR)/vite.config.js $(shell find $(WEB_DIR)/src -type f)
 	cd $(WEB_DIR) && npm run build
 	touch $@
 
@@ -76,7 +76,9 @@ test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web chromium service
 unit: $(BIN)/.installed
 	$(BIN)/pytest -q tests/unit
 
+# The bench extra: the peers measured side by side (ag-ui-adk), not a dependency of the package.
 bench: $(BIN)/.installed
+	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.throughput
 	$(BIN)/python -m bench.live
 	$(BIN)/python -m bench.concurrency

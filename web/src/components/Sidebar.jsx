@@ -1,0 +1,44 @@
+// The sidebar (a drawer on a phone): New chat, the user's chats, and a word about the demo.
+import { ChatList } from "./ChatList.jsx";
+
+export function Sidebar({
+  chats,
+  current,
+  busy,
+  listProblem,
+  onNewChat,
+  onClose,
+  onOpen,
+  onDelete,
+}) {
+  return (
+    <aside
+      id="chat-list"
+      className="sidebar"
+      aria-label="Chats"
+      onKeyDown={(event) => event.key === "Escape" && onClose()}
+    >
+      <div className="sidebar-top">
+        <button type="button" className="new-chat primary" onClick={onNewChat}>
+          + New chat
+        </button>
+        <button
+          type="button"
+          className="close-drawer icon"
+          aria-label="Close the chat list"
+          onClick={onClose}
+        >
+          ✕
+        </button>
+      </div>
+      <h2>Chats</h2>
+      <ChatList chats={chats} current={current} busy={busy} onOpen={onOpen} onDelete={onDelete} />
+      {listProblem && <p className="error note">{listProblem}</p>}
+      <p className="intro">
+        A Google ADK agent served by <code>adk_asgi</code> at <code>/agent</code>, talking to the
+        stock Vercel AI SDK chat. Offline it runs a scripted model; set{" "}
+        <code>GOOGLE_API_KEY</code> for Gemini.
+      </p>
+    </aside>
+  );
+}
