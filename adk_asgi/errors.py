@@ -13,6 +13,9 @@ UNKNOWN_CHAT = "this chat does not exist"
 """The ``404`` reason for a chat the user does not have (never created, deleted, or another
 user's: chats are scoped by identity, so another user's chat is simply unknown)."""
 
+STORE_FAILED = "the chat's session could not be read or written; try again"
+"""The ``503`` reason when the session service fails before anything was sent."""
+
 
 class AdkAsgiError(Exception):
     """The base class of the package's exceptions."""

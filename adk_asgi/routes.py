@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from importlib import resources
 from typing import Final
 
@@ -10,7 +11,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .errors import UNKNOWN_CHAT, ClientError
+from .errors import STORE_FAILED, UNKNOWN_CHAT, ClientError
 from .files import uploaded_files
 from .history import rebuild_messages, uploaded_names
 from .locks import ChatKey
@@ -19,6 +20,8 @@ from .resumable import StreamStore
 from .services import Services
 from .sse import SSEResponse
 from .stops import STOP_WAIT, StoreUnavailable, stop_answer
+
+logger = logging.getLogger("adk_asgi")
 
 
 class MessagesEndpoint:
@@ -37,13 +40,19 @@ class MessagesEndpoint:
         chat_id = request.path_params["chat_id"]
         if not CHAT_ID.match(chat_id):
             return ClientError(400, CHAT_ID_RULE).response()
-        session = await self.services.session(identity.user_id, chat_id)
         headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
-        if session is None:
-            return ClientError(404, UNKNOWN_CHAT).response(headers)
-        names = uploaded_names(session.events)
-        chat_path = request.url.path.removesuffix("/messages")
-        files = await uploaded_files(self.services, identity.user_id, chat_id, names, chat_path)
+        try:
+            session = await self.services.session(identity.user_id, chat_id)
+            if session is None:
+                return ClientError(404, UNKNOWN_CHAT).response(headers)
+            names = uploaded_names(session.events)
+            chat_path = request.url.path.removesuffix("/messages")
+            files = await uploaded_files(self.services, identity.user_id, chat_id, names, chat_path)
+        except Exception:
+            # The session service or the artifact service failed (a database down, a row it
+            # cannot decode): a JSON 503 the page can show, not the server's plain 500 page.
+            logger.exception("adk_asgi: the chat's history could not be read")
+            return ClientError(503, STORE_FAILED).response(headers)
         services = self.services
         messages = rebuild_messages(
             session.events, services.tools, files, speakers=services.speakers

@@ -10,6 +10,7 @@ writer of the database (or an older version) could have.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.genai import types
 
 from adk_asgi import AdkApp
+from adk_asgi.errors import STORE_FAILED
 from adk_asgi.safe_history import MAX_DEPTH, ReadableRequests, lost_result, unreadable
 from adk_asgi.testing import Call, Text, Turn
 from demo_app import change_bgm
@@ -354,3 +356,19 @@ async def test_a_tool_result_only_pydantic_makes_json_of_is_kept_as_its_json(
             "parts": [{"type": "step-start"}, part, {"type": "step-start"}, answered_tool],
         },
     ]
+
+
+async def test_a_session_the_database_cannot_read_back_is_a_503_with_its_reason_not_a_500(
+    database_chat: Chat, tmp_path: Path
+) -> None:
+    """A row written outside ADK that ADK cannot decode fails the whole session read: history
+    answers a JSON 503 the page can show (it was the server's plain 500 page), as the next
+    message does."""
+    await database_chat.send("hello", "u1")
+    with sqlite3.connect(tmp_path / "sessions.db") as database:
+        database.execute("UPDATE events SET event_data = '{not json'")
+    response = await database_chat.client.get("/chat/chat-1/messages")
+    assert (response.status_code, response.json()) == (503, {"error": STORE_FAILED})
+    user = {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "again"}]}
+    response = await database_chat.client.post("/chat", json={"id": "chat-1", "messages": [user]})
+    assert (response.status_code, response.json()) == (503, {"error": STORE_FAILED})
