@@ -22,7 +22,7 @@ from .continuation import Conflict
 from .convert import EventConverter
 from .decoding import OFF_LOOP
 from .encoding import SSE_DONE, ChunkEncoder
-from .errors import ClientError
+from .errors import STORE_FAILED, ClientError
 from .finish_tools import CONTINUATION
 from .identity import Identity
 from .locks import ChatBusy, ChatKey, LockUnavailable
@@ -39,7 +39,6 @@ from .translate import TranslationError, user_content
 
 logger = logging.getLogger("adk_asgi")
 
-STORE_FAILED = "the chat's session could not be read or written; try again"
 
 
 class _Plan:
