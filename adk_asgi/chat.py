@@ -40,7 +40,6 @@ from .translate import TranslationError, user_content
 logger = logging.getLogger("adk_asgi")
 
 
-
 class _Plan:
     """What one request will do: the ADK input, the converter, the chunks before the run."""
 
