@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from adk_asgi.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
+from adk_asgi.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease, LockUnavailable
 from adk_asgi.locks_postgres import PostgresChatLocks
 from adk_asgi.locks_redis import FENCE_KEEP, RedisChatLocks
 from adk_asgi.locks_sqlite import TABLE, SqliteChatLocks
@@ -339,3 +339,27 @@ async def test_a_sqlite_release_never_deletes_a_successors_lease(tmp_path: Path)
                 pass
     async with third.hold(CHAT, wait=0.1):
         pass
+
+
+async def test_a_sqlite_file_locked_past_the_wait_is_lock_unavailable_not_a_hang(
+    tmp_path: Path,
+) -> None:
+    """Another process's write keeps the file locked: the lease cannot even be read. The wait
+    bounds that too (SQLite's busy timeout would be 30 s), and the caller learns it is the
+    file, not the chat, that is busy."""
+    path = str(tmp_path / "sessions.db")
+    locks = SqliteChatLocks(path)
+    async with locks.hold(OTHER, wait=1):  # the tables exist
+        pass
+    with closing(sqlite3.connect(path, isolation_level=None)) as other:
+        other.execute("BEGIN EXCLUSIVE")
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        with pytest.raises(LockUnavailable, match=r"stayed locked for 0\.3 s$"):
+            async with locks.hold(CHAT, wait=0.3):
+                pass
+        assert loop.time() - start < 1.5
+        other.execute("ROLLBACK")
+    async with locks.hold(CHAT, wait=1):
+        pass
+    assert len(locks) == 0
