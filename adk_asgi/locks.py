@@ -7,9 +7,10 @@ too. So every request that runs the agent on a chat holds that chat's lock for t
 overlap requests on purpose; a retry or a double click should be serialized, not failed) and
 gives up with :class:`ChatBusy` after ``wait`` seconds.
 
-:class:`ChatLocks` is the interface. :class:`InMemoryChatLocks` (the default) serializes the
-requests of one process; several workers need a shared engine: ``RedisChatLocks``
-(:mod:`adk_asgi.locks_redis`) or ``PostgresChatLocks`` (:mod:`adk_asgi.locks_postgres`).
+:class:`ChatLocks` is the interface. :class:`InMemoryChatLocks` serializes the requests of one
+process; several workers need a shared engine: ``SqliteChatLocks`` (:mod:`.locks_sqlite`),
+``PostgresChatLocks`` (:mod:`.locks_postgres`) or ``RedisChatLocks`` (:mod:`.locks_redis`). An
+app without ``locks=`` keeps them in its session database (:mod:`.locks_default`).
 Each grant carries a fencing token that grows with every grant of the same chat, so a holder
 whose lease ran out can be told from the one that holds the chat now.
 """
