@@ -321,7 +321,7 @@ async def test_a_killed_workers_sqlite_lease_lapses_after_its_ttl(tmp_path: Path
     start = loop.time()
     async with locks.hold(CHAT, wait=5):
         waited = loop.time() - start
-    assert 0 < waited < 1.5  # the lease lapsed within its ttl of the last renewal
+    assert waited < 2.5  # the lease lapsed about its ttl (1 s) after the last renewal
 
 
 async def test_a_sqlite_release_never_deletes_a_successors_lease(tmp_path: Path) -> None:
