@@ -363,3 +363,29 @@ async def test_a_sqlite_file_locked_past_the_wait_is_lock_unavailable_not_a_hang
     async with locks.hold(CHAT, wait=1):
         pass
     assert len(locks) == 0
+
+
+async def test_a_sqlite_hold_cancelled_as_it_takes_the_chat_leaves_no_lease_behind(
+    tmp_path: Path,
+) -> None:
+    """A request that goes away while it takes its chat (its task cancelled while it waits,
+    or mid-transaction, when the lease may already be written) leaves nothing: the next one
+    gets the chat at once, not after a stray lease's ttl (60 s)."""
+    path = str(tmp_path / "sessions.db")
+    taker, next_one = SqliteChatLocks(path, ttl=60), SqliteChatLocks(path, ttl=60)
+    async with taker.hold(OTHER, wait=1):  # the tables exist
+        pass
+    outcomes = []
+    for step in range(40):
+        taking = asyncio.create_task(_hold_once(taker, [], "taker"))
+        await asyncio.sleep(step * 0.0005)  # lands anywhere in the taking, or after it
+        taking.cancel()
+        try:
+            await taking
+            outcomes.append("held")
+        except asyncio.CancelledError:
+            outcomes.append("cancelled")
+        async with next_one.hold(CHAT, wait=0.5):
+            pass
+    assert "cancelled" in outcomes
+    assert (len(taker), len(next_one)) == (0, 0)
