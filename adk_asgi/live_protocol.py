@@ -126,6 +126,8 @@ class LiveProtocol:
         self.failure: str | None = None
         self.close_code = 1000
         self._queued: list[tuple[str, ChatRequest]] = []
+        self._settling = 0
+        """:class:`Settle` outputs the connection has not answered, refused or dispatched."""
         """``send`` frames that arrived while the session was opening."""
         self._aborted: set[str] = set()
         """Queued ``send`` requests the client aborted before they were dispatched."""
@@ -214,6 +216,9 @@ class LiveProtocol:
                     raise ClientError(429, "too many requests wait for the session to open")
                 self._queued.append((request_id, chat))
             elif self.phase == "answering":
+                if self._settling >= QUEUED_SENDS:
+                    raise ClientError(429, "too many requests wait for the chat's calls")
+                self._settling += 1
                 self.out.append(Settle(request_id, chat))
             else:
                 self._dispatch(request_id, chat)
@@ -349,6 +354,7 @@ class LiveProtocol:
     def dispatch(self, request_id: str, chat: ChatRequest) -> list[Output]:
         """Dispatch a request the connection took while ``answering`` (a new user message,
         once the calls it leaves are closed), now that the session is open."""
+        self._settled()
         self._queued.append((request_id, chat))
         self._flush_queued()
         return self._take()
@@ -359,6 +365,7 @@ class LiveProtocol:
         settle (:class:`~adk_asgi.live_outputs.Settle`), one at a time."""
         self.phase = "answering"
         queued, self._queued = self._queued, []
+        self._settling += len(queued)
         self.out.extend(Settle(request_id, chat) for request_id, chat in queued)
         return self._take()
 
@@ -367,6 +374,7 @@ class LiveProtocol:
         ``request_id``: its response starts with what they show. ``waiting``: calls still wait
         (a browser tool just released), so the response ends there; else the model runs next
         (:meth:`session_started`) and the response goes on with the tools' results."""
+        self._settled()
         message_id = answers.message_id
         converter = self._converter(message_id, known_calls=answers.known_calls)
         self.streams.begin(converter)
@@ -378,8 +386,12 @@ class LiveProtocol:
 
     def refused(self, request_id: str, reason: str) -> list[Output]:
         """A request the connection could not settle (it answers no waiting call)."""
+        self._settled()
         self.streams.frame(type="error", requestId=request_id, errorText=reason)
         return self._take()
+
+    def _settled(self) -> None:
+        self._settling = max(0, self._settling - 1)
 
     def session_busy(self) -> list[Output]:
         """The chat is busy in another request or connection: its ``send`` is refused."""

@@ -19,7 +19,7 @@ from adk_asgi import AdkApp
 from adk_asgi.decoding import MAX_DEPTH
 from adk_asgi.live import EARLY_AUDIO_FRAMES
 from adk_asgi.live_outbox import NOT_READING, Outbox
-from adk_asgi.live_outputs import OpenSession, Replay
+from adk_asgi.live_outputs import OpenSession, Replay, Settle
 from adk_asgi.live_protocol import EARLY_SPEECH, QUEUED_SENDS, REPLAYS
 from adk_asgi.live_tools import LiveQueue
 from adk_asgi.testing import Text
@@ -160,6 +160,29 @@ async def test_an_outbox_the_client_does_not_read_closes_with_1008_and_a_reason(
     assert (outbox.overflowed, outbox.closed) == (True, True)
     assert [await outbox.get() for _ in range(5)] == [f"frame {n}" for n in range(4)] + [None]
     assert NOT_READING == (1008, "the client did not read what it was sent")
+
+
+def test_sends_waiting_for_the_chats_stored_calls_are_bounded() -> None:
+    """While a chat's stored calls wait for the user, each ``send`` is settled against the
+    session one at a time; a flood of them was queued without bound. Past the limit each gets
+    an ``error`` frame, and a settled request makes room again."""
+    live = Machine()
+    live.take(live.protocol.bind("chat-1"))
+    live.take(live.protocol.session_waiting())
+    for number in range(QUEUED_SENDS + 1):
+        live.receive(**send_frame(f"s{number}", "chat-1"))
+    live.take(live.protocol.refused("s0", "answers no waiting call"))
+    live.receive(**send_frame("s17", "chat-1"))
+    assert live.frames == [
+        {
+            "type": "error",
+            "requestId": f"s{QUEUED_SENDS}",
+            "errorText": "too many requests wait for the chat's calls",
+        },
+        {"type": "error", "requestId": "s0", "errorText": "answers no waiting call"},
+    ]
+    settled = [o.request_id for o in live.others if isinstance(o, Settle)]
+    assert settled == [f"s{n}" for n in range(QUEUED_SENDS)] + ["s17"]
 
 
 def test_what_waits_for_the_session_or_the_store_is_bounded() -> None:
