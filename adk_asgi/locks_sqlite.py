@@ -51,7 +51,8 @@ class SqliteChatLocks(ChatLocks):
 
     ``ttl``: seconds a lease outlives a worker that died holding it. ``poll``: seconds between
     looks while a chat is busy. ``timeout``: how long one statement waits for another
-    process's write to the file to end (SQLite's busy timeout).
+    process's write to the file to end (SQLite's busy timeout; 5 s, the default of Python's
+    ``sqlite3`` that ADK's connections have too).
     """
 
     def __init__(
@@ -61,7 +62,7 @@ class SqliteChatLocks(ChatLocks):
         uri: bool = False,
         ttl: float = 30.0,
         poll: float = 0.025,
-        timeout: float = 30.0,
+        timeout: float = 5.0,
     ) -> None:
         if not ttl > 0 or not poll > 0 or not timeout > 0:
             raise ValueError("ttl, poll and timeout must be > 0 seconds")
@@ -116,29 +117,26 @@ class SqliteChatLocks(ChatLocks):
 
     async def _acquire(self, db: aiosqlite.Connection, chat: str, wait: float) -> int:
         """The lease's token, within ``wait`` seconds: :class:`ChatBusy` when it stayed held,
-        :class:`LockUnavailable` when the file stayed locked by another process's write."""
+        :class:`LockUnavailable` when another process kept the whole file locked for
+        ``timeout`` seconds (or what was left of ``wait``): the sessions are stuck as well."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         while True:
-            left = deadline - loop.time()
-            failure: sqlite3.OperationalError | None = None
+            patience = max(min(deadline - loop.time(), self.timeout), 0.01)
             try:  # a statement waits for the file no longer than the request does
-                await _busy_timeout(db, max(min(left, self.timeout), 0.01))
+                await _busy_timeout(db, patience)
                 if not self._ready:
                     await self._create(db)
                 # Another process holds it: nothing here can be woken when it is released.
                 if await self._free(db, chat) and (token := await self._attempt(db, chat)):
-                    await _busy_timeout(db, self.timeout)
-                    return token
+                    return token  # (no await in between: a cancellation would lose the lease)
             except sqlite3.OperationalError as exc:  # "database is locked"
-                failure = exc
+                raise LockUnavailable(
+                    f"the chat's lock could not be read: {self.path!r} stayed locked for "
+                    f"{round(patience, 2):g} s"
+                ) from exc
             left = deadline - loop.time()
             if left <= 0:
-                if failure is not None:
-                    raise LockUnavailable(
-                        f"the chat's lock could not be read: {self.path!r} stayed locked "
-                        f"for {wait:g} s"
-                    ) from failure
                 raise busy(wait)
             await asyncio.sleep(min(self.poll, left))
 
@@ -183,6 +181,7 @@ class SqliteChatLocks(ChatLocks):
                 (chat, token, now + self.ttl),
             )
             await db.execute("COMMIT")
+            await _busy_timeout(db, self.timeout)  # renewals wait for the file as long as any
         except BaseException:
             with suppress(Exception):
                 await db.execute("ROLLBACK")
