@@ -39,7 +39,7 @@ from tests.deploy.test_double_approval import (
     _reason,
 )
 from tests.servers import uvicorn_server
-from tests.support import apply_chunks, normalize_ids
+from tests.support import normalize_ids
 
 pytestmark = pytest.mark.backing
 
@@ -123,7 +123,6 @@ async def _next_messages_round(
         problems.append(f"the first message: {response.status_code} {normalize_ids(chunks)}")
         return result
     answered = [first, _answer(chunks[0]["messageId"], reply)]
-    seen = apply_chunks({"role": "assistant"}, chunks)
     users = {who: _user(f"u2-{who}", f"hello from {who}") for who in "AB"}
     responses = dict(
         zip(
@@ -131,7 +130,7 @@ async def _next_messages_round(
             await _gather(
                 client.post(
                     f"{base}/agent/chat",
-                    json={"id": chat_id, "messages": [first, seen, users[who]]},
+                    json={"id": chat_id, "messages": [*answered, users[who]]},
                 )
                 for who, base in zip("AB", (workers.a, workers.b), strict=True)
             ),
