@@ -1,4 +1,5 @@
-"""Chunk → bytes: JSON for one chunk, SSE framing, and the v6/v7 gate.
+"""Chunk → bytes: JSON for one chunk, SSE events (framed by :mod:`.sse_frames`), and the v6/v7
+gate.
 
 Kept apart from the chunk types so both transports share one encoder, and so the v6 gate sits at
 the last point before the wire, where nothing can slip past it.
@@ -6,11 +7,13 @@ the last point before the wire, where nothing can slip past it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
 import msgspec
 
-from .chunks import Finish, UIMessageChunk, is_v7_only
+from .chunks import Error, Finish, UIMessageChunk, is_v7_only
+from .sse_frames import DONE, sse_event
 
 SSE_HEADERS: Final[dict[str, str]] = {
     "content-type": "text/event-stream",
@@ -18,9 +21,23 @@ SSE_HEADERS: Final[dict[str, str]] = {
     "x-vercel-ai-ui-message-stream": "v1",
     "x-accel-buffering": "no",
 }
-SSE_DONE: Final = b"data: [DONE]\n\n"
+SSE_DONE: Final = sse_event(DONE.encode())
 SSE_KEEP_ALIVE: Final = b": keep-alive\n\n"
 """An SSE comment: every client ignores it; a proxy sees the stream is alive."""
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def sse_events(chunks: Iterable[UIMessageChunk]) -> bytes:
+    """The SSE events of ``chunks``, encoded as they are (no v6 gate)."""
+    return b"".join(sse_event(_ENCODER.encode(chunk)) for chunk in chunks)
+
+
+CUT_SHORT: Final = "The answer was cut short: the server stopped writing it before it ended."
+"""The error a stored answer ends with when its writer stopped before it did (a live connection
+closed and its answer ran past the detached timeout; a worker died mid-answer)."""
+SSE_CUT_SHORT: Final = sse_events([Error(error_text=CUT_SHORT), Finish()]) + SSE_DONE
+"""What the readers of such an answer get after its last stored piece, instead of waiting
+forever: the error, ``finish`` and ``[DONE]``."""
 
 
 class ChunkEncoder:
@@ -53,4 +70,4 @@ class ChunkEncoder:
         admitted = self.admit(chunk)
         if admitted is None:
             return b""
-        return b"data: " + self._encoder.encode(admitted) + b"\n\n"
+        return sse_event(self._encoder.encode(admitted))

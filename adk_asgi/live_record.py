@@ -15,25 +15,15 @@ import asyncio
 import logging
 from typing import Final
 
-import msgspec
-
-from .chunks import Error, Finish, UIMessageChunk
-from .encoding import SSE_DONE
+from .encoding import SSE_CUT_SHORT, SSE_DONE, sse_events
 from .live_outputs import Record
 from .locks import ChatKey
 from .resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
 
-CUT_SHORT: Final = "The answer was cut short: its live connection closed before it ended."
-"""The error a resumed answer ends with when its connection stopped before the answer did."""
-_ENCODER = msgspec.json.Encoder()
 FLUSH_INTERVAL: Final = 0.01
 """Seconds a recorded chunk may wait to be written (what a resume can lag behind)."""
-
-
-def _sse(chunks: list[UIMessageChunk]) -> bytes:
-    return b"".join(b"data: " + _ENCODER.encode(chunk) + b"\n\n" for chunk in chunks)
 
 
 class LiveRecorder:
@@ -71,13 +61,13 @@ class LiveRecorder:
 
     async def aclose(self) -> None:
         """Write what is queued; a stream left open (the connection stopped before its answer
-        ended) is closed with an ``error`` chunk, so its readers do not wait forever."""
+        ended) is closed with :data:`~adk_asgi.encoding.SSE_CUT_SHORT`, so its readers do not
+        wait forever."""
         self._closing = True
         self._wake()
         await self._task
         if self.stream_id is not None:
-            tail = _sse([Error(error_text=CUT_SHORT), Finish()]) + SSE_DONE
-            await self._end(tail)
+            await self._end(SSE_CUT_SHORT)
 
     async def _write(self) -> None:
         while True:
@@ -100,7 +90,7 @@ class LiveRecorder:
                     await self._end(b"".join(piece) + SSE_DONE)
                 self.stream_id = await self.store.begin(self.key)
                 piece = []
-            piece.append(_sse(record.chunks))
+            piece.append(sse_events(record.chunks))
             if record.end:
                 await self._end(b"".join(piece) + SSE_DONE)
                 piece = []

@@ -20,25 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 from collections.abc import AsyncGenerator
 from typing import Any, Final
 
+from .encoding import SSE_CUT_SHORT
 from .locks import ChatKey
 from .locks_redis import DELETE_IF_HELD, RENEW_IF_HELD
 from .redis_client import cancellable, redis_from_url
 from .resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
-
-INTERRUPTED: Final = "The answer was interrupted: the server that wrote it stopped."
-_TAIL: Final = (
-    f"data: {json.dumps({'type': 'error', 'errorText': INTERRUPTED})}\n\n"
-    'data: {"type":"finish"}\n\ndata: [DONE]\n\n'
-).encode()
-"""What a reader gets after the last piece of a stream whose writer died."""
 
 
 CHAT_STREAMS_TTL: Final = 24 * 3600
@@ -210,7 +203,7 @@ class RedisStreamStore(StreamStore):
             reply = await cancellable(self._client.xread({data: last}, block=block, count=1000))
             if not reply:
                 if await self.active(key) != stream_id and not await self._ended(data):
-                    yield _TAIL  # its writer stopped renewing it and never ended it
+                    yield SSE_CUT_SHORT  # its writer stopped renewing it and never ended it
                     return
                 continue
             for entry_id, fields in reply[0][1]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+from .sse_frames import DONE, SSEParser
+
 
 class StoredReplay:
     """The frames of one ``resume`` request, from the stored pieces of the stream it follows.
@@ -21,7 +23,7 @@ class StoredReplay:
     message's ``start``, which every AI SDK client rebuilds the message from.
     """
 
-    __slots__ = ("_rest", "done", "last_sequence", "request_id", "sequence")
+    __slots__ = ("_events", "done", "last_sequence", "request_id", "sequence")
 
     def __init__(self, request_id: str, last_sequence: int | None = None) -> None:
         self.request_id = request_id
@@ -30,7 +32,7 @@ class StoredReplay:
         """The number the next chunk gets."""
         self.done = False
         """The stream's ``[DONE]`` was read."""
-        self._rest = b""
+        self._events = SSEParser()
 
     def start(self) -> str:
         return self._frame("start")
@@ -40,19 +42,15 @@ class StoredReplay:
 
     def feed(self, piece: bytes) -> list[str]:
         """The chunk frames of the events that ``piece`` completes (an event may span pieces)."""
-        *events, self._rest = (self._rest + piece).split(b"\n\n")
         frames: list[str] = []
-        for event in events:
-            if not event.startswith(b"data: "):
-                continue  # an SSE comment, or a blank line
-            payload = event[6:]
-            if payload == b"[DONE]":
+        for payload in self._events.feed(piece):
+            if payload == DONE:
                 self.done = True
                 continue
             if self.sequence > self.last_sequence:
                 frames.append(
                     f'{{"type":"chunk","requestId":{json.dumps(self.request_id)},'
-                    f'"sequence":{self.sequence},"chunk":{payload.decode()}}}'
+                    f'"sequence":{self.sequence},"chunk":{payload}}}'
                 )
             self.sequence += 1
         return frames

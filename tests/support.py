@@ -18,6 +18,7 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
 
+from adk_asgi.sse_frames import DONE, sse_data, sse_event
 from adk_asgi.testing import ScriptedLlm, Turn
 
 P = ParamSpec("P")
@@ -33,17 +34,13 @@ SSE_HEADERS = {
 
 
 def parse_sse(body: bytes | str) -> list[dict[str, Any]]:
-    """The chunks of an SSE body, checking the framing the AI SDK client relies on."""
+    """The chunks of an SSE body, checking the framing the server writes: every event one
+    ``data:`` line (no comment, no other field), ``data: [DONE]`` last."""
     text = body.decode() if isinstance(body, bytes) else body
-    assert text.endswith("data: [DONE]\n\n"), f"body does not end with [DONE]: {text[-80:]!r}"
-    events = text.split("\n\n")
-    assert events[-1] == ""
-    chunks = []
-    for event in events[:-2]:
-        assert event.startswith("data: "), event
-        assert "\n" not in event, event
-        chunks.append(json.loads(event[len("data: ") :]))
-    return chunks
+    events = sse_data(text)
+    assert events[-1:] == [DONE], f"body does not end with [DONE]: {text[-80:]!r}"
+    assert text == "".join(sse_event(e.encode()).decode() for e in events), text
+    return [json.loads(event) for event in events[:-1]]
 
 
 def counter(prefix: str) -> Callable[[], str]:
@@ -102,51 +99,6 @@ def normalize_ids(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 copy[key] = seen[(kind, value)]
         result.append(copy)
     return result
-
-
-def apply_chunks(message: dict[str, Any], chunks: list[dict[str, Any]]) -> dict[str, Any]:
-    """A small model of the AI SDK client's state machine, enough to build continuation
-    requests in ASGI tests (the real clients are exercised in tests/e2e)."""
-    parts: list[dict[str, Any]] = message.setdefault("parts", [])
-    for chunk in chunks:
-        kind = chunk["type"]
-        if kind == "start" and "messageId" in chunk:
-            message["id"] = chunk["messageId"]
-        elif kind == "start-step":
-            parts.append({"type": "step-start"})
-        elif kind == "text-start":
-            parts.append({"type": "text", "text": "", "state": "streaming", "_id": chunk["id"]})
-        elif kind in ("text-delta", "text-end"):
-            part = next(p for p in parts if p.get("_id") == chunk["id"])
-            part["text"] += chunk.get("delta", "")
-            if kind == "text-end":
-                part["state"] = "done"
-                del part["_id"]
-        elif kind == "tool-input-start":
-            parts.append(
-                {
-                    "type": "tool-" + chunk["toolName"],
-                    "toolCallId": chunk["toolCallId"],
-                    "state": "input-streaming",
-                }
-            )
-            if chunk.get("providerExecuted") is not None:
-                parts[-1]["providerExecuted"] = chunk["providerExecuted"]
-        elif kind.startswith("tool-"):
-            part = next(p for p in parts if p.get("toolCallId") == chunk["toolCallId"])
-            if kind == "tool-input-delta":
-                part["input"] = json.loads(chunk["inputTextDelta"])
-            elif kind == "tool-input-available":
-                part.update(state="input-available", input=chunk["input"])
-            elif kind == "tool-approval-request":
-                part.update(state="approval-requested", approval={"id": chunk["approvalId"]})
-            elif kind == "tool-output-available":
-                part.update(state="output-available", output=chunk["output"])
-            elif kind == "tool-output-error":
-                part.update(state="output-error", errorText=chunk["errorText"])
-            elif kind == "tool-output-denied":
-                part.update(state="output-denied")
-    return message
 
 
 def answer(message: dict[str, Any], tool: str, **change: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp
 
+from adk_asgi.sse_frames import DONE, sse_data
 from adk_asgi.testing.ui_message import (
     Chunk,
     SendAutomaticallyWhen,
@@ -52,19 +53,13 @@ def _generate_id() -> str:
 
 
 def parse_sse_chunks(body: str) -> list[Chunk]:
-    """The chunks of a UI message stream body: each event's ``data:`` (lines joined), up to
-    ``data: [DONE]``; comments and other fields are skipped, as an SSE parser does."""
+    """The chunks of a UI message stream body: each event's data, up to ``data: [DONE]``, read
+    as the AI SDK client reads SSE (:mod:`adk_asgi.sse_frames`)."""
     chunks: list[Chunk] = []
-    for event in body.replace("\r\n", "\n").split("\n\n"):
-        data = [
-            line[5:].removeprefix(" ") for line in event.split("\n") if line.startswith("data:")
-        ]
-        if not data:
-            continue
-        text = "\n".join(data)
-        if text == "[DONE]":
+    for data in sse_data(body):
+        if data == DONE:
             break
-        chunks.append(json.loads(text))
+        chunks.append(json.loads(data))
     return chunks
 
 

@@ -20,10 +20,10 @@ from google.adk.sessions import DatabaseSessionService
 from adk_asgi import AdkApp, chat, checks
 from adk_asgi.checks import MAX_PARTS
 from adk_asgi.decoding import MAX_DEPTH
-from adk_asgi.testing import Text, demo_model
+from adk_asgi.testing import Text, demo_model, read_ui_message
 from demo_app import change_bgm
 from tests.backing_services import Postgres
-from tests.support import apply_chunks, counter, parse_sse, scripted_agent
+from tests.support import counter, parse_sse, scripted_agent
 
 pytestmark = [pytest.mark.e2e]
 
@@ -124,7 +124,7 @@ async def test_a_browser_tool_output_nested_past_the_limit_is_refused_and_never_
     async with serve(app) as url, httpx.AsyncClient(base_url=url) as client:
         user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "play track 3"}]}
         first = await client.post("/chat", json={"id": "c1", "messages": [user]})
-        assistant = apply_chunks({"role": "assistant"}, parse_sse(first.content))
+        assistant = read_ui_message(parse_sse(first.content))
         part = assistant["parts"][-1]
         deep: Any = 3
         for _ in range(500):

@@ -27,10 +27,10 @@ from adk_asgi.files import NO_FILE
 from adk_asgi.redis_client import redis_from_url
 from adk_asgi.resumable import InMemoryStreamStore
 from adk_asgi.resumable_redis import RedisStreamStore
-from adk_asgi.testing import Text, demo_model
+from adk_asgi.testing import Text, demo_model, read_ui_message
 from tests.live.test_live_connection import open_live, serve
 from tests.locks.test_claims import claim_rows
-from tests.support import answer, apply_chunks, counter, parse_sse, scripted_agent, user_body
+from tests.support import answer, counter, parse_sse, scripted_agent, user_body
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -215,7 +215,7 @@ async def approve_a_payment(client: httpx.AsyncClient, chat_id: str) -> None:
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "pay 5 to alice"}]}
     asked = await client.post("/chat", json={"id": chat_id, "messages": [user]})
     assistant = answer(
-        apply_chunks({"role": "assistant"}, parse_sse(asked.content)),
+        read_ui_message(parse_sse(asked.content)),
         "process_payment",
         approved=True,
     )

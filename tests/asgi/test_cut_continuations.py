@@ -28,11 +28,11 @@ from google.genai import types
 from adk_asgi import AdkApp
 from adk_asgi.finish_tools import NOT_RUN, FinishRanTools, stored
 from adk_asgi.pace import RunSignal, paced_by
-from adk_asgi.testing import Call, Text, demo_model
+from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from tests.asgi.test_disconnect import http_scope
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE
 from tests.servers import uvicorn_server
-from tests.support import answer, apply_chunks, counter, parse_sse, scripted_agent
+from tests.support import answer, counter, parse_sse, scripted_agent
 
 PAYMENT_APP = "tests.deploy.payment_app:app"
 
@@ -93,7 +93,7 @@ class Payments:
         user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "pay 5 to alice"}]}
         response = await self.client.post("/chat", json={"id": chat_id, "messages": [user]})
         assert response.status_code == 200, response.text
-        assistant = apply_chunks({"role": "assistant"}, parse_sse(response.content))
+        assistant = read_ui_message(parse_sse(response.content))
         answer(assistant, "process_payment", approved=True)
         return {
             "id": chat_id,
@@ -271,7 +271,7 @@ async def test_an_approval_cut_after_1_2_or_3_events_on_uvicorn_stores_the_payme
                 "parts": [{"type": "text", "text": "pay 5 to alice"}],
             }
             first = await client.post(f"{base}/chat", json={"id": chat_id, "messages": [user]})
-            assistant = apply_chunks({"role": "assistant"}, parse_sse(first.content))
+            assistant = read_ui_message(parse_sse(first.content))
             card = assistant["parts"][1]
             answer(assistant, "process_payment", approved=True)
             body = {

@@ -19,9 +19,9 @@ from google.genai import types
 
 from adk_asgi import AdkApp, bookkeeping
 from adk_asgi.pending import APPROVAL_MOVED_ON, INTERRUPTED
-from adk_asgi.testing import Call, Text, demo_model
+from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from demo_app import change_bgm, get_location, get_weather
-from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse, scripted_agent
+from tests.support import answer, counter, normalize_ids, parse_sse, scripted_agent
 
 LOCATION = {"latitude": 48.85, "longitude": 2.35}
 
@@ -59,7 +59,7 @@ class Demo:
         response = await self.client.post("/chat", json={"id": chat_id, "messages": [self.user]})
         assert response.status_code == 200, response.text
         chunks = parse_sse(response.content)
-        self.assistant = apply_chunks({"role": "assistant"}, chunks)
+        self.assistant = read_ui_message(chunks)
         return chunks
 
     def body(self, chat_id: str = "chat-1") -> dict[str, Any]:
@@ -80,7 +80,7 @@ class Demo:
         response = await self.post(self.body())
         assert response.status_code == 200, response.text
         chunks = parse_sse(response.content)
-        apply_chunks(self.assistant, chunks)
+        self.assistant = read_ui_message(chunks, self.assistant)
         return chunks
 
     async def events(self, user: str = "alice", chat_id: str = "chat-1") -> list[Any]:
@@ -664,7 +664,7 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload() -> None:
                 "payload": {"seat": None, "options": ["1A", "14C"]},
             },
         }
-        message = apply_chunks({"role": "assistant"}, first)
+        message = read_ui_message(first)
         answer(message, "book_flight", approved=True)
         body = {
             "id": "f",

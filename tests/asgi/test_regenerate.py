@@ -12,11 +12,11 @@ import pytest
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import Text, demo_model
+from adk_asgi.testing import Text, demo_model, read_ui_message
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import serve
-from tests.support import apply_chunks, counter, parse_sse, scripted_agent
+from tests.support import counter, parse_sse, scripted_agent
 
 pytestmark = pytest.mark.asyncio
 
@@ -66,7 +66,7 @@ class Browser:
     async def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
         response = await self.post(body)
         assert response.status_code == 200, response.text
-        answer = apply_chunks({"role": "assistant"}, parse_sse(response.content))
+        answer = read_ui_message(parse_sse(response.content))
         self.messages.append(answer)
         return answer
 

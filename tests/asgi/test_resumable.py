@@ -17,10 +17,10 @@ from adk_asgi import AdkApp
 from adk_asgi.locks import ChatKey
 from adk_asgi.resumable import InMemoryStreamStore
 from adk_asgi.stops import ATTEMPTS
-from adk_asgi.testing import Text
+from adk_asgi.testing import Text, read_ui_message
 from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import serve
-from tests.support import apply_chunks, normalize_ids, parse_sse, scripted_agent, user_body
+from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -131,7 +131,7 @@ async def test_a_stopped_answer_keeps_in_history_the_text_it_showed(
         await client.delete(f"{base}/chat/kept/stream")
         chunks = parse_sse((await post).content)
         history = (await client.get(f"{base}/chat/kept/messages")).json()
-    shown = apply_chunks({"role": "assistant"}, chunks)
+    shown = read_ui_message(chunks)
     assert [p for p in shown["parts"] if p["type"] == "text"]  # it was mid-answer
     assert history[1]["parts"] == [
         p if p["type"] != "text" else {**p, "state": "done"} for p in shown["parts"]

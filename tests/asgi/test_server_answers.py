@@ -18,10 +18,10 @@ from google.genai import types
 
 from adk_asgi import AdkApp, CallAlreadyAnswered, CallNotOpen, ChatBusy, UnknownCall
 from adk_asgi.resumable import InMemoryStreamStore
-from adk_asgi.testing import Call, Text
+from adk_asgi.testing import Call, Text, read_ui_message
 from demo_app import change_bgm, get_weather
 from tests.asgi.test_hitl import text
-from tests.support import answer, apply_chunks, normalize_ids, parse_sse, scripted_agent, user_body
+from tests.support import answer, normalize_ids, parse_sse, scripted_agent, user_body
 
 pytestmark = pytest.mark.asyncio
 
@@ -74,7 +74,7 @@ class BackOffice:
         """Send the user's message; the page's assistant message after it."""
         response = await self.client.post("/chat", json=user_body("refund order A7"))
         assert response.status_code == 200, response.text
-        return apply_chunks({"role": "assistant"}, parse_sse(response.content))
+        return read_ui_message(parse_sse(response.content))
 
     async def history(self) -> list[dict[str, Any]]:
         response = await self.client.get("/chat/chat-1/messages")
@@ -280,7 +280,7 @@ async def test_an_answer_after_the_user_moved_on_goes_on_in_a_new_message() -> N
     office = BackOffice(streams=InMemoryStreamStore())
     asked = (await office.ask())["id"]
     weather = await office.client.post("/chat", json=user_body("weather", message_id="u2"))
-    later = apply_chunks({"role": "assistant"}, parse_sse(weather.content))["id"]
+    later = read_ui_message(parse_sse(weather.content))["id"]
     answered = await office.app.answer_call("alice", "chat-1", "call_1", APPROVED)
     assert answered not in (asked, later)
     weather_parts = [

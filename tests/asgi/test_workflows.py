@@ -20,9 +20,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import Call, ScriptedLlm, Text
+from adk_asgi.testing import Call, ScriptedLlm, Text, read_ui_message
 from tests.live.test_live_connection import serve
-from tests.support import answer, apply_chunks, counter, normalize_ids, parse_sse
+from tests.support import answer, counter, normalize_ids, parse_sse
 
 NAME_SCHEMA = {
     "type": "object",
@@ -67,9 +67,9 @@ class Chat:
         assert response.status_code == 200, response.text
         chunks = parse_sse(response.content)
         if new:
-            self.messages.append(apply_chunks({"role": "assistant"}, chunks))
+            self.messages.append(read_ui_message(chunks))
         else:
-            apply_chunks(self.messages[-1], chunks)
+            self.messages[-1] = read_ui_message(chunks, self.messages[-1])
         return chunks
 
     async def history(self) -> list[dict[str, Any]]:

@@ -30,10 +30,11 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from adk_asgi.testing import read_ui_message
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE, text
 from tests.backing_services import Postgres
 from tests.servers import uvicorn_server
-from tests.support import answer, apply_chunks, normalize_ids, parse_sse
+from tests.support import answer, normalize_ids, parse_sse
 
 pytestmark = pytest.mark.backing
 
@@ -219,7 +220,7 @@ async def _approval_round(client: httpx.AsyncClient, workers: Workers, n: int) -
     if [c["type"] for c in first].count("tool-approval-request") != 1:
         problems.append(f"the first message asked for no approval: {first}")
         return result
-    assistant = apply_chunks({"role": "assistant"}, first)
+    assistant = read_ui_message(first)
     request = next(c for c in first if c["type"] == "tool-approval-request")
     call_id, approval_id = request["toolCallId"], request["approvalId"]
     answer(assistant, "process_payment", approved=True)
@@ -500,9 +501,7 @@ async def test_an_approval_answered_over_live_and_sse_at_once_runs_the_payment_o
                     )
                 ).content
             )
-            assistant = answer(
-                apply_chunks({"role": "assistant"}, first), "process_payment", approved=True
-            )
+            assistant = answer(read_ui_message(first), "process_payment", approved=True)
             messages = [user, assistant]
             live, sse = await asyncio.gather(
                 _live_answer(workers.a, chat_id, messages),
@@ -535,9 +534,7 @@ async def test_a_live_approval_left_on_one_worker_is_approved_on_the_other(
         user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "pay 5 to alice"}]}
         asked = await _live_answer(workers.a, chat_id, [user])
         chunks = [f["chunk"] for f in asked if f["type"] == "chunk"]
-        assistant = answer(
-            apply_chunks({"role": "assistant"}, chunks), "process_payment", approved=True
-        )
+        assistant = answer(read_ui_message(chunks), "process_payment", approved=True)
         paid = await _live_answer(workers.b, chat_id, [user, assistant])
         streamed = normalize_ids([f["chunk"] for f in paid if f["type"] == "chunk"])
         runs = len(workers.ledger_lines(chat_id))

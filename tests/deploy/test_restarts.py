@@ -19,12 +19,13 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from adk_asgi.testing import read_ui_message
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE
 from tests.deploy.test_double_approval import APPROVED_STREAM as PAID
 from tests.e2e.node_client import drive_chat
 from tests.live.test_live_connection import HELLO
 from tests.servers import uvicorn_server
-from tests.support import answer, apply_chunks, normalize_ids, parse_sse
+from tests.support import answer, normalize_ids, parse_sse
 
 pytestmark = pytest.mark.backing
 
@@ -125,7 +126,7 @@ def test_an_sse_approval_pending_across_kill_9_completes_once(
         paused = parse_sse(httpx.post(f"{base}/agent/chat", json=body).content)
         assert normalize_ids(paused) == PAUSED
         deployment.crash(base)
-    assistant = apply_chunks({"role": "assistant"}, paused)
+    assistant = read_ui_message(paused)
     answer(assistant, "process_payment", approved=True)
     with deployment.server() as base:
         body = {"id": chat_id, "messages": [user("pay 5 to alice"), assistant]}
@@ -147,7 +148,7 @@ async def test_a_live_approval_pending_across_kill_9_completes_once(
             paused = await live_request(socket, chat_id, [user("pay 5 to alice")])
             assert normalize_ids(paused) == PAUSED
             deployment.crash(base)
-    assistant = apply_chunks({"role": "assistant"}, paused)
+    assistant = read_ui_message(paused)
     answer(assistant, "process_payment", approved=True)
     with deployment.server() as base:
         assert tool_states(history(base, chat_id)) == ["approval-requested"]

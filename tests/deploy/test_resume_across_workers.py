@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from adk_asgi.testing import read_ui_message
 from tests.e2e.node_client import drive_chat
 from tests.e2e.test_reload_mid_answer import comparable, responses
 from tests.live.test_live_connection import (
@@ -26,7 +27,7 @@ from tests.live.test_live_connection import (
 )
 from tests.live.test_live_resume import leave_mid_answer
 from tests.servers import uvicorn_server
-from tests.support import apply_chunks, normalize_ids, parse_sse
+from tests.support import normalize_ids, parse_sse
 
 pytestmark = pytest.mark.backing
 
@@ -130,7 +131,7 @@ async def test_a_live_answer_left_on_one_worker_is_resumed_whole_over_live_on_th
     async with socket:
         await send_resume(socket, left.chat_id, "resume-1")
         resumed = unframe(await text_frames_until_end(socket, "resume-1"), "resume-1")
-        again.user, again.assistant = left.user, apply_chunks({"role": "assistant"}, resumed)
+        again.user, again.assistant = left.user, read_ui_message(resumed)
         again.count = left.count  # the next message is the page's second one
         shown = [again.user, again.assistant]
         next_answer = await again.turn("hello")

@@ -25,9 +25,9 @@ from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp, load
 from adk_asgi.history import rebuild_messages
-from adk_asgi.testing import Call, Text, demo_model
+from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from demo_app import build_agent
-from tests.support import CountedSessions, answer, apply_chunks, normalize_ids, scripted_agent
+from tests.support import CountedSessions, answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -121,7 +121,7 @@ class Live:
         chunks = await self.response(await self.send(text))
         if text is not None:
             self.assistant = {"role": "assistant"}
-        apply_chunks(self.assistant, chunks)
+        self.assistant = read_ui_message(chunks, self.assistant)
         return chunks
 
 
@@ -265,7 +265,7 @@ async def _history(app: AdkApp, chat_id: str) -> list[dict[str, Any]]:
         )
         if session is not None:
             result: list[dict[str, Any]] = msgspec.to_builtins(
-                rebuild_messages(session.events, app.services.tools)
+                rebuild_messages(session.events, app.services.tools, speakers=app.services.speakers)
             )
             return result
     raise AssertionError(f"no session for {chat_id}")
@@ -758,7 +758,7 @@ async def test_disconnect_mid_stream_leaves_no_task_and_frees_the_chat() -> None
         *weather_turn("<msg2>", "<call1>", "<block2>"),
     ]
     # the cut answer was never finished, so only its second telling is recorded
-    answered = apply_chunks({"role": "assistant"}, resumed)
+    answered = read_ui_message(resumed)
     assert history == [live.user, answered, again.user, again.assistant]
 
 
@@ -808,7 +808,7 @@ async def test_a_browser_tool_that_never_answers_times_out_and_the_turn_goes_on(
         *text_block("<block1>", said),
         {"type": "finish", "finishReason": "stop"},
     ]
-    resumed = apply_chunks({"role": "assistant"}, replay)
+    resumed = read_ui_message(replay)
     assert history == [live.user, resumed]
     assert resumed["parts"][1] == {
         "type": "tool-change_bgm",
@@ -1120,7 +1120,7 @@ async def test_history_after_a_voice_turn_shows_what_the_model_said() -> None:
     def spoken(message: dict[str, Any]) -> dict[str, Any]:
         return {**message, "parts": [p for p in message["parts"] if p["type"] != "data-transcript"]}
 
-    shown = apply_chunks({"role": "assistant"}, answered)
+    shown = read_ui_message(answered)
     assert [spoken(m) for m in history if m["role"] == "assistant"] == [spoken(shown)]
 
 

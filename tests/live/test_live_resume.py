@@ -16,9 +16,9 @@ import pytest
 import pytest_asyncio
 
 from adk_asgi import AdkApp
-from adk_asgi.live_record import CUT_SHORT
+from adk_asgi.encoding import CUT_SHORT
 from adk_asgi.resumable import InMemoryStreamStore
-from adk_asgi.testing import demo_model
+from adk_asgi.testing import demo_model, read_ui_message
 from demo_app import build_agent
 from tests.live.test_live_connection import (
     Live,
@@ -32,7 +32,7 @@ from tests.live.test_live_connection import (
     unframe,
     wait_until_closed,
 )
-from tests.support import answer, apply_chunks, normalize_ids
+from tests.support import answer, normalize_ids
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -93,7 +93,7 @@ async def test_a_reload_mid_answer_resumes_it_whole_on_a_new_connection(
     again, resumed = await resume(url, live.chat_id, cookie_of(socket))
     responses = [normalize_ids(resumed)]
     async with again.socket:
-        again.user, again.assistant = live.user, apply_chunks({"role": "assistant"}, resumed)
+        again.user, again.assistant = live.user, read_ui_message(resumed)
         if approve:  # the payment left waiting is approved from the new page
             answer(again.assistant, "process_payment", approved=True)
             responses.append(normalize_ids(await again.turn()))

@@ -12,9 +12,10 @@ from contextlib import AsyncExitStack
 import pytest
 import pytest_asyncio
 
+from adk_asgi.encoding import CUT_SHORT
 from adk_asgi.redis_client import redis_from_url
 from adk_asgi.resumable import InMemoryStreamStore, StreamStore
-from adk_asgi.resumable_redis import INTERRUPTED, RedisStreamStore
+from adk_asgi.resumable_redis import RedisStreamStore
 
 pytestmark = pytest.mark.backing
 
@@ -91,7 +92,7 @@ async def test_the_readers_of_a_writer_that_died_get_what_it_wrote_and_an_end(
         await reader.aclose()
     assert replayed == (
         b'data: {"type":"start"}\n\n'
-        b'data: {"type": "error", "errorText": "' + INTERRUPTED.encode() + b'"}\n\n'
+        b'data: {"type":"error","errorText":"' + CUT_SHORT.encode() + b'"}\n\n'
         b'data: {"type":"finish"}\n\ndata: [DONE]\n\n'
     )
 
@@ -176,5 +177,5 @@ async def test_forgetting_a_chat_drops_its_streams_ended_or_not(
             assert await collect(store, ended) == b""
         else:
             names = sorted([name.decode() async for name in client.scan_iter(f"{prefix}*")])
-            assert rest.startswith(b'data: {"type": "error"')
+            assert rest.startswith(b'data: {"type":"error"')
             assert names == [prefix + "chat:" + "\x1f".join(other), prefix + "data:" + kept]
