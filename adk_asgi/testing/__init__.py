@@ -6,6 +6,11 @@ connection (``ScriptedLlm.connect``, for ``Runner.run_live``) does the same for 
 ``ChatClient`` drives an app like the stock AI SDK client (docs/testing.md#testing-your-app).
 """
 
+from adk_asgi.testing.auto_send import (
+    last_assistant_message_is_complete_with_approval_responses,
+    last_assistant_message_is_complete_with_tool_calls,
+    stock_send_automatically_when,
+)
 from adk_asgi.testing.client import ChatClient, ChatResponse, parse_sse_chunks
 from adk_asgi.testing.demo_grammar import demo_model, demo_responder, parse_stages
 from adk_asgi.testing.live import (
@@ -31,14 +36,7 @@ from adk_asgi.testing.scripted import (
     prompt_tokens,
     turn_to_responses,
 )
-from adk_asgi.testing.ui_message import (
-    StreamingMessage,
-    UIMessageStreamError,
-    last_assistant_message_is_complete_with_approval_responses,
-    last_assistant_message_is_complete_with_tool_calls,
-    read_ui_message,
-    stock_send_automatically_when,
-)
+from adk_asgi.testing.ui_message import StreamingMessage, UIMessageStreamError, read_ui_message
 
 __all__ = [
     "DEFAULT_MODEL_NAME",

@@ -25,15 +25,14 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import ASGIApp
 
 from adk_asgi.sse_frames import DONE, sse_data
-from adk_asgi.testing.ui_message import (
-    Chunk,
-    SendAutomaticallyWhen,
-    StreamingMessage,
-    UIMessageDict,
-    is_tool_part,
-    stock_send_automatically_when,
-    tool_name,
+from adk_asgi.testing.auto_send import SendAutomaticallyWhen, stock_send_automatically_when
+from adk_asgi.testing.tool_answers import (
+    add_tool_output,
+    continued_message_id,
+    respond_to_approval,
 )
+from adk_asgi.testing.ui_message import StreamingMessage
+from adk_asgi.testing.ui_parts import Chunk, UIMessageDict
 
 if TYPE_CHECKING:
     import httpx
@@ -198,22 +197,7 @@ class ChatClient:
         ``None`` when it sends nothing yet (another part of the step still waits).
         ``body={"confirmationPayloads": {approval_id: {...}}}`` answers a tool that asked for
         a payload."""
-        index, part = self._find(
-            tool, "waiting for approval", lambda p: p.get("state") == "approval-requested"
-        )
-        if part.get("state") != "approval-requested":
-            raise LookupError(f"{tool!r} is {part.get('state')}, not waiting for approval")
-        message = self.messages[index]
-        approval = {**part["approval"], "approved": approved}
-        if reason is not None:
-            approval["reason"] = reason
-        self.messages[index] = {
-            **message,
-            "parts": [
-                {**p, "state": "approval-responded", "approval": approval} if p is part else p
-                for p in message["parts"]
-            ],
-        }
+        index = respond_to_approval(self.messages, tool, approved, reason)
         return await self._send_if_due(self.messages[index]["id"], body, headers)
 
     async def deny(
@@ -262,15 +246,7 @@ class ChatClient:
         """``sendMessage()`` with no message: post the chat as it is, continuing the latest
         assistant message with an answered approval, else the last message. For a client
         whose ``sendAutomaticallyWhen`` did not send, or a ``messages`` list you edited."""
-        message_id = self.messages[-1]["id"] if self.messages else None
-        for message in reversed(self.messages):
-            if message.get("role") == "assistant" and any(
-                is_tool_part(p) and p.get("state") == "approval-responded"
-                for p in message.get("parts", [])
-            ):
-                message_id = message["id"]
-                break
-        return await self._request(message_id, body, headers)
+        return await self._request(continued_message_id(self.messages), body, headers)
 
     async def history(self) -> list[UIMessageDict]:
         """``GET {api}/{chat_id}/messages``: the chat as the server keeps it (what a reloaded
@@ -283,24 +259,6 @@ class ChatClient:
 
     # --- how the stock client does it ----------------------------------------------------
 
-    def _find(
-        self, target: str, what: str, waiting: Callable[[dict[str, Any]], bool]
-    ) -> tuple[int, dict[str, Any]]:
-        """The tool part ``target`` names: by call or approval id anywhere, else by tool name,
-        the first waiting part in the latest message that has one."""
-        for index, message in enumerate(self.messages):
-            for part in message.get("parts", []):
-                if is_tool_part(part) and target in (
-                    part.get("toolCallId"),
-                    (part.get("approval") or {}).get("id"),
-                ):
-                    return index, part
-        for index in reversed(range(len(self.messages))):
-            for part in self.messages[index].get("parts", []):
-                if is_tool_part(part) and waiting(part) and tool_name(part) == target:
-                    return index, part
-        raise LookupError(f"no tool call {what} matches {target!r}")
-
     async def _add_output(
         self,
         tool: str,
@@ -310,23 +268,7 @@ class ChatClient:
         body: Mapping[str, Any] | None,
         headers: Mapping[str, str] | None,
     ) -> ChatResponse | None:
-        index, part = self._find(
-            tool,
-            "waiting for a result",
-            lambda p: p.get("state") in ("input-available", "approval-responded"),
-        )
-        updated = {**part, "state": state}
-        updated.pop("output", None)
-        updated.pop("errorText", None)
-        if state == "output-error":
-            updated["errorText"] = error_text
-        else:
-            updated["output"] = output
-        message = self.messages[index]
-        self.messages[index] = {
-            **message,
-            "parts": [updated if p is part else p for p in message["parts"]],
-        }
+        index = add_tool_output(self.messages, tool, state, output, error_text)
         return await self._send_if_due(self.messages[index]["id"], body, headers)
 
     def _due(self) -> bool:

@@ -5,7 +5,8 @@ the chunks the server wrote: a chunk sequence can look right and still leave the
 with a duplicated message, a tool part in the wrong state, or a step the ``sendAutomaticallyWhen``
 helpers never send. :class:`StreamingMessage` replays the AI SDK's own state machine
 (``processUIMessageStream`` of ``ai@6``) on parsed chunks, and the two ``last_assistant_…``
-predicates are the stock helpers that decide when ``useChat`` sends a chat by itself.
+predicates of :mod:`.auto_send` are the stock helpers that decide when ``useChat`` sends a chat by
+itself.
 
 Messages are plain JSON dicts, exactly what ``JSON.stringify`` makes of the client's objects (a
 key the client leaves ``undefined`` is absent), so they can be posted back as they are and
@@ -19,69 +20,26 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from typing import Any
 
-__all__ = [
-    "Chunk",
-    "SendAutomaticallyWhen",
-    "StreamingMessage",
-    "UIMessageDict",
-    "UIMessageStreamError",
-    "is_tool_part",
-    "last_assistant_message_is_complete_with_approval_responses",
-    "last_assistant_message_is_complete_with_tool_calls",
-    "read_ui_message",
-    "stock_send_automatically_when",
-    "tool_name",
-]
+from adk_asgi.testing.ui_parts import (
+    MISSING,
+    UIMessageDict,
+    is_tool_part,
+    last_step,
+    put,
+    tool_name,
+    update_tool_part,
+)
 
-Chunk: TypeAlias = dict[str, Any]
-"""One chunk of the UI message stream, as parsed from its ``data:`` line."""
-UIMessageDict: TypeAlias = dict[str, Any]
-"""A ``UIMessage`` as JSON: ``{"id", "role", "parts", "metadata"?}``."""
-SendAutomaticallyWhen: TypeAlias = Callable[[Sequence[UIMessageDict]], bool]
-"""``useChat({sendAutomaticallyWhen})``: given the chat's messages, whether to send them."""
-
-_MISSING: Final[Any] = object()
-"""A key the chunk does not have: JavaScript's ``undefined``, as opposed to JSON ``null``."""
-
-_OUTPUT_STATES: Final = ("output-available", "output-error")
+__all__ = ["StreamingMessage", "UIMessageStreamError", "read_ui_message"]
 
 
 class UIMessageStreamError(ValueError):
     """A chunk the AI SDK client rejects (a delta for a text part never started, a result for
     an unknown tool call…): the browser would end the request in its ``error`` state."""
-
-
-def is_tool_part(part: Mapping[str, Any]) -> bool:
-    """``isToolUIPart``: a static ``tool-<name>`` part or a ``dynamic-tool`` part."""
-    kind = part.get("type", "")
-    return isinstance(kind, str) and (kind.startswith("tool-") or kind == "dynamic-tool")
-
-
-def _is_static_tool_part(part: Mapping[str, Any]) -> bool:
-    kind = part.get("type", "")
-    return isinstance(kind, str) and kind.startswith("tool-")
-
-
-def tool_name(part: Mapping[str, Any]) -> str:
-    """The tool of a tool part, static (``tool-<name>``) or dynamic (``toolName``)."""
-    return str(part["toolName"] if part["type"] == "dynamic-tool" else part["type"][5:])
-
-
-def _put(target: dict[str, Any], key: str, value: Any) -> None:
-    """``target[key] = value`` in JavaScript: assigning ``undefined`` leaves the key out."""
-    if value is _MISSING:
-        target.pop(key, None)
-    else:
-        target[key] = value
-
-
-def _last_step(parts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    start = max((i for i, p in enumerate(parts) if p.get("type") == "step-start"), default=-1)
-    return list(parts[start + 1 :])
 
 
 def _merge(base: Any, update: Any) -> Any:
@@ -100,9 +58,9 @@ class _PartialCall:
     text: str
     tool_name: str
     dynamic: bool
-    input_encoding: Any = _MISSING
-    title: Any = _MISSING
-    tool_metadata: Any = _MISSING
+    input_encoding: Any = MISSING
+    title: Any = MISSING
+    tool_metadata: Any = MISSING
 
 
 @dataclass
@@ -137,15 +95,15 @@ class StreamingMessage:
         else:
             message = {"id": message_id, "role": "assistant", "parts": []}
         state = cls(message=message)
-        for part in _last_step(message["parts"]):
+        for part in last_step(message["parts"]):
             if is_tool_part(part) and part.get("state") == "input-streaming":
                 state._partial_calls[part["toolCallId"]] = _PartialCall(
                     text=part.get("rawInput") or "",
                     tool_name=tool_name(part),
                     dynamic=part["type"] == "dynamic-tool",
-                    input_encoding=part.get("inputEncoding", _MISSING),
-                    title=part.get("title", _MISSING),
-                    tool_metadata=part.get("toolMetadata", _MISSING),
+                    input_encoding=part.get("inputEncoding", MISSING),
+                    title=part.get("title", MISSING),
+                    tool_metadata=part.get("toolMetadata", MISSING),
                 )
         return state
 
@@ -167,7 +125,7 @@ class StreamingMessage:
                 {"type": "reasoning", "id": chunk["id"]} if reasoning else {"type": "text"}
             )
             part.update(text="", state="streaming")
-            _put(part, "providerMetadata", get("providerMetadata", _MISSING))
+            put(part, "providerMetadata", get("providerMetadata", MISSING))
             (self._active_reasoning if reasoning else self._active_text)[chunk["id"]] = part
             self.parts.append(part)
         elif kind in ("text-delta", "text-end", "reasoning-delta", "reasoning-end"):
@@ -196,27 +154,28 @@ class StreamingMessage:
             keys = ("url", "title") if kind == "source-url" else ("mediaType", "title", "filename")
             source = {"type": kind, "sourceId": chunk["sourceId"]}
             for key in (*keys, "providerMetadata"):
-                _put(source, key, get(key, _MISSING))
+                put(source, key, get(key, MISSING))
             self.parts.append(source)
         elif kind == "tool-input-start":
             self._partial_calls[chunk["toolCallId"]] = _PartialCall(
                 text="",
                 tool_name=chunk["toolName"],
                 dynamic=bool(get("dynamic")),
-                input_encoding=get("inputEncoding", _MISSING),
-                title=get("title", _MISSING),
-                tool_metadata=get("toolMetadata", _MISSING),
+                input_encoding=get("inputEncoding", MISSING),
+                title=get("title", MISSING),
+                tool_metadata=get("toolMetadata", MISSING),
             )
-            self._update_tool(
+            update_tool_part(
+                self.parts,
                 chunk["toolCallId"],
                 chunk["toolName"],
                 "input-streaming",
                 dynamic=bool(get("dynamic")),
-                input_encoding=get("inputEncoding", _MISSING),
-                provider_executed=get("providerExecuted", _MISSING),
-                provider_metadata=get("providerMetadata", _MISSING),
-                title=get("title", _MISSING),
-                tool_metadata=get("toolMetadata", _MISSING),
+                input_encoding=get("inputEncoding", MISSING),
+                provider_executed=get("providerExecuted", MISSING),
+                provider_metadata=get("providerMetadata", MISSING),
+                title=get("title", MISSING),
+                tool_metadata=get("toolMetadata", MISSING),
             )
         elif kind == "tool-input-delta":
             call = self._partial_calls.get(chunk["toolCallId"])
@@ -232,8 +191,9 @@ class StreamingMessage:
                 try:
                     partial = json.loads(call.text)
                 except ValueError:
-                    partial = _MISSING
-            self._update_tool(
+                    partial = MISSING
+            update_tool_part(
+                self.parts,
                 chunk["toolCallId"],
                 call.tool_name,
                 "input-streaming",
@@ -249,22 +209,23 @@ class StreamingMessage:
             dynamic = bool(get("dynamic"))
             if not available:
                 existing = next(
-                    (p for p in _last_step(self.parts) if p.get("toolCallId") == get("toolCallId")),
+                    (p for p in last_step(self.parts) if p.get("toolCallId") == get("toolCallId")),
                     None,
                 )
                 dynamic = existing["type"] == "dynamic-tool" if existing else dynamic
-            self._update_tool(
+            update_tool_part(
+                self.parts,
                 chunk["toolCallId"],
                 chunk["toolName"],
                 "input-available" if available else "output-error",
                 dynamic=dynamic,
-                input=get("input", _MISSING) if available or dynamic else _MISSING,
-                raw_input=_MISSING if available or dynamic else get("input", _MISSING),
-                error_text=_MISSING if available else get("errorText", _MISSING),
-                provider_executed=get("providerExecuted", _MISSING),
-                provider_metadata=get("providerMetadata", _MISSING),
-                title=get("title", _MISSING) if available else _MISSING,
-                tool_metadata=get("toolMetadata", _MISSING),
+                input=get("input", MISSING) if available or dynamic else MISSING,
+                raw_input=MISSING if available or dynamic else get("input", MISSING),
+                error_text=MISSING if available else get("errorText", MISSING),
+                provider_executed=get("providerExecuted", MISSING),
+                provider_metadata=get("providerMetadata", MISSING),
+                title=get("title", MISSING) if available else MISSING,
+                tool_metadata=get("toolMetadata", MISSING),
             )
         elif kind == "tool-approval-request":
             part = self._tool_invocation(chunk["toolCallId"])
@@ -283,21 +244,22 @@ class StreamingMessage:
             part = self._tool_invocation(chunk["toolCallId"])
             dynamic = part["type"] == "dynamic-tool"
             available = kind == "tool-output-available"
-            self._update_tool(
+            update_tool_part(
+                self.parts,
                 chunk["toolCallId"],
                 tool_name(part),
                 "output-available" if available else "output-error",
                 dynamic=dynamic,
                 existing=part,
-                input=part.get("input", _MISSING),
-                output=get("output", _MISSING) if available else _MISSING,
-                error_text=_MISSING if available else get("errorText", _MISSING),
-                raw_input=_MISSING if available or dynamic else part.get("rawInput", _MISSING),
-                preliminary=get("preliminary", _MISSING) if available else _MISSING,
-                provider_executed=get("providerExecuted", _MISSING),
-                provider_metadata=get("providerMetadata", _MISSING),
-                title=part.get("title", _MISSING),
-                tool_metadata=get("toolMetadata", part.get("toolMetadata", _MISSING)),
+                input=part.get("input", MISSING),
+                output=get("output", MISSING) if available else MISSING,
+                error_text=MISSING if available else get("errorText", MISSING),
+                raw_input=MISSING if available or dynamic else part.get("rawInput", MISSING),
+                preliminary=get("preliminary", MISSING) if available else MISSING,
+                provider_executed=get("providerExecuted", MISSING),
+                provider_metadata=get("providerMetadata", MISSING),
+                title=part.get("title", MISSING),
+                tool_metadata=get("toolMetadata", part.get("toolMetadata", MISSING)),
             )
         elif kind == "start-step":
             self.parts.append({"type": "step-start"})
@@ -347,89 +309,10 @@ class StreamingMessage:
 
     def _tool_invocation(self, call_id: str) -> dict[str, Any]:
         """``getToolInvocation``: the call's part in the current step, else the latest one."""
-        for part in [*_last_step(self.parts), *self.parts[::-1]]:
+        for part in [*last_step(self.parts), *self.parts[::-1]]:
             if is_tool_part(part) and part.get("toolCallId") == call_id:
                 return part
         raise UIMessageStreamError(f'No tool invocation found for tool call ID "{call_id}".')
-
-    def _update_tool(
-        self,
-        call_id: str,
-        tool_name: str,
-        state: str,
-        *,
-        dynamic: bool,
-        existing: dict[str, Any] | None = None,
-        input: Any = _MISSING,
-        output: Any = _MISSING,
-        error_text: Any = _MISSING,
-        raw_input: Any = _MISSING,
-        input_encoding: Any = _MISSING,
-        preliminary: Any = _MISSING,
-        provider_executed: Any = _MISSING,
-        provider_metadata: Any = _MISSING,
-        title: Any = _MISSING,
-        tool_metadata: Any = _MISSING,
-    ) -> None:
-        """``updateToolPart`` / ``updateDynamicToolPart``: update the call's part of the
-        current step in place, or append a new one."""
-        part = existing
-        if part is None:
-            part = next(
-                (
-                    p
-                    for p in _last_step(self.parts)
-                    if p.get("toolCallId") == call_id
-                    and (p.get("type") == "dynamic-tool" if dynamic else _is_static_tool_part(p))
-                ),
-                None,
-            )
-        metadata_key = (
-            "resultProviderMetadata" if state in _OUTPUT_STATES else "callProviderMetadata"
-        )
-        if part is None:
-            part = (
-                {"type": "dynamic-tool", "toolName": tool_name}
-                if dynamic
-                else {"type": f"tool-{tool_name}"}
-            )
-            part.update(toolCallId=call_id, state=state)
-            for key, value in [
-                ("title", title),
-                ("toolMetadata", tool_metadata),
-                ("input", input),
-                ("inputEncoding", input_encoding),
-                ("output", output),
-                ("rawInput", raw_input),
-                ("errorText", error_text),
-                ("providerExecuted", provider_executed),
-                ("preliminary", preliminary),
-            ]:
-                if value is not _MISSING and (key != "inputEncoding" or value is not None):
-                    part[key] = value
-            if provider_metadata is not _MISSING and provider_metadata is not None:
-                part[metadata_key] = provider_metadata
-            self.parts.append(part)
-            return
-        part["state"] = state
-        if dynamic:
-            part["toolName"] = tool_name
-        else:
-            part["type"] = f"tool-{tool_name}"
-        _put(part, "input", input)
-        _put(part, "output", output)
-        _put(part, "errorText", error_text)
-        _put(part, "rawInput", raw_input)
-        _put(part, "inputEncoding", _MISSING if input_encoding is None else input_encoding)
-        _put(part, "preliminary", preliminary)
-        if title is not _MISSING:
-            part["title"] = title
-        if tool_metadata is not _MISSING:
-            part["toolMetadata"] = tool_metadata
-        if provider_executed is not _MISSING and provider_executed is not None:
-            part["providerExecuted"] = provider_executed
-        if provider_metadata is not _MISSING and provider_metadata is not None:
-            part[metadata_key] = provider_metadata
 
 
 def read_ui_message(
@@ -444,54 +327,3 @@ def read_ui_message(
     for chunk in chunks:
         state.apply(chunk)
     return state.message
-
-
-def _last_assistant_step(messages: Sequence[UIMessageDict]) -> list[dict[str, Any]] | None:
-    if not messages or messages[-1].get("role") != "assistant":
-        return None
-    return _last_step(messages[-1].get("parts", []))
-
-
-def _settled(part: Mapping[str, Any]) -> bool:
-    return (
-        part.get("state") == "output-available" and part.get("preliminary") is not True
-    ) or part.get("state") == "output-error"
-
-
-def last_assistant_message_is_complete_with_tool_calls(
-    messages: Sequence[UIMessageDict],
-) -> bool:
-    """The AI SDK's ``lastAssistantMessageIsCompleteWithToolCalls``: the last step has client
-    tool calls, all with a result, and no text still streaming after them."""
-    step = _last_assistant_step(messages)
-    if step is None:
-        return False
-    calls = [i for i, p in enumerate(step) if is_tool_part(p) and not p.get("providerExecuted")]
-    if not calls:
-        return False
-    after = step[calls[-1] + 1 :]
-    if any(p.get("type") == "text" and p.get("state") != "done" for p in after):
-        return False
-    return all(_settled(step[i]) for i in calls)
-
-
-def last_assistant_message_is_complete_with_approval_responses(
-    messages: Sequence[UIMessageDict],
-) -> bool:
-    """The AI SDK's ``lastAssistantMessageIsCompleteWithApprovalResponses``: the last step has
-    an answered approval, and every tool part of it is answered or settled."""
-    step = _last_assistant_step(messages)
-    if step is None:
-        return False
-    tools = [p for p in step if is_tool_part(p)]
-    return any(p.get("state") == "approval-responded" for p in tools) and all(
-        _settled(p) or p.get("state") in ("output-denied", "approval-responded") for p in tools
-    )
-
-
-def stock_send_automatically_when(messages: Sequence[UIMessageDict]) -> bool:
-    """``toolCallsDone(o) || approvalsDone(o)``: the ``sendAutomaticallyWhen`` docs/hitl.md
-    recommends, with which every human-in-the-loop order works."""
-    return last_assistant_message_is_complete_with_tool_calls(
-        messages
-    ) or last_assistant_message_is_complete_with_approval_responses(messages)
