@@ -34,6 +34,7 @@ SANS_IO = [
     "pending",
     "policy",
     "safe_history",
+    "sse_frames",
     "stored_replay",
     "tool_cards",
     "translate",
