@@ -70,6 +70,7 @@ from bench.chats import (
 from bench.concurrency_report import BEFORE, OURS, PEER, concurrency_report, environment
 from bench.placement import Placement, loop_factory
 from bench.report import load_average, progress
+from bench.rows import round_order
 from bench.serve import GcClock
 from bench.servers import ServerProcess
 from bench.sse_payloads import sse_payloads
@@ -228,8 +229,7 @@ async def _level(
         await row.batch(n, WARM_UP, None)
     names = ["floor", OURS, *others]
     for rep in range(rounds):
-        shift = rep % len(names)
-        for name in names[shift:] + names[:shift]:
+        for name in round_order(names, rep):
             if name == "floor":
                 level.floor.append(await floor.batch(n, plan.deltas))
             elif name == OURS:

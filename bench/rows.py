@@ -8,7 +8,7 @@ order of the rows rotating each round, so a noisy machine slows all rows alike.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -113,9 +113,22 @@ async def sample(
     names = list(rows)
     results: dict[str, list[Run]] = {name: [] for name in names}
     for rep in range(reps):
-        shift = rep % len(names)
-        for name in names[shift:] + names[:shift]:
+        for name in round_order(names, rep):
             if primed:
                 await rows[name](deltas)
             results[name].append(await rows[name](deltas))
     return results
+
+
+def round_order(names: Sequence[str], rep: int) -> list[str]:
+    """The rows' order in round ``rep``: a rotation, and the row after the first (the floor)
+    changes each round, so that no row always runs right after it (``sample``'s docstring
+    says what that cost)."""
+    if len(names) < 3:
+        shift = rep % max(1, len(names))
+        return [*names[shift:], *names[:shift]]
+    first, rest = names[0], list(names[1:])
+    turn = rep % len(rest)
+    cycle = [first, *rest[turn:], *rest[:turn]]
+    shift = rep % len(cycle)
+    return cycle[shift:] + cycle[:shift]
