@@ -24,7 +24,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppres
 from typing import Any, Final
 
 from .locks import ChatKey, ChatLocks, Lease, busy
-from .redis_client import cancellable, redis_from_url
+from .redis_client import cancellable, client_of
 
 logger = logging.getLogger("adk_asgi")
 
@@ -71,12 +71,8 @@ class RedisChatLocks(ChatLocks):
         ttl: float = 30.0,
         poll: float = 0.025,
     ) -> None:
-        if isinstance(redis, str):
-            self._client: Any = redis_from_url(redis)
-            self._owns_client = True
-        else:
-            self._client = redis
-            self._owns_client = False
+        self._client: Any
+        self._client, self._owns_client = client_of(redis)
         if not ttl > 0 or not poll > 0:
             raise ValueError("ttl and poll must be > 0 seconds")
         self.prefix = prefix

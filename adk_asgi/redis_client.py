@@ -23,6 +23,14 @@ WAIT_FOR_CONNECTION: Final = 20.0
 """Seconds a command waits for a free connection before it fails."""
 
 
+def client_of(redis: Any) -> tuple[Any, bool]:
+    """The client for ``redis`` (a URL, or a ``redis.asyncio.Redis`` the app owns), and whether
+    the bridge owns it (built here from the URL, so closed by the bridge)."""
+    if isinstance(redis, str):
+        return redis_from_url(redis), True
+    return redis, False
+
+
 def redis_from_url(url: str) -> Any:
     """A ``redis.asyncio.Redis`` for ``url`` on a blocking pool it owns (closed with it)."""
     import redis.asyncio as aioredis  # an optional dependency: imported only when used

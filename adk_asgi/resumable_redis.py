@@ -28,7 +28,7 @@ from typing import Any, Final
 from .encoding import SSE_CUT_SHORT
 from .locks import ChatKey
 from .locks_redis import DELETE_IF_HELD, RENEW_IF_HELD
-from .redis_client import cancellable, redis_from_url
+from .redis_client import cancellable, client_of
 from .resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
@@ -76,12 +76,8 @@ class RedisStreamStore(StreamStore):
         poll: float = 0.25,
         flush_interval: float = 0.01,
     ) -> None:
-        if isinstance(redis, str):
-            self._client: Any = redis_from_url(redis)
-            self._owns_client = True
-        else:
-            self._client = redis
-            self._owns_client = False
+        self._client: Any
+        self._client, self._owns_client = client_of(redis)
         if not (lease > 0 and keep > 0 and poll > 0 and maxlen > 0):
             raise ValueError("lease, keep, poll and maxlen must be > 0")
         self.prefix = prefix
