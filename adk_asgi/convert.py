@@ -55,6 +55,7 @@ from .failures import ERROR_PART, AgentError, ErrorHandler, show_errors
 from .interrupts import (
     workflow_answer,
 )
+from .parallel_calls import ParallelCalls
 from .pending import CONFIRMATION_TOOL, REJECTED
 from .policy import ToolPolicy
 from .text_blocks import HeardSpeech, TextBlocks
@@ -123,11 +124,8 @@ class EventConverter:
         whether it asks approvals: the AI SDK's own server requests each approval right after
         its call, and so does this converter (the confirmation event comes after all calls)."""
         self._heard = HeardSpeech(message_id)
-        self._streaming_call: tuple[str, str] | None = None
-        """The model call (event id, author) whose partials stream now (SSE), until its
-        final event."""
-        self._later_calls: list[Event] = []
-        """Events of other model calls made meanwhile (parallel agents), held in order."""
+        self._order = ParallelCalls(self._feed, live=live)
+        """When each event is fed: agents that stream at once (:mod:`.parallel_calls`)."""
 
     @property
     def errored(self) -> bool:
@@ -161,8 +159,7 @@ class EventConverter:
     def finish(self) -> list[UIMessageChunk]:
         if self._finished:
             return []
-        self._streaming_call = None  # (a call cut short: what the others said is shown)
-        out = self._feed_later_calls()
+        out = self._order.end()  # (a call cut short: what the others said is shown)
         self._finished = True
         out += self._release_held_calls() + self._close_step()
         reason: FinishReason = self._finish_reason
@@ -179,45 +176,7 @@ class EventConverter:
     def feed(self, event: Event) -> list[UIMessageChunk]:
         if self._finished:
             return []
-        if self._must_wait(event, {e.author for e in self._later_calls}):
-            self._later_calls.append(event)  # another agent's, under way at the same time
-            return []
-        out = self._feed_now(event)
-        if self._streaming_call is None and self._later_calls:
-            out += self._feed_later_calls()
-        return out
-
-    def _must_wait(self, event: Event, waiting: set[str]) -> bool:
-        """Whether ``event`` is another agent's while a model call streams (over SSE), or
-        comes after such an event of its agent (``waiting``: the agents with events held).
-        The sub-agents of a ``ParallelAgent`` stream at once; each model call keeps one step
-        and one text part only if it is shown whole, one after the other, as history shows
-        it."""
-        streaming = self._streaming_call
-        other = streaming is not None and event.author not in ("user", streaming[1])
-        return other or event.author in waiting
-
-    def _feed_now(self, event: Event) -> list[UIMessageChunk]:
-        content = event.content
-        if not self.live and content is not None and content.role == "model":
-            # a model call streams from its first partial to its final event (same event.id)
-            self._streaming_call = (event.id, event.author) if event.partial else None
-        return self._feed(event)
-
-    def _feed_later_calls(self) -> list[UIMessageChunk]:
-        """What other agents did while a call streamed, in order, once it has ended: what
-        one of them streamed meanwhile goes out at once."""
-        out: list[UIMessageChunk] = []
-        while self._streaming_call is None and self._later_calls:
-            waiting, self._later_calls = self._later_calls, []
-            held: set[str] = set()
-            for event in waiting:
-                if self._must_wait(event, held):
-                    held.add(event.author)
-                    self._later_calls.append(event)
-                else:
-                    out += self._feed_now(event)
-        return out
+        return self._order.feed(event)
 
     def _feed(self, event: Event) -> list[UIMessageChunk]:
         if self.speakers:
