@@ -183,6 +183,8 @@ async def bench(
     reps: int,
     ttfc_runs: int,
     placement: Placement,
+    *,
+    primed: bool = True,
 ) -> Results:
     """``urls``: the servers by kind (``adk_asgi``, ``before``, ``adk_run_sse``,
     ``ag_ui_adk``); a row whose server is not there is left out."""
@@ -207,7 +209,7 @@ async def bench(
         placement.unpin()
         floor.cpus = None
         progress(f"first text ({ttfc_runs} runs per row)")
-        first_chunk = await sample(rows, SHORT_ANSWER, ttfc_runs, primed=True)
+        first_chunk = await sample(rows, SHORT_ANSWER, ttfc_runs, primed=primed)
         ours = AdkAsgiClient(client, urls["adk_asgi"])
         round_trip = [await ours.round_trip() for _ in range(ttfc_runs)]
     progress("encoding")
@@ -248,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--no-peer", action="store_true", help="leave out the ag-ui-adk row")
     parser.add_argument("--no-before", action="store_true", help="leave out the A/B row")
+    parser.add_argument(
+        "--no-prime", action="store_true", help="time first text without an untimed run first"
+    )
     args = parser.parse_args(argv)
     reps = args.reps or (2 if args.quick else 7)
     sizes = args.sizes or ([200] if args.quick else [1_000, 10_000])
@@ -271,7 +276,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         urls = {name: server.url for name, server in servers.items()}
         try:
             with asyncio.Runner(loop_factory=loop_factory()) as runner:
-                results = runner.run(bench(urls, sizes, reps, ttfc_runs, placement))
+                work = bench(urls, sizes, reps, ttfc_runs, placement, primed=not args.no_prime)
+                results = runner.run(work)
         except Exception:
             for name, server in servers.items():
                 print(f"--- {name} server log ---\n{server.log_tail()}", file=sys.stderr)
