@@ -69,7 +69,8 @@ class SSEResponse:
     ``detached``: the body is drained to its end whether or not anyone still reads it (a
     resumable stream, :mod:`.resumable`): a disconnect stops the writes, not the run.
     ``write_interval``: seconds. A chunk goes out at once when nothing was written in the last
-    interval, otherwise with everything else that arrives before the interval is over. The
+    interval, or no chunk came in it (the first words after a pause), otherwise with everything
+    else that arrives before the interval is over. The
     first write (``start``) does not start an interval, so the first delta is never held back,
     and the end of the body is written at once. ``0`` writes each chunk as it comes.
     ``keep_alive``: seconds without a write after which an SSE comment is written (``None``:
