@@ -20,10 +20,9 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from . import bookkeeping
-from .adk_values import as_sent, shown_result, tool_result_chunk
 from .chunks import ProviderMetadata, ToolOutputError
 from .convert import speaker
-from .credentials import asks_credentials, shown_input, shown_output
+from .credentials import asks_credentials, shown_input
 from .failures import ERROR_PART
 from .interrupts import client_call_id, workflow_answer
 from .messages import (
@@ -47,6 +46,7 @@ from .pending import (
 )
 from .policy import ToolPolicy
 from .safe_history import lost_input, lost_result, readable
+from .tool_looks import provider_executed, raw_input, result_chunk, waits_for_approval
 
 UPLOADED: Final = re.compile(r'^\[Uploaded Artifact: "(?P<name>.+)"\]$')
 """What ADK's ``SaveFilesAsArtifactsPlugin`` leaves in a user message for a file it moved to
@@ -224,10 +224,8 @@ def _model_part(
 def _tool_part(
     call: ToolCall, state: ChatState, policy: ToolPolicy, author: ProviderMetadata | None = None
 ) -> ToolPart:
-    # as the stream says it: by the name (a workflow node that asks is a node, not a tool)
-    by_server = (
-        policy.runs_unasked(call.name) and state.confirmation_of_call.get(call.id) != call.id
-    )
+    # how the part looks is tool_looks.py's, as in the stream (a node that asks is no tool)
+    node = state.confirmation_of_call.get(call.id) == call.id
     args, bad_input = readable(call.args)
     if bad_input is not None:
         args = {"error": lost_input(bad_input)}
@@ -236,9 +234,12 @@ def _tool_part(
         tool_call_id=call.id,
         input=shown_input(call.name, args),
         state="input-available",
-        provider_executed=True if by_server else None,
+        provider_executed=provider_executed(policy, call.name, node=node),
         call_provider_metadata=author,
     )
+    released = call.id in state.approved_client_calls or state.live_decisions.get(call.id)
+    if waits_for_approval(policy, call.name, call.args) and not released:
+        part.raw_input = raw_input(args)  # the stream sent only its JSON text, not the input
     approval_id = state.confirmation_of_call.get(call.id)
     client_approval = call.id in state.gated
     if client_approval or call.id in state.live_decisions:
@@ -259,10 +260,7 @@ def _tool_part(
     if lost is not None:
         part.state, part.error_text = "output-error", lost_result(lost)
     elif call.id in state.results:
-        result_of = shown_output(call.name, stored)
-        answer = as_sent(result_of) if call.long_running else result_of
-        shown = shown_result(call.name, call.args, answer)
-        result = tool_result_chunk(call.id, shown)
+        result = result_chunk(policy, call.id, call.name, call.args, stored)
         if isinstance(result, ToolOutputError):
             part.state, part.error_text = "output-error", result.error_text
         else:

@@ -5,7 +5,8 @@ step, the order of a step's calls and their approval requests); this decides *wh
 client is shown of it:
 
 * a call is announced by the id the client will answer it under (:mod:`.interrupts`), with
-  ``providerExecuted`` when the server runs it with nothing asked of the page;
+  ``providerExecuted`` when the server runs it with nothing asked of the page (that rule, and
+  how a result looks, are :mod:`.tool_looks`', which history follows too);
 * ADK's ``adk_request_confirmation`` becomes a ``tool-approval-request`` on the original call,
   a workflow node that asks to run becomes a call with its approval request, and a client tool
   that needs approval shows its input without ``input-available`` until it is approved;
@@ -21,13 +22,7 @@ from typing import Any
 from google.adk.events.event import Event
 from google.genai import types
 
-from .adk_values import (
-    approval_descriptor,
-    as_sent,
-    shown_result,
-    to_json,
-    tool_result_chunk,
-)
+from .adk_values import approval_descriptor, tool_result_chunk
 from .chunks import (
     ToolApprovalRequest,
     ToolInputAvailable,
@@ -39,7 +34,6 @@ from .chunks import (
 )
 from .credentials import shown_input
 from .interrupts import (
-    REQUEST_INPUT,
     client_call_id,
     confirmed_node,
     node_confirmation,
@@ -48,6 +42,7 @@ from .interrupts import (
 from .pending import CONFIRMATION_TOOL, client_approval_id
 from .policy import ToolPolicy
 from .text_blocks import TextBlocks
+from .tool_looks import provider_executed, raw_input, result_chunk, waits_for_approval
 
 
 class ToolCards:
@@ -114,9 +109,7 @@ class ToolCards:
             return
         self.known.add(client_id)
         self._calls[client_id] = (call.name, args)
-        by_server = (
-            True if self.policy is not None and self.policy.runs_unasked(call.name) else None
-        )
+        by_server = provider_executed(self.policy, call.name)
         out.append(
             ToolInputStart(
                 tool_call_id=client_id,
@@ -125,12 +118,12 @@ class ToolCards:
                 provider_metadata=self.blocks.speaker,
             )
         )
-        if self.policy is not None and self.policy.needs_approval(call.name, args):
+        if waits_for_approval(self.policy, call.name, args):
             # A client tool that needs approval: show the input and ask, but do not say
             # "input available" yet — that makes the client run the tool (``onToolCall``).
             # :meth:`release` says it once the user approved
             # (docs/architecture.md#browser-tools-that-need-approval).
-            out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=to_json(args)))
+            out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=raw_input(args)))
             out.append(
                 ToolApprovalRequest(
                     approval_id=client_approval_id(client_id), tool_call_id=client_id
@@ -162,8 +155,7 @@ class ToolCards:
             return
         self.blocks.close(out)
         _, args = self._calls.get(call_id, ("", {}))
-        shown = self.shown(response.name or "", args, response.response)
-        out.append(tool_result_chunk(call_id, shown))
+        out.append(result_chunk(self.policy, call_id, response.name or "", args, response.response))
 
     def client_id(self, adk_id: str) -> str:
         """The id the client knows a call by (:mod:`.interrupts`): of the call this response
@@ -213,15 +205,8 @@ class ToolCards:
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
         name, args = self._calls.get(call_id, (name, {}))
-        out.append(tool_result_chunk(call_id, self.shown(name, args, response)))
+        out.append(result_chunk(self.policy, call_id, name, args, response))
         return out
-
-    def shown(self, name: str, args: dict[str, Any], response: Any) -> Any:
-        """A call's result as the client is shown it: the client's own answer (a browser tool's,
-        the user's) as it sent it, a transfer as a handover."""
-        if name == REQUEST_INPUT or (self.policy is not None and self.policy.is_client_tool(name)):
-            return as_sent(response)
-        return shown_result(name, args, response)
 
     def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:
         """An approved client tool call: now the browser may run it (``onToolCall`` fires).

@@ -1,0 +1,399 @@
+"""One derivation: what a reload shows is what the stream showed, for every scenario.
+
+Every scenario of docs/architecture.md#scenarios (the demo agent: a server tool, a server tool
+that needs approval, a browser tool, a browser tool that needs approval; each decision) runs
+through the ASGI app as the stock client drives it — over SSE and over the live WebSocket —
+and the chat the client built from the streams must equal ``GET /chat/{id}/messages``,
+message for message and part for part; over SSE also after a ``regenerate()`` of the last
+answer, and after a reader left mid-answer and ``resume`` read it from the stream store.
+The e2e suite compares the two by their shape; this compares them whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+import pytest
+
+from adk_asgi import AdkApp
+from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.testing import ChatClient, demo_model, read_ui_message
+from adk_asgi.testing.auto_send import stock_send_automatically_when
+from adk_asgi.testing.tool_answers import (
+    add_tool_output,
+    continued_message_id,
+    respond_to_approval,
+)
+from demo_app import build_agent
+from tests.asgi.asgi_socket import Socket, websocket
+from tests.asgi.test_server_answers import BackOffice
+from tests.support import counter, parse_sse
+
+pytestmark = pytest.mark.asyncio
+
+LOCATION = {"latitude": 48.85, "longitude": 2.35}
+BROWSER_OUTPUTS: dict[str, Any] = {"change_bgm": {"playing": 2}, "get_location": LOCATION}
+"""What the page's ``onToolCall`` answers for each browser tool."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    text: str
+    approvals: dict[str, list[bool]] = field(default_factory=dict)
+    """The user's decisions on each tool's approvals, in order; a call left waiting when
+    there are none left (a page left mid-approval)."""
+
+
+SCENARIOS = {
+    "text": Scenario("hello"),
+    "weather": Scenario("What's the weather in Paris?"),
+    "model error": Scenario("explode"),
+    "payment approved": Scenario("pay 5 to alice", {"process_payment": [True]}),
+    "payment denied": Scenario("pay 5 to alice", {"process_payment": [False]}),
+    "payment left waiting": Scenario("pay 5 to alice"),
+    "bgm": Scenario("play track 2"),
+    "location approved": Scenario("where am i", {"get_location": [True]}),
+    "location denied": Scenario("where am i", {"get_location": [False]}),
+    "location left waiting": Scenario("where am i"),
+    **{
+        f"two payments {a} {b}": Scenario(
+            "pay 5 to alice and pay 7 to bob", {"process_payment": [a, b]}
+        )
+        for a in (True, False)
+        for b in (True, False)
+    },
+    "payment, text, payment": Scenario(
+        "pay 5 to alice then pay 7 to bob", {"process_payment": [True, False]}
+    ),
+    "server and browser tool in one step": Scenario("weather in Paris and play track 1"),
+    **{
+        f"payment {p} and location {loc}": Scenario(
+            "pay 5 to alice and where am i", {"process_payment": [p], "get_location": [loc]}
+        )
+        for p in (True, False)
+        for loc in (True, False)
+    },
+}
+
+
+def demo_app(**options: Any) -> AdkApp:
+    agent = build_agent(demo_model(id_factory=counter("call_"), chunk_size=7))
+    return AdkApp(agent, identify=lambda _: "alice", approval_timeout=5, **options)
+
+
+class Chat(Protocol):
+    """A page over one transport: its messages, ``sendMessage`` and ``sendMessage()``."""
+
+    messages: list[dict[str, Any]]
+
+    async def send(self, text: str) -> None: ...
+
+    async def submit(self) -> None: ...
+
+
+def next_answer(messages: list[dict[str, Any]], decisions: dict[str, list[bool]]) -> bool:
+    """What the user and the page do next with the last answer: decide an approval, or run a
+    browser tool; whether anything was done."""
+    if not messages or messages[-1]["role"] != "assistant":
+        return False
+    for part in messages[-1]["parts"]:
+        name = part["type"].removeprefix("tool-")
+        if part["type"] == name:
+            continue
+        if part["state"] == "approval-requested" and decisions.get(name):
+            respond_to_approval(messages, part["toolCallId"], decisions[name].pop(0), None)
+            return True
+        if part["state"] == "input-available" and name in BROWSER_OUTPUTS:
+            add_tool_output(
+                messages, part["toolCallId"], "output-available", BROWSER_OUTPUTS[name], None
+            )
+            return True
+    return False
+
+
+async def play(chat: Chat, scenario: Scenario) -> None:
+    """Send the scenario's message, then answer as the user and the page do, sending the chat
+    whenever the stock ``sendAutomaticallyWhen`` helpers would."""
+    decisions = copy.deepcopy(scenario.approvals)
+    await chat.send(scenario.text)
+    await answer_all(chat, decisions)
+
+
+async def answer_all(chat: Chat, decisions: dict[str, list[bool]]) -> None:
+    while next_answer(chat.messages, decisions):
+        if stock_send_automatically_when(chat.messages):
+            await chat.submit()
+
+
+class SseChat:
+    """``ChatClient`` that answers tool calls only when told (:func:`next_answer`)."""
+
+    def __init__(self, app: AdkApp) -> None:
+        self.client = ChatClient(
+            app, chat_id="chat-1", id_factory=counter("u"), send_automatically_when=None
+        )
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.client.messages
+
+    async def send(self, text: str) -> None:
+        await self.client.send(text)
+
+    async def submit(self) -> None:
+        await self.client.submit()
+
+    async def regenerate(self) -> None:
+        """``regenerate()``: the last answer goes, its user message is sent again."""
+        last = self.messages.pop()
+        assert last["role"] == "assistant", last
+        body = {
+            "id": "chat-1",
+            "messages": self.messages,
+            "trigger": "regenerate-message",
+            "messageId": last["id"],
+        }
+        response = await self.client.http.post("/chat", json=body)
+        assert response.status_code == 200, response.text
+        self.messages.append(read_ui_message(parse_sse(response.content)))
+
+    async def history(self) -> list[dict[str, Any]]:
+        return await self.client.history()
+
+
+class LiveChat:
+    """The stock ``WebSocketChatTransport``'s frames over one in-process connection."""
+
+    def __init__(self, socket: Socket) -> None:
+        self.socket = socket
+        self.messages: list[dict[str, Any]] = []
+        self._ids = counter("u")
+        self._requests = counter("r")
+
+    async def send(self, text: str) -> None:
+        message = {"id": self._ids(), "role": "user", "parts": [{"type": "text", "text": text}]}
+        self.messages.append(message)
+        await self._request(None)
+
+    async def submit(self) -> None:
+        await self._request(continued_message_id(self.messages))
+
+    async def _request(self, message_id: str | None) -> None:
+        request_id = self._requests()
+        frame = {
+            "type": "send",
+            "requestId": request_id,
+            "id": "chat-1",
+            "trigger": "submit-message",
+            "messageId": message_id,
+            "messages": copy.deepcopy(self.messages),
+            "headers": {},
+            "body": {},
+            "metadata": None,
+        }
+        await self.socket.send_json(frame)
+        chunks: list[dict[str, Any]] = []
+        while True:
+            reply = await self.socket.receive_json()
+            if reply.get("requestId") != request_id:
+                continue
+            if reply["type"] == "chunk":
+                chunks.append(reply["chunk"])
+            elif reply["type"] == "end":
+                break
+            else:
+                assert reply["type"] == "start", reply
+        last = self.messages[-1]
+        if last["role"] == "assistant":
+            self.messages[-1] = read_ui_message(chunks, last)
+        else:
+            self.messages.append(read_ui_message(chunks))
+
+
+async def history_of(app: AdkApp) -> list[dict[str, Any]]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        response = await http.get("/chat/chat-1/messages")
+    assert response.status_code == 200, response.text
+    messages: list[dict[str, Any]] = response.json()
+    return messages
+
+
+def as_json(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """As the client would send them back (what JSON keeps)."""
+    result: list[dict[str, Any]] = json.loads(json.dumps(messages))
+    return result
+
+
+class ResumingChat:
+    """A page that sends each request and leaves after the first piece of the answer, then
+    reads the answer whole from the stream store (``GET /chat/{id}/stream``), and builds the
+    message from what it resumed."""
+
+    def __init__(self, app: AdkApp) -> None:
+        self.app = app
+        self.messages: list[dict[str, Any]] = []
+        self._ids = counter("u")
+
+    async def send(self, text: str) -> None:
+        message = {"id": self._ids(), "role": "user", "parts": [{"type": "text", "text": text}]}
+        self.messages.append(message)
+        await self._request(None)
+
+    async def submit(self) -> None:
+        await self._request(continued_message_id(self.messages))
+
+    async def _request(self, message_id: str | None) -> None:
+        body: dict[str, Any] = {
+            "id": "chat-1",
+            "messages": copy.deepcopy(self.messages),
+            "trigger": "submit-message",
+        }
+        if message_id is not None:
+            body["messageId"] = message_id
+        resumed: asyncio.Task[tuple[int, bytes]] | None = None
+        reading = asyncio.Event()
+
+        async def resume() -> None:
+            nonlocal resumed
+            resumed = asyncio.create_task(call(self.app, "GET", "/chat/chat-1/stream", reading))
+            await reading.wait()  # its 200 is out: it follows the answer from its start
+
+        status, _ = await call(self.app, "POST", "/chat", None, json.dumps(body).encode(), resume)
+        assert status == 200 and resumed is not None
+        status, whole = await resumed
+        assert status == 200, whole
+        chunks = parse_sse(whole)
+        last = self.messages[-1]
+        if last["role"] == "assistant":
+            self.messages[-1] = read_ui_message(chunks, last)
+        else:
+            self.messages.append(read_ui_message(chunks))
+
+
+async def call(
+    app: AdkApp,
+    method: str,
+    path: str,
+    started: asyncio.Event | None = None,
+    body: bytes = b"",
+    on_first_piece: Callable[[], Awaitable[None]] | None = None,
+) -> tuple[int, bytes]:
+    """One HTTP request straight over ASGI: the status and the body. ``started`` is set once
+    the response has begun; ``on_first_piece`` runs when the first piece of the body comes,
+    and then the reader leaves (``http.disconnect``)."""
+    left = asyncio.Event()
+    status = 0
+    pieces: list[bytes] = []
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"t"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("t", 80),
+    }
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            if started is not None:
+                started.set()
+        elif message["type"] == "http.response.body" and not left.is_set():
+            pieces.append(message.get("body", b""))
+            if on_first_piece is not None and pieces[-1]:
+                await on_first_piece()
+                left.set()
+
+    await app(scope, receive, send)
+    return status, b"".join(pieces)
+
+
+@pytest.fixture
+async def sse() -> AsyncIterator[SseChat]:
+    app = demo_app()
+    chat = SseChat(app)
+    async with chat.client:
+        yield chat
+    await app.aclose()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
+async def test_sse_stream_and_history_show_the_same_chat(sse: SseChat, scenario: Scenario) -> None:
+    await play(sse, scenario)
+    assert await sse.history() == as_json(sse.messages)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
+async def test_a_regenerated_answer_shows_the_same_chat(sse: SseChat, scenario: Scenario) -> None:
+    """The first answer regenerated at once (a payment waiting for approval included), then
+    played out."""
+    await sse.send(scenario.text)
+    await sse.regenerate()
+    await answer_all(sse, copy.deepcopy(scenario.approvals))
+    assert await sse.history() == as_json(sse.messages)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
+async def test_a_resumed_stream_shows_the_same_chat(scenario: Scenario) -> None:
+    app = demo_app(streams=InMemoryStreamStore())
+    try:
+        chat = ResumingChat(app)
+        await play(chat, scenario)
+        assert await history_of(app) == as_json(chat.messages)
+    finally:
+        await app.aclose()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
+async def test_live_stream_and_history_show_the_same_chat(scenario: Scenario) -> None:
+    app = demo_app()
+    try:
+        async with websocket(app, "/live") as socket:
+            chat = LiveChat(socket)
+            await play(chat, scenario)
+            assert await history_of(app) == as_json(chat.messages)
+    finally:
+        await app.aclose()
+
+
+async def test_a_server_answer_that_is_no_object_is_shown_in_history_as_it_streamed() -> None:
+    """The app's answer to a long-running call (``answer_call``) reaches ADK as
+    ``{"result": value}`` when it is not an object, as a tool's return value does; the stream
+    shows it so, and so does history (it showed the bare value: a reload changed the card)."""
+    office = BackOffice(streams=InMemoryStreamStore(), delay=0.05)
+    asked = await office.ask()
+    answer = office.app.answer_call("alice", "chat-1", "call_1", "approved")
+    answering = asyncio.create_task(answer)
+    followed: httpx.Response | None = None
+    while followed is None or followed.status_code == 204:
+        await asyncio.sleep(0.005)
+        followed = await office.client.get("/chat/chat-1/stream")
+    await answering
+    page = read_ui_message(parse_sse(followed.content), asked)
+    assert page["parts"][2]["output"] == {"result": "approved"}
+    assert await office.history() == [office.user, page]
+    await office.client.aclose()
+    await office.app.aclose()
