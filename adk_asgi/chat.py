@@ -11,14 +11,12 @@ from typing import Any
 from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from . import bookkeeping
 from .answers import accept_answers, close_left_calls, keep_shown
 from .checks import decode_and_check
 from .chunks import UIMessageChunk
-from .continuation import Conflict
 from .convert import EventConverter
 from .decoding import OFF_LOOP
 from .encoding import SSE_DONE, ChunkEncoder
@@ -29,6 +27,7 @@ from .locks import ChatBusy, ChatKey, LockUnavailable
 from .messages import ChatRequest
 from .pace import RunSignal, paced_by
 from .pending import PAYLOADS_KEY, user_turn, visible_events
+from .refusals import json_refusal
 from .resumable import StreamStore
 from .services import Services
 from .session_handover import hand_over
@@ -106,11 +105,14 @@ class ChatEndpoint:
                 with paced_by(abort):  # ADK's agent task starts in this context (pace.py)
                     await self._stream(identity, chat, plan, abort, headers, scope, receive, send)
         except LockUnavailable:  # the lock lives in the session database: it is unusable
-            await ClientError(503, STORE_FAILED).response(headers)(scope, receive, send)
+            await json_refusal(ClientError(503, STORE_FAILED), headers)(scope, receive, send)
         except ChatBusy as exc:
-            await ClientError(409, str(exc)).response(headers)(scope, receive, send)
+            await json_refusal(ClientError(409, str(exc)), headers)(scope, receive, send)
+        except _BodyPaused as exc:
+            closing = {**headers, "connection": "close"}
+            await json_refusal(exc, closing)(scope, receive, send)
         except ClientError as exc:
-            await exc.response(headers)(scope, receive, send)
+            await json_refusal(exc, headers)(scope, receive, send)
 
     async def _plan(self, identity: Identity, chat: ChatRequest) -> _Plan:
         last = chat.messages[-1]
@@ -166,12 +168,9 @@ class ChatEndpoint:
         if session is None:
             raise ClientError(409, "this chat has no open tool call to continue")
         payloads: dict[str, Any] = chat.extra.get(PAYLOADS_KEY, {})
-        try:
-            answers, content = await accept_answers(
-                services, identity.user_id, session, message, payloads
-            )
-        except Conflict as exc:
-            raise ClientError(409, str(exc)) from None
+        answers, content = await accept_answers(  # a Conflict is a 409 ClientError
+            services, identity.user_id, session, message, payloads
+        )
         converter = self._converter(message.id, answers.known_calls)
         lead = answers.lead(converter.cards, services.tools)
         return _Plan(session, content, converter, lead, None)
@@ -310,10 +309,8 @@ def _check_json(request: Request) -> None:
 
 class _BodyPaused(ClientError):
     """A 408 that closes the connection: what is left of the body would be read as the next
-    request (the server would keep the connection open otherwise)."""
-
-    def response(self, headers: dict[str, str] | None = None) -> Response:
-        return super().response({**(headers or {}), "connection": "close"})
+    request (the server would keep the connection open otherwise): sent with
+    ``connection: close``."""
 
 
 async def _read_body(request: Request, limit: int, pause: float) -> bytes:

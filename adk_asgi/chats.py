@@ -33,6 +33,7 @@ from . import bookkeeping
 from .errors import UNKNOWN_CHAT, ClientError
 from .locks import ChatBusy
 from .messages import CHAT_ID, CHAT_ID_RULE
+from .refusals import json_refusal
 from .services import Services
 
 logger = logging.getLogger("adk_asgi")
@@ -54,7 +55,7 @@ class ChatsEndpoint:
         try:
             identity = await services.identity_of(request)
         except ClientError as exc:
-            return exc.response()
+            return json_refusal(exc)
         found = await services.session_service.list_sessions(
             app_name=services.app_name, user_id=identity.user_id
         )
@@ -85,9 +86,9 @@ class ChatsEndpoint:
                 if not await delete_chat(services, identity.user_id, chat_id):
                     raise ClientError(404, UNKNOWN_CHAT)
         except ChatBusy:
-            return ClientError(409, BUSY_CHAT).response()
+            return json_refusal(ClientError(409, BUSY_CHAT))
         except ClientError as exc:
-            return exc.response()
+            return json_refusal(exc)
         except DeletionFailed as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
         return Response(status_code=204)

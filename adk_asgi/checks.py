@@ -18,7 +18,6 @@ from .messages import (
     CLIENT_ID,
     CLIENT_ID_RULE,
     ChatRequest,
-    RequestError,
     ToolPart,
     decode_chat_request,
 )
@@ -27,10 +26,7 @@ from .pending import PAYLOADS_KEY
 
 def decode_and_check(body: bytes, urls: FileUrlRule | None = None) -> ChatRequest:
     """The request body as a checked :class:`ChatRequest`, or a 4xx :class:`ClientError`."""
-    try:
-        chat = decode_chat_request(body)
-    except RequestError as exc:
-        raise ClientError(400, str(exc)) from None
+    chat = decode_chat_request(body)  # a RequestError is a 400 ClientError
     check_chat(chat, urls)
     return chat
 
@@ -80,10 +76,7 @@ def _check_ids(chat: ChatRequest) -> None:
 
 def decode_send_frame(text: str) -> ChatRequest:
     """A ``send`` frame carries the same fields as the SSE body (``body`` holds the extras)."""
-    try:
-        chat = decode_chat_request(text.encode())
-    except RequestError as exc:
-        raise ClientError(400, str(exc)) from None
+    chat = decode_chat_request(text.encode())
     body = chat.extra.get("body")
     if isinstance(body, dict):
         chat.extra = {**chat.extra, **body}

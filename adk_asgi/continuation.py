@@ -18,7 +18,7 @@ from google.genai import types
 
 from .chunks import UIMessageChunk
 from .credentials import REQUEST_CREDENTIAL, check_answer
-from .errors import AdkAsgiError, ClientError
+from .errors import ClientError
 from .interrupts import REQUEST_INPUT, check_input
 from .messages import ToolPart, UIMessage
 from .outcomes import reason_payload
@@ -32,8 +32,11 @@ from .pending import (
 from .policy import ToolPolicy
 
 
-class Conflict(AdkAsgiError, ValueError):
+class Conflict(ClientError, ValueError):
     """A continuation that does not match the chat's open calls (409): forged, stale or replayed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(409, reason)
 
 
 @dataclass(slots=True)

@@ -26,6 +26,8 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from .errors import ClientError
+
 MAX_DEPTH: Final = 64
 """The deepest nesting of arrays and objects a body or frame may hold, the outermost object
 counted: the protocol needs about 6 (body, messages, message, parts, part, value); the rest is
@@ -43,8 +45,11 @@ OFF_LOOP: Final = 64 * 1024
 T = TypeVar("T")
 
 
-class BadJson(ValueError):
-    """JSON the bridge does not take (see the module); the message says why."""
+class BadJson(ClientError, ValueError):
+    """JSON the bridge does not take (see the module; 400); the message says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(400, reason)
 
 
 def json_depth(data: bytes) -> int:

@@ -1,13 +1,16 @@
-"""The package's exceptions: one base class, and the one way a request is refused.
+"""The package's exceptions: one base class, and one type for "the client's fault".
 
 Every exception ``adk_asgi`` raises on purpose derives from :class:`AdkAsgiError`, so a host
-application can tell the bridge's refusals from its own bugs with one ``except``. A request is
-refused before anything runs with :class:`ClientError`: a 4xx with a JSON reason.
+application can tell the bridge's refusals from its own bugs with one ``except``. A request the
+bridge refuses raises :class:`ClientError` (or a subclass: a conflict with the chat's state, a
+body that does not decode, a message ADK cannot take): a reason for the client, and a status
+hint, as h11's ``error_status_hint``. This module is sans-I/O: the core raises the refusal
+without knowing the transport, and only a transport turns it into a response
+(:func:`adk_asgi.refusals.json_refusal`: a 4xx with ``{"error": reason}``) or a live ``error``
+frame or close reason. A transport catches one type.
 """
 
 from __future__ import annotations
-
-from starlette.responses import JSONResponse, Response
 
 UNKNOWN_CHAT = "this chat does not exist"
 """The ``404`` reason for a chat the user does not have (never created, deleted, or another
@@ -22,12 +25,16 @@ class AdkAsgiError(Exception):
 
 
 class ClientError(AdkAsgiError):
-    """A request the bridge refuses; ``reason`` names the problem for the client."""
+    """A request the bridge refuses: ``reason`` names the problem for the client, and
+    ``status_hint`` is the HTTP status it answers with (a live connection sends the reason in
+    an ``error`` frame instead, or closes with it)."""
 
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status_hint: int, reason: str) -> None:
         super().__init__(reason)
-        self.status = status
+        self.status_hint = status_hint
         self.reason = reason
 
-    def response(self, headers: dict[str, str] | None = None) -> Response:
-        return JSONResponse({"error": self.reason}, status_code=self.status, headers=headers)
+    @property
+    def status(self) -> int:
+        """``status_hint``, by its older name."""
+        return self.status_hint

@@ -25,6 +25,7 @@ from starlette.responses import Response
 
 from .errors import UNKNOWN_CHAT, ClientError
 from .messages import CHAT_ID, CHAT_ID_RULE, FilePart
+from .refusals import json_refusal
 from .services import Services
 
 NO_FILE: Final = "this chat has no such file"
@@ -91,7 +92,7 @@ class FilesEndpoint:
             if blob is None or blob.data is None:
                 raise ClientError(404, NO_FILE)
         except ClientError as exc:
-            return exc.response()
+            return json_refusal(exc)
         media_type = blob.mime_type or "application/octet-stream"
         filename = f"filename*=UTF-8''{quote(name, safe='')}"
         return Response(

@@ -17,7 +17,7 @@ from typing import Final
 
 from starlette.requests import HTTPConnection
 
-from .errors import AdkAsgiError
+from .errors import ClientError
 
 Identify = Callable[[HTTPConnection], "str | Awaitable[str | None] | None"]
 """``identify(request_or_websocket) -> user id``; ``None`` (or raising :class:`Unauthorized`)
@@ -26,8 +26,12 @@ refuses the request with 401."""
 _COOKIE_VALUE: Final = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
 
 
-class Unauthorized(AdkAsgiError):
-    """Raised by an identity hook to refuse a request; the message is sent to the client."""
+class Unauthorized(ClientError):
+    """Raised by an identity hook to refuse a request (401); the message is sent to the client
+    (``"authentication required"`` when there is none)."""
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(401, reason or "authentication required")
 
 
 @dataclass(frozen=True, slots=True)

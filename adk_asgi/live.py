@@ -35,7 +35,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from . import file_urls, load
 from .answers import accept_answers, close_left_calls, keep_shown
 from .checks import decode_send_frame, frame_head
-from .continuation import Conflict
 from .decoding import OFF_LOOP
 from .errors import ClientError
 from .finish_tools import finish_ran_tools
@@ -60,6 +59,7 @@ from .locks import ChatBusy, ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest
 from .pace import RunSignal, paced_by
 from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, ChatState, chat_state, visible_events
+from .refusals import json_refusal
 from .services import Services
 from .session_handover import hand_over
 
@@ -93,7 +93,7 @@ class LiveEndpoint:
             file_urls.bind(self.services.file_url_rule(identity.user_id, scope))
         except ClientError as exc:
             if "websocket.http.response" in scope.get("extensions", {}):
-                await websocket.send_denial_response(exc.response())  # the status and reason
+                await websocket.send_denial_response(json_refusal(exc))  # the status and reason
             else:  # the server can only refuse the handshake (403) with no reason
                 await websocket.close(code=1008, reason=exc.reason)
             return
@@ -423,7 +423,7 @@ class _Connection:
                 answers, content = await accept_answers(
                     services, self.user_id, session, message, payloads
                 )
-            except (Conflict, ClientError) as exc:  # (a misfit answer too: 422 over SSE)
+            except ClientError as exc:  # a Conflict, or a misfit answer (422 over SSE)
                 self.carry_out(self.protocol.refused(settle.request_id, str(exc)))
                 continue
             if content is not None:

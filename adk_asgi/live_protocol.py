@@ -59,12 +59,12 @@ from .live_outputs import (
     ToModel,
 )
 from .live_streams import Response, Streams
-from .messages import ChatRequest, RequestError
+from .messages import ChatRequest
 from .outcomes import EXPIRED as TIMED_OUT
 from .pending import PAYLOADS_KEY, ChatState, ToolCall, client_approval_id
 from .policy import ToolPolicy
 from .stored_replay import StoredReplay
-from .translate import TranslationError, user_content
+from .translate import user_content
 
 Phase = Literal["unbound", "opening", "answering", "open", "closed"]
 NO_LIVE_REGENERATE: Final = (
@@ -222,9 +222,8 @@ class LiveProtocol:
                 self.out.append(Settle(request_id, chat))
             else:
                 self._dispatch(request_id, chat)
-        except (ClientError, RequestError, TranslationError, Conflict) as exc:
-            reason = exc.reason if isinstance(exc, ClientError) else str(exc)
-            self.streams.frame(type="error", requestId=request_id, errorText=reason)
+        except ClientError as exc:
+            self.streams.frame(type="error", requestId=request_id, errorText=exc.reason)
 
     def _on_resume(self, request_id: str, text: str) -> None:
         """Replay the chat's answer under way. A new connection (a reloaded page) names its
@@ -319,9 +318,8 @@ class LiveProtocol:
         for request_id, chat in queued:
             try:
                 self._dispatch(request_id, chat)
-            except (ClientError, TranslationError, Conflict) as exc:
-                reason = exc.reason if isinstance(exc, ClientError) else str(exc)
-                self.streams.frame(type="error", requestId=request_id, errorText=reason)
+            except ClientError as exc:
+                self.streams.frame(type="error", requestId=request_id, errorText=exc.reason)
             if request_id in self._aborted:
                 self._aborted.discard(request_id)
                 self.streams.abort(request_id)

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 import msgspec
 
 from .decoding import ANY, BadJson, check_json, decode
-from .errors import AdkAsgiError
+from .errors import ClientError
 
 ProviderMetadata = dict[str, dict[str, Any]]
 
@@ -200,8 +200,11 @@ characters. Matched whole (``fullmatch``)."""
 CLIENT_ID_RULE: Final = "an id is 1-256 characters, none of them a control character"
 
 
-class RequestError(AdkAsgiError, ValueError):
-    """A request body that does not follow the protocol; the message names the problem."""
+class RequestError(ClientError, ValueError):
+    """A request body that does not follow the protocol (400); the message names the problem."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(400, reason)
 
 
 # --- decoding --------------------------------------------------------------------------------

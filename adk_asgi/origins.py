@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from .errors import ClientError
+from .refusals import json_refusal
 
 ANY: Final = "*"
 """In ``allowed_origins``: every origin (an app that authenticates with tokens, not cookies)."""
@@ -156,7 +157,7 @@ async def refuse(websocket: WebSocket, error: ClientError) -> None:
     send an HTTP response to it (the ``websocket.http.response`` extension: uvicorn, the test
     client), else with close code 1008 and the reason (the server answers the handshake 403)."""
     if "websocket.http.response" in websocket.scope.get("extensions", {}):
-        await websocket.send_denial_response(error.response())
+        await websocket.send_denial_response(json_refusal(error))
     else:
         await websocket.close(code=1008, reason=error.reason)
 
@@ -175,4 +176,4 @@ class OriginGuard:
         elif scope["type"] == "websocket":
             await refuse(WebSocket(scope, receive, send), error)
         else:
-            await error.response()(scope, receive, send)
+            await json_refusal(error)(scope, receive, send)

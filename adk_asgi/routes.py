@@ -16,6 +16,7 @@ from .files import uploaded_files
 from .history import rebuild_messages, uploaded_names
 from .locks import ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE
+from .refusals import json_refusal
 from .resumable import StreamStore
 from .services import Services
 from .sse import SSEResponse
@@ -36,15 +37,15 @@ class MessagesEndpoint:
         try:
             identity = await self.services.identity_of(request)
         except ClientError as exc:
-            return exc.response()
+            return json_refusal(exc)
         chat_id = request.path_params["chat_id"]
         if not CHAT_ID.match(chat_id):
-            return ClientError(400, CHAT_ID_RULE).response()
+            return json_refusal(ClientError(400, CHAT_ID_RULE))
         headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
         try:
             session = await self.services.session(identity.user_id, chat_id)
             if session is None:
-                return ClientError(404, UNKNOWN_CHAT).response(headers)
+                return json_refusal(ClientError(404, UNKNOWN_CHAT), headers)
             names = uploaded_names(session.events)
             chat_path = request.url.path.removesuffix("/messages")
             files = await uploaded_files(self.services, identity.user_id, chat_id, names, chat_path)
@@ -52,7 +53,7 @@ class MessagesEndpoint:
             # The session service or the artifact service failed (a database down, a row it
             # cannot decode): a JSON 503 the page can show, not the server's plain 500 page.
             logger.exception("adk_asgi: the chat's history could not be read")
-            return ClientError(503, STORE_FAILED).response(headers)
+            return json_refusal(ClientError(503, STORE_FAILED), headers)
         services = self.services
         messages = rebuild_messages(
             session.events, services.tools, files, speakers=services.speakers
@@ -78,10 +79,10 @@ class ResumeEndpoint:
         try:
             identity = await services.identity_of(request)
         except ClientError as exc:
-            return exc.response()
+            return json_refusal(exc)
         chat_id = request.path_params["chat_id"]
         if not CHAT_ID.match(chat_id):
-            return ClientError(400, CHAT_ID_RULE).response()
+            return json_refusal(ClientError(400, CHAT_ID_RULE))
         store = services.streams
         headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
         key = services.chat_key(identity.user_id, chat_id)

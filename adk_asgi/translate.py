@@ -14,7 +14,7 @@ import urllib.parse
 
 from google.genai import types
 
-from .errors import AdkAsgiError
+from .errors import ClientError
 from .messages import (
     DataPart,
     FilePart,
@@ -24,8 +24,11 @@ from .messages import (
 )
 
 
-class TranslationError(AdkAsgiError, ValueError):
-    """A message that cannot become ADK input; the message says why (a client error)."""
+class TranslationError(ClientError, ValueError):
+    """A message that cannot become ADK input (400); the message says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(400, reason)
 
 
 def decode_data_url(url: str) -> tuple[str, bytes]:

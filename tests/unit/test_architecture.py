@@ -1,6 +1,6 @@
 """The package's shape, checked on its source (docs/architecture.md#layers): no import cycle,
 not even through an import inside a function or under ``TYPE_CHECKING``, and a sans-I/O core
-that imports no I/O."""
+that imports no I/O, neither itself nor through any package module it imports."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ SANS_IO = [
     "decoding",
     "durable",
     "encoding",
+    "errors",
     "failures",
     "file_urls",
     "history",
@@ -40,7 +41,19 @@ SANS_IO = [
     "translate",
 ]
 """Modules that must not do I/O: they take events, frames and the time, and return chunks."""
-IO = {"anyio", "asyncio", "socket", "starlette", "threading", "time", "uvicorn"}
+IO = {
+    "anyio",
+    "asyncio",
+    "asyncpg",
+    "httpx",
+    "redis",
+    "socket",
+    "sqlalchemy",
+    "starlette",
+    "threading",
+    "time",
+    "uvicorn",
+}
 
 
 def module_name(path: Path) -> str:
@@ -103,7 +116,37 @@ def test_the_cycle_finder_finds_a_cycle_through_any_import() -> None:
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
+def io_imports(start: str, edges: dict[str, set[str]], modules: set[str]) -> dict[str, list[str]]:
+    """The I/O modules ``start`` reaches, directly or through package modules, each with the
+    import chain that reaches it (``start`` first, the I/O module last): a sans-I/O module
+    that imports a package module that imports Starlette is not sans-I/O."""
+    chains: dict[str, list[str]] = {start: [start]}
+    found: dict[str, list[str]] = {}
+    todo = [start]
+    while todo:
+        module = todo.pop(0)
+        for target in sorted(edges[module]):
+            if target in modules:
+                if target not in chains:
+                    chains[target] = [*chains[module], target]
+                    todo.append(target)
+            elif target.partition(".")[0] in IO and target not in found:
+                found[target] = [*chains[module], target]
+    return found
+
+
 def test_the_sans_io_core_imports_no_io() -> None:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    edges = {name: imports_of(path, modules) for name, path in paths.items()}
     for name in SANS_IO:
-        top = {module.partition(".")[0] for module in imports_of(PACKAGE / f"{name}.py")}
-        assert top & IO == set(), f"adk_asgi.{name} imports {sorted(top & IO)}"
+        found = io_imports(f"adk_asgi.{name}", edges, modules)
+        assert found == {}, f"adk_asgi.{name} reaches I/O: {sorted(found.values())}"
+
+
+def test_the_io_check_follows_imports_through_package_modules() -> None:
+    edges = {"p.core": {"p.helper", "msgspec"}, "p.helper": {"starlette.responses"}}
+    assert io_imports("p.core", edges, {"p.core", "p.helper"}) == {
+        "starlette.responses": ["p.core", "p.helper", "starlette.responses"]
+    }
+    assert io_imports("p.helper", {"p.helper": set()}, {"p.helper"}) == {}
