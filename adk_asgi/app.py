@@ -48,6 +48,7 @@ from .origins import OriginGuard, OriginPolicy
 from .pace import PaceToReader
 from .pause import PauseForClientTools
 from .policy import ToolPolicy, toolsets
+from .request_state import RequestState
 from .resumable import StreamStore
 from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
 from .safe_history import ReadableRequests
@@ -118,6 +119,11 @@ class AdkApp:
     ``trust_forwarded``: the request's own origin is what a proxy's ``Forwarded`` /
     ``X-Forwarded-Host`` headers say. ``allowed_file_url(url, user_id) -> bool``: file URLs a
     user message may carry besides ``data:`` and the chat's own uploads (docs/security.md).
+
+    ``request_state(extras, user_id) -> dict`` (or an awaitable of it): what the keys the
+    client added to a ``POST /chat`` body (``useChat`` / ``sendMessage``'s ``body``) write into
+    the session state before the run; raise ``ValueError`` to refuse them (``422``)
+    (:mod:`adk_asgi.request_state`, docs/sse.md#request-extras). Without it they are ignored.
     """
 
     def __init__(
@@ -154,6 +160,7 @@ class AdkApp:
         allowed_origins: Sequence[str] = (),
         trust_forwarded: bool = False,
         allowed_file_url: AllowFileUrl | None = None,
+        request_state: RequestState | None = None,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -237,6 +244,7 @@ class AdkApp:
             speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),
             live_refusal=_live_refusal(self.live_runner.agent),
             allowed_file_url=allowed_file_url,
+            request_state=request_state,
         )
         """What the endpoints are given (they never see the app itself)."""
         chats = ChatsEndpoint(self.services)

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from . import bookkeeping
+from .again import regenerated, session_for
 from .answers import accept_answers, close_left_calls, keep_shown
 from .checks import decode_and_check
 from .chunks import UIMessageChunk
@@ -26,8 +27,9 @@ from .identity import Identity
 from .locks import ChatBusy, ChatKey, LockUnavailable
 from .messages import ChatRequest
 from .pace import RunSignal, paced_by
-from .pending import PAYLOADS_KEY, user_turn, visible_events
+from .pending import PAYLOADS_KEY
 from .refusals import json_refusal
+from .request_state import state_delta
 from .resumable import StreamStore
 from .services import Services
 from .session_handover import hand_over
@@ -59,6 +61,12 @@ class _Plan:
         self.user_message_id = user_message_id
         self.state_delta = state_delta
 
+    @property
+    def continues(self) -> bool:
+        """A continuation: its claimed answers are acted on and recorded, even if the client
+        leaves (no user message is run)."""
+        return self.user_message_id is None
+
 
 class ChatEndpoint:
     """Check the request, lock the chat, run the agent, stream the answer.
@@ -88,11 +96,12 @@ class ChatEndpoint:
                 chat = await asyncio.to_thread(decode_and_check, body, urls)
             else:
                 chat = decode_and_check(body, urls)
+            state = await self._request_state(identity, chat)
             wait = services.limits.busy_timeout
             key = services.chat_key(identity.user_id, chat.id)
             async with services.locks.hold(key, wait):
                 try:
-                    plan = await self._plan(identity, chat)
+                    plan = await self._plan(identity, chat, state)
                 except (ClientError, ChatBusy):
                     raise
                 except Exception:
@@ -100,7 +109,7 @@ class ChatEndpoint:
                     logger.exception("adk_asgi: the chat could not be prepared")
                     raise ClientError(503, STORE_FAILED) from None
                 abort = RunSignal()
-                if chat.messages[-1].role != "user":  # its claimed answers are acted on
+                if plan.continues:  # its claimed answers are acted on
                     abort.hold(CONTINUATION)  # and recorded, even if the client leaves
                 with paced_by(abort):  # ADK's agent task starts in this context (pace.py)
                     await self._stream(identity, chat, plan, abort, headers, scope, receive, send)
@@ -114,51 +123,40 @@ class ChatEndpoint:
         except ClientError as exc:
             await json_refusal(exc, headers)(scope, receive, send)
 
-    async def _plan(self, identity: Identity, chat: ChatRequest) -> _Plan:
+    async def _request_state(self, identity: Identity, chat: ChatRequest) -> dict[str, Any]:
+        """What the app's ``request_state`` hook makes of the body's extras (a refusal is a
+        4xx): asked before the chat is locked, so a slow hook holds no other request."""
+        hook = self.services.request_state
+        if hook is None:
+            return {}
+        return await state_delta(hook, chat.extra, identity.user_id)
+
+    async def _plan(self, identity: Identity, chat: ChatRequest, state: dict[str, Any]) -> _Plan:
+        services = self.services
+        if not chat.messages:  # a regenerate of a message the session holds (again.py)
+            session, stored = await regenerated(services, identity.user_id, chat)
+            return await self._user_plan(session, stored.content, stored.message_id, state)
         last = chat.messages[-1]
         if last.role == "user":
             try:
                 content = user_content(last)
             except TranslationError as exc:
-                raise ClientError(400, f"messages[{len(chat.messages) - 1}]: {exc}") from None
-            session = await self._session_for(identity, chat)
-            await close_left_calls(self.services, session, moved_on=True)
-            converter = self._converter(self.services.new_message_id())
-            title = bookkeeping.title_delta(session.state, content)
-            return _Plan(session, content, converter, [], last.id, title or None)
-        return await self._continue(identity, chat)
+                raise ClientError(400, f"{chat.where(len(chat.messages) - 1)}: {exc}") from None
+            session = await session_for(services, identity.user_id, chat)
+            return await self._user_plan(session, content, last.id, state)
+        plan = await self._continue(identity, chat)
+        plan.state_delta = state or None
+        return plan
 
-    async def _session_for(self, identity: Identity, chat: ChatRequest) -> Session:
-        """The session a new user message goes to. A message sent again — ``regenerate()``,
-        or the user edited it (``sendMessage(message, {messageId})`` names the message it
-        replaces) — takes the session back to before it (``Runner.rewind_async``: its answer,
-        and everything after, leave the model's context and the history), to be answered
-        anew."""
-        services = self.services
-        message = chat.messages[-1]
-        redo = chat.trigger == "regenerate-message" or chat.message_id == message.id
-        if not redo:
-            return await services.open_session(identity.user_id, chat.id)
-        session = await services.session(identity.user_id, chat.id)
-        invocation_id = None if session is None else user_turn(session.events, message.id)
-        if session is None or invocation_id is None:
-            if chat.trigger == "regenerate-message":
-                raise ClientError(409, f"message {message.id!r} is not in this chat")
-            # an edit of a message the chat never stored: a new message, as it would be
-            return session or await services.open_session(identity.user_id, chat.id)
-        turns = [
-            e
-            for e in visible_events(session.events)
-            if e.invocation_id == invocation_id and e.author == "user" and e.content
-        ]
-        if len(turns) > 1:  # a live connection is one invocation: ADK rewinds it whole
-            raise ClientError(409, f"message {message.id!r} was sent live: it cannot be redone")
-        await services.runner.rewind_async(
-            user_id=identity.user_id,
-            session_id=chat.id,
-            rewind_before_invocation_id=invocation_id,
-        )
-        return await services.open_session(identity.user_id, chat.id)
+    async def _user_plan(
+        self, session: Session, content: types.Content, message_id: str, state: dict[str, Any]
+    ) -> _Plan:
+        """A new user turn: the browser calls the user left open are closed
+        ([moving on](docs/architecture.md#moving-on)), the run gets the message."""
+        await close_left_calls(self.services, session, moved_on=True)
+        converter = self._converter(self.services.new_message_id())
+        delta = state | bookkeeping.title_delta(session.state, content)
+        return _Plan(session, content, converter, [], message_id, delta or None)
 
     async def _continue(self, identity: Identity, chat: ChatRequest) -> _Plan:
         """A continuation of the assistant message: answers to its waiting tool calls."""

@@ -25,21 +25,28 @@ from .pending import PAYLOADS_KEY
 
 
 def decode_and_check(body: bytes, urls: FileUrlRule | None = None) -> ChatRequest:
-    """The request body as a checked :class:`ChatRequest`, or a 4xx :class:`ClientError`."""
+    """The request body as a checked :class:`ChatRequest`, or a 4xx :class:`ClientError`.
+    ``POST /chat`` only: a regenerate may send no message (the session holds it)."""
     chat = decode_chat_request(body)  # a RequestError is a 400 ClientError
-    check_chat(chat, urls)
+    check_chat(chat, urls, stored_regenerate=True)
     return chat
 
 
-def check_chat(chat: ChatRequest, urls: FileUrlRule | None = None) -> None:
+def check_chat(
+    chat: ChatRequest, urls: FileUrlRule | None = None, *, stored_regenerate: bool = False
+) -> None:
     """``urls``: the file URLs the user may send; by default the rule bound for this context
-    (:func:`.file_urls.bind`: the live connection's), else ``data:`` only."""
+    (:func:`.file_urls.bind`: the live connection's), else ``data:`` only.
+    ``stored_regenerate``: a regenerate that sends no message at all (``{id, trigger,
+    messageId?}``: the session holds the message to answer again) passes; the live protocol
+    has no regenerate, so it never lets one through."""
     if not CHAT_ID.fullmatch(chat.id):
         raise ClientError(400, f"id: {CHAT_ID_RULE}")
-    if not chat.messages:
+    regenerate = chat.trigger == "regenerate-message" and chat.last_only
+    if not chat.messages and not (stored_regenerate and regenerate):
         raise ClientError(400, "messages: the chat has no messages")
     _check_ids(chat)
-    if chat.messages[-1].role == "system":
+    if chat.messages and chat.messages[-1].role == "system":
         raise ClientError(422, "the last message must be a user or assistant message")
     payloads = chat.extra.get(PAYLOADS_KEY, {})
     if not isinstance(payloads, dict):
@@ -60,14 +67,16 @@ def _check_ids(chat: ChatRequest) -> None:
         raise ClientError(400, f"messageId: {CLIENT_ID_RULE}")
     for i, message in enumerate(chat.messages):
         if not CLIENT_ID.fullmatch(message.id):
-            raise ClientError(400, f"messages[{i}].id: {CLIENT_ID_RULE}")
+            raise ClientError(400, f"{chat.where(i)}.id: {CLIENT_ID_RULE}")
+    if not chat.messages:
+        return
     last = len(chat.messages) - 1
     if len(chat.messages[last].parts) > MAX_PARTS:
-        raise ClientError(413, f"messages[{last}].parts: a message holds at most {MAX_PARTS}")
+        raise ClientError(413, f"{chat.where(last)}.parts: a message holds at most {MAX_PARTS}")
     for j, part in enumerate(chat.messages[last].parts):
         if not isinstance(part, ToolPart):
             continue
-        where = f"messages[{last}].parts[{j}]"
+        where = f"{chat.where(last)}.parts[{j}]"
         if not CLIENT_ID.fullmatch(part.tool_call_id):
             raise ClientError(400, f"{where}.toolCallId: {CLIENT_ID_RULE}")
         if part.approval is not None and not CLIENT_ID.fullmatch(part.approval.id):

@@ -63,7 +63,7 @@ class FileUrlRule:
                 if isinstance(part, FilePart) and not self.allows(part.url, chat.id):
                     scheme = _scheme(part.url)
                     what = f"{scheme}: URLs are" if scheme else "this URL is"
-                    where = f"messages[{i}].parts[{j}].url"
+                    where = f"{chat.where(i)}.parts[{j}].url"
                     raise ClientError(422, f"{where}: {what} refused; {REFUSED}")
 
 

@@ -177,7 +177,13 @@ class UIMessage(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True
 
 
 class ChatRequest(msgspec.Struct, kw_only=True):
-    """The body ``DefaultChatTransport`` POSTs (and the ``send`` frame of the WebSocket one)."""
+    """The body ``DefaultChatTransport`` POSTs (and the ``send`` frame of the WebSocket one).
+
+    The client sends the whole chat (``messages``) or, with the persistence guide's
+    ``prepareSendMessagesRequest``, only its last message (``message``); either way the
+    session is the chat's truth and only the last message is read, so both decode to
+    ``messages`` (``[message]``). A regenerate may send no message at all (``[]``): the
+    session holds the message to answer again."""
 
     id: str
     messages: list[UIMessage]
@@ -185,7 +191,14 @@ class ChatRequest(msgspec.Struct, kw_only=True):
     message_id: str | None = None
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
     """The keys the client added to the body (``new DefaultChatTransport({body})``,
-    ``sendMessage(msg, {body})``), decoded but not interpreted."""
+    ``sendMessage(msg, {body})``): read only by the app's ``request_state`` hook."""
+    last_only: bool = False
+    """The body held ``message`` (or no message), not ``messages``: the client keeps no
+    copy of the chat for the server, so a message it sends again is recognized by its id."""
+
+    def where(self, index: int) -> str:
+        """How the body names ``messages[index]``, for a reason the client can act on."""
+        return "message" if self.last_only else f"messages[{index}]"
 
 
 CHAT_ID: Final = re.compile(r"\A[A-Za-z0-9_.:@-]{1,128}\Z")
@@ -242,6 +255,7 @@ _BODY_DECODER: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _FIELD_DECODERS: Final[dict[str, msgspec.json.Decoder[Any]]] = {
     "id": msgspec.json.Decoder(str),
     "messages": msgspec.json.Decoder(list[_RawMessage]),
+    "message": msgspec.json.Decoder(_RawMessage),
     "trigger": msgspec.json.Decoder(Trigger),
     "messageId": msgspec.json.Decoder(str | None),
 }
@@ -303,16 +317,19 @@ def decode_chat_request(body: bytes) -> ChatRequest:
         raise RequestError("the request body must be a JSON object") from None
     except msgspec.DecodeError as exc:
         raise RequestError(f"the request body is not valid JSON: {exc}") from None
-    for key in ("id", "messages"):
-        if key not in top:
-            raise RequestError(f"the request body has no {key!r}")
-    raw_messages: list[_RawMessage] = _decode_field(top, "messages")
+    if "id" not in top:
+        raise RequestError("the request body has no 'id'")
+    trigger: Trigger = _decode_field(top, "trigger") if "trigger" in top else "submit-message"
+    raw_messages, last_only = _raw_messages(top, trigger)
+    where = "message" if last_only else "messages[{}]"
     messages = [
         UIMessage(
             id=m.id,
             role=m.role,
             metadata=m.metadata,
-            parts=[_decode_part(p, f"messages[{i}].parts[{j}]") for j, p in enumerate(m.parts)],
+            parts=[
+                _decode_part(p, f"{where.format(i)}.parts[{j}]") for j, p in enumerate(m.parts)
+            ],
         )
         for i, m in enumerate(raw_messages)
     ]
@@ -320,7 +337,23 @@ def decode_chat_request(body: bytes) -> ChatRequest:
     return ChatRequest(
         id=_decode_field(top, "id"),
         messages=messages,
-        trigger=_decode_field(top, "trigger") if "trigger" in top else "submit-message",
+        trigger=trigger,
         message_id=_decode_field(top, "messageId") if "messageId" in top else None,
         extra=extra,
+        last_only=last_only,
     )
+
+
+def _raw_messages(top: dict[str, msgspec.Raw], trigger: Trigger) -> tuple[list[_RawMessage], bool]:
+    """The body's messages, and whether it sent the last one alone (``message``). Exactly one
+    of ``messages`` and ``message``; neither only for a regenerate, which names a message
+    the session holds (``messageId``, or its last)."""
+    if "messages" in top and "message" in top:
+        raise RequestError("the request body has both 'messages' and 'message': send one")
+    if "messages" in top:
+        return _decode_field(top, "messages"), False
+    if "message" in top:
+        return [_decode_field(top, "message")], True
+    if trigger == "regenerate-message":
+        return [], True
+    raise RequestError("the request body has no 'messages' (or 'message', the last one)")

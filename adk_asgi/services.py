@@ -30,6 +30,7 @@ from .file_urls import AllowFileUrl, FileUrlRule
 from .identity import BrowserCookieIdentity, Identify, Identity, Unauthorized, resolve_identity
 from .locks import ChatKey, ChatLocks
 from .policy import ToolPolicy
+from .request_state import RequestState
 from .resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
@@ -97,6 +98,8 @@ class Services:
     """Why ``WS /live`` cannot serve this app's agent (a workflow), or ``None``."""
     allowed_file_url: AllowFileUrl | None = None
     """Which other file URLs than ``data:`` and the chat's uploads pass (:mod:`.file_urls`)."""
+    request_state: RequestState | None = None
+    """What the request's extras write into the session state (:mod:`.request_state`)."""
 
     async def identity_of(self, conn: HTTPConnection) -> Identity:
         """Who is asking, or a 401 :class:`ClientError`."""

@@ -154,7 +154,7 @@ def test_chat_request_decodes_every_part_into_its_struct() -> None:
         (b"{nope", "the request body is not valid JSON"),
         (b"[1, 2]", "the request body must be a JSON object"),
         (b'{"messages": []}', "the request body has no 'id'"),
-        (b'{"id": "c"}', "the request body has no 'messages'"),
+        (b'{"id": "c"}', "the request body has no 'messages' (or 'message', the last one)"),
         (b'{"id": 5, "messages": []}', "id: Expected `str`, got `int`"),
         (b'{"id": "c", "messages": {}}', "messages: Expected `array`, got `object`"),
         (b'{"id": "c", "messages": [], "trigger": "go"}', "trigger: Invalid enum value 'go'"),

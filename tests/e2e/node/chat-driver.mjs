@@ -24,6 +24,10 @@
 //       handshake (the `ws` constructor is wrapped, as a browser sends its cookies); the other
 //       headers are only used for reload / transportJsUrl GETs; body is the transport's body
 //       option (stock: merged into each send/resume frame's body); credentials is ignored.
+//   "prepareSendMessagesRequest": "guide" | "trigger" | "regenerate-by-id"   sse only: send only
+//       the last message (DefaultChatTransport's option): "guide" is the AI SDK persistence
+//       guide's {message, id}; "trigger" adds ...body, trigger and messageId; "regenerate-by-id"
+//       is "trigger" but a regenerate sends no message (lastMessageOnly in lib/driver.mjs)
 //   "sendAutomaticallyWhen": "or" | "approvals" | "toolCalls" | "none"     default "or"
 //       stock lastAssistantMessageIsCompleteWithApprovalResponses / ...WithToolCalls; or = both
 //   "clientTools": {"change_bgm": {"output": ...} | {"errorText": "..."} | [answers, in order]},

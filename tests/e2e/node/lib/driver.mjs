@@ -93,6 +93,15 @@ export function normalizeSpec(spec) {
         JSON.stringify(merged.sendAutomaticallyWhen),
     );
   }
+  const lastOnly = merged.prepareSendMessagesRequest;
+  if (lastOnly !== undefined) {
+    if (merged.transport !== 'sse' || !LAST_MESSAGE_ONLY.includes(lastOnly)) {
+      throw new UsageError(
+        `spec.prepareSendMessagesRequest (sse only) must be ${LAST_MESSAGE_ONLY.join('|')}, ` +
+          `got ${JSON.stringify(lastOnly)}`,
+      );
+    }
+  }
   merged.steps = merged.steps ?? [];
   if (!Array.isArray(merged.steps)) {
     throw new UsageError('spec.steps must be a list');
@@ -375,6 +384,11 @@ export class ChatDriver {
         if (spec[key] !== undefined) {
           transportOptions[key] = spec[key];
         }
+      }
+      if (spec.prepareSendMessagesRequest !== undefined) {
+        transportOptions.prepareSendMessagesRequest = lastMessageOnly(
+          spec.prepareSendMessagesRequest,
+        );
       }
       return new this.ai.DefaultChatTransport(transportOptions);
     }
@@ -849,5 +863,34 @@ export class ChatDriver {
         ? { frames: this.frames, sockets: this.socketInfos, transportModule: this.transportModule }
         : {}),
     };
+  }
+}
+
+// The transport's prepareSendMessagesRequest, as app developers write it to send only the last
+// message (spec.prepareSendMessagesRequest):
+//   "guide":   the AI SDK persistence guide's snippet, verbatim: {message, id} (trigger,
+//              messageId and body extras are dropped)
+//   "trigger": {...body, id, message, trigger, messageId}: the extras and the request's kind kept
+//   "regenerate-by-id": as "trigger", but a regenerate sends no message: {...body, id, trigger,
+//              messageId} (the server holds the chat)
+const LAST_MESSAGE_ONLY = ['guide', 'trigger', 'regenerate-by-id'];
+
+function lastMessageOnly(kind) {
+  switch (kind) {
+    case 'guide':
+      return ({ messages, id }) => {
+        return { body: { message: messages[messages.length - 1], id } };
+      };
+    case 'trigger':
+      return ({ messages, id, body, trigger, messageId }) => ({
+        body: { ...body, id, message: messages[messages.length - 1], trigger, messageId },
+      });
+    case 'regenerate-by-id':
+      return ({ messages, id, body, trigger, messageId }) =>
+        trigger === 'regenerate-message'
+          ? { body: { ...body, id, trigger, messageId } }
+          : { body: { ...body, id, message: messages[messages.length - 1], trigger, messageId } };
+    default:
+      throw new Error(`unknown prepareSendMessagesRequest ${JSON.stringify(kind)}`);
   }
 }
