@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from .errors import ClientError
-from .refusals import json_refusal
+from .refusals import json_refusal, refuse_handshake
 
 ANY: Final = "*"
 """In ``allowed_origins``: every origin (an app that authenticates with tokens, not cookies)."""
@@ -152,16 +152,6 @@ class OriginPolicy:
         )
 
 
-async def refuse(websocket: WebSocket, error: ClientError) -> None:
-    """Refuse a WebSocket handshake with ``error``'s status and JSON reason where the server can
-    send an HTTP response to it (the ``websocket.http.response`` extension: uvicorn, the test
-    client), else with close code 1008 and the reason (the server answers the handshake 403)."""
-    if "websocket.http.response" in websocket.scope.get("extensions", {}):
-        await websocket.send_denial_response(json_refusal(error))
-    else:
-        await websocket.close(code=1008, reason=error.reason)
-
-
 class OriginGuard:
     """The ASGI app in front of the routes: a request :class:`OriginPolicy` refuses gets 403."""
 
@@ -174,6 +164,6 @@ class OriginGuard:
         if error is None:
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
-            await refuse(WebSocket(scope, receive, send), error)
+            await refuse_handshake(WebSocket(scope, receive, send), error)
         else:
             await json_refusal(error)(scope, receive, send)
