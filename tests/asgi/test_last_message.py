@@ -173,6 +173,7 @@ async def test_a_regenerate_with_the_message_and_its_trigger() -> None:
 
 
 BAD = {"id": "u1", "role": "user", "parts": [{"type": "video"}]}
+GS_FILE = {"type": "file", "mediaType": "image/png", "url": "gs://bucket/cat.png"}
 
 
 @pytest.mark.parametrize(
@@ -211,6 +212,12 @@ BAD = {"id": "u1", "role": "user", "parts": [{"type": "video"}]}
             {"id": "chat-1", "message": {**USER, "role": "system"}},
             422,
             "the last message must be a user or assistant message",
+        ),
+        (
+            {"id": "chat-1", "message": {**USER, "parts": [GS_FILE]}},
+            422,
+            "message.parts[0].url: gs: URLs are refused; only data: URLs and this chat's own "
+            "uploads are accepted (the app allows others with AdkApp(allowed_file_url=...))",
         ),
         (
             {"id": "chat-1", "message": USER, "trigger": "regenerate"},

@@ -12,13 +12,14 @@ import msgspec
 import pytest
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.llm_request import LlmRequest
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi import AdkApp
 from adk_asgi.errors import ClientError
 from adk_asgi.request_state import state_delta
-from adk_asgi.testing import Call, Text
-from tests.support import counter, parse_sse, scripted_agent
+from adk_asgi.testing import Call, Text, read_ui_message
+from tests.support import answer, counter, parse_sse, scripted_agent
 
 pytestmark = pytest.mark.asyncio
 
@@ -114,6 +115,39 @@ async def test_the_hooks_state_is_what_the_instruction_and_the_tools_read() -> N
         "mode": "terse",
         "user:asked_by": "ada",
     }
+
+
+async def test_a_continuation_writes_its_extras_before_the_approved_tool_runs() -> None:
+    agent = scripted_agent(
+        [[Call("read_mode", {})], [Text("ok")]],
+        tools=[FunctionTool(read_mode, require_confirmation=True)],
+        instruction="Answer in {mode} mode.",
+    )
+    app = AdkApp(
+        agent, message_id_factory=counter("msg"), identify=lambda c: "ada", request_state=take_mode
+    )
+    async with client_for(app) as client:
+        asked = await client.post("/chat", json=body(mode="terse"))
+        message = answer(read_ui_message(parse_sse(asked.content)), "read_mode", approved=True)
+        went_on = await client.post(
+            "/chat", json={"id": "chat-1", "message": message, "mode": "chatty"}
+        )
+    assert went_on.status_code == 200, went_on.text
+    t = "msg1-txt1"
+    assert parse_sse(went_on.content) == [
+        {"type": "start", "messageId": "msg1"},
+        {
+            "type": "tool-output-available",
+            "toolCallId": "call_1",
+            "output": {"mode": "chatty", "other": None},
+        },
+        {"type": "start-step"},
+        {"type": "text-start", "id": t},
+        {"type": "text-delta", "id": t, "delta": "ok"},
+        {"type": "text-end", "id": t},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
 
 
 async def test_an_async_hook_gets_the_extras_and_the_user() -> None:
