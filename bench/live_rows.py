@@ -1,6 +1,6 @@
-"""The rows of the live benchmark (``bench.live``): bare ``run_live`` (:class:`LiveFloor`),
-``WS /live`` called in this process without a socket (:class:`InProcess`), and ``WS /live`` on
-a uvicorn server process (:class:`LiveClient`).
+"""The rows of the live benchmark (``bench.live``) in this process: bare ``run_live``
+(:class:`LiveFloor`) and ``WS /live`` called without a socket (:class:`InProcess`); the row on a
+uvicorn server process is ``bench.live_client.LiveClient``.
 
 The rows measure, on the same agent (``bench.agent``):
 
@@ -15,17 +15,11 @@ The rows measure, on the same agent (``bench.agent``):
 from __future__ import annotations
 
 import asyncio
-import os
-import random
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-import httpx
-import msgspec
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.agents.run_config import RunConfig
 from google.adk.apps.app import App
@@ -33,42 +27,21 @@ from google.adk.events.event import Event
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
-from websockets.asyncio.client import ClientConnection, connect
 
 from adk_asgi import AdkApp
 from adk_asgi.live import AUDIO_IN_MIME
-from bench.agent import APP_NAME, DELTA_CHARS, SPEECH_FRAME_BYTES, USER_ID, make_agent, user_message
-
-SHORT_ANSWER: Final = 5
-"""Deltas of the untimed warm-up turns."""
-FRAME_SECONDS: Final = 0.020
-MIC_FRAME_BYTES: Final = 640
-"""20 ms of PCM16 mono at 16 kHz, what a browser microphone sends."""
-_noise = random.Random(1)
-MIC_FRAMES: Final = [_noise.randbytes(MIC_FRAME_BYTES) for _ in range(64)]
-"""Noise (not UTF-8, so the scripted model "hears" ``[x s of audio]`` and answers with
-``SHORT_ANSWER`` frames), differing from frame to frame as speech does."""
-TEXT_DELTA: Final = '"type":"text-delta"'
-_FRAME = msgspec.json.Decoder(dict[str, Any])
-
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    seconds: float
-    units: int
-    """Text deltas (``text``), output audio frames (``speech``) or microphone frames
-    (``listen``) of the run, checked against what was asked."""
-    audio_bytes: int
-    server_cpu: float
-    """CPU seconds of the process that runs the agent (the floor: this one)."""
-    client_cpu: float
-    pushed: float = 0.0
-    """``listen`` over ``WS /live``: seconds the client took to send every frame."""
-
-
-def _check(row: str, what: str, got: int, expected: int) -> None:
-    if got != expected:
-        raise RuntimeError(f"{row}: {got} {what}, expected {expected}")
+from bench.agent import APP_NAME, USER_ID, make_agent, user_message
+from bench.live_frames import (
+    MIC_FRAME_BYTES,
+    MIC_FRAMES,
+    SHORT_ANSWER,
+    Run,
+    Seen,
+    check,
+    new_chat,
+    send_frame,
+)
+from bench.placement import on_agent_cpus
 
 
 async def on_cpus(cpus: set[int] | None, measure: Callable[[int], Awaitable[Run]], n: int) -> Run:
@@ -76,13 +49,7 @@ async def on_cpus(cpus: set[int] | None, measure: Callable[[int], Awaitable[Run]
     run that warms that CPU's caches, as a server's are warm; then move back."""
     if not cpus:
         return await measure(n)
-    home = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, cpus)
-    try:
-        await measure(SHORT_ANSWER)
-        return await measure(n)
-    finally:
-        os.sched_setaffinity(0, home)
+    return await on_agent_cpus(cpus, lambda: measure(SHORT_ANSWER), lambda: measure(n))
 
 
 # --- floor: Runner.run_live in this process -------------------------------------------------
@@ -134,26 +101,27 @@ class LiveFloor:
         return await on_cpus(self.cpus, self._listen, frames)
 
     async def _text(self, deltas: int) -> Run:
-        cpu = time.process_time()
-        start = time.perf_counter()
-        async with self._live(audio=False) as (queue, events):
-            queue.send_content(user_message(deltas))
-            partials = await events.until_turn_complete()
-            seconds = time.perf_counter() - start
-            cpu = time.process_time() - cpu
-        _check("floor", "text deltas", partials.text, deltas)
+        partials, seconds, cpu = await self._turn(deltas, audio=False)
+        check("floor", "text deltas", partials.text, deltas)
         return Run(seconds, partials.text, 0, cpu, 0.0)
 
     async def _speech(self, frames: int) -> Run:
+        seen, seconds, cpu = await self._turn(frames, audio=True)
+        check("floor", "audio frames", seen.audio, frames)
+        return Run(seconds, seen.audio, seen.audio_bytes, cpu, 0.0)
+
+    async def _turn(self, n: int, *, audio: bool) -> tuple[Seen, float, float]:
+        """A user text asking for ``n`` deltas on a fresh session, to ``turn_complete``: what
+        was seen, its seconds and this process's CPU seconds (the session's set-up and close
+        included, as a server's connection would)."""
         cpu = time.process_time()
         start = time.perf_counter()
-        async with self._live(audio=True) as (queue, events):
-            queue.send_content(user_message(frames))
+        async with self._live(audio=audio) as (queue, events):
+            queue.send_content(user_message(n))
             seen = await events.until_turn_complete()
             seconds = time.perf_counter() - start
             cpu = time.process_time() - cpu
-        _check("floor", "audio frames", seen.audio, frames)
-        return Run(seconds, seen.audio, seen.audio_bytes, cpu, 0.0)
+        return seen, seconds, cpu
 
     async def _listen(self, frames: int) -> Run:
         async with self._live(audio=True) as (queue, events):
@@ -173,36 +141,6 @@ class LiveFloor:
         return Run(seconds, frames, frames * MIC_FRAME_BYTES, cpu, 0.0)
 
 
-@dataclass(slots=True)
-class _Seen:
-    text_chars: int = 0
-    frames: int = 0
-    """``text-delta`` frames: fewer than the deltas when adk_asgi merges them."""
-    audio: int = 0
-    audio_bytes: int = 0
-
-    @property
-    def text(self) -> int:
-        """Text deltas made by the model (each ``DELTA_CHARS`` long), however they were framed."""
-        return self.text_chars // DELTA_CHARS
-
-    def take(self, message: str | bytes) -> bool:
-        """Count one ``WS /live`` message; true at the ``finish`` chunk of the response."""
-        if isinstance(message, bytes):
-            self.audio += 1
-            self.audio_bytes += len(message)
-            return False
-        if TEXT_DELTA in message:
-            self.text_chars += len(_FRAME.decode(message)["chunk"]["delta"])
-            self.frames += 1
-            return False
-        frame: dict[str, Any] = _FRAME.decode(message)
-        chunk = frame.get("chunk") or {}
-        if frame["type"] == "error" or chunk.get("type") == "error":
-            raise RuntimeError(f"adk_asgi: {message[:500]}")
-        return bool(chunk.get("type") == "finish")
-
-
 class Events:
     """A ``run_live`` iterated in steps (it never ends by itself)."""
 
@@ -215,8 +153,8 @@ class Events:
                 return event
         raise RuntimeError("run_live ended")
 
-    async def until_turn_complete(self) -> _Seen:
-        seen = _Seen()
+    async def until_turn_complete(self) -> Seen:
+        seen = Seen()
         async for event in self.run:
             if event.turn_complete:
                 return seen
@@ -250,19 +188,19 @@ class InProcess:
 
     async def _text(self, deltas: int) -> Run:
         seen, seconds, cpu = await self._request(str(deltas), audio=False)
-        _check("in-process", "text deltas", seen.text, deltas)
+        check("in-process", "text deltas", seen.text, deltas)
         return Run(seconds, seen.text, 0, cpu, 0.0)
 
     async def _speech(self, frames: int) -> Run:
         seen, seconds, cpu = await self._request(str(frames), audio=True)
-        _check("in-process", "audio frames", seen.audio, frames)
+        check("in-process", "audio frames", seen.audio, frames)
         return Run(seconds, seen.audio, seen.audio_bytes, cpu, 0.0)
 
-    async def _request(self, text: str, *, audio: bool) -> tuple[_Seen, float, float]:
+    async def _request(self, text: str, *, audio: bool) -> tuple[Seen, float, float]:
         incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         incoming.put_nowait({"type": "websocket.connect"})
         accepted, finished = asyncio.Event(), asyncio.Event()
-        seen = _Seen()
+        seen = Seen()
 
         async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "websocket.accept":
@@ -278,183 +216,10 @@ class InProcess:
         await accepted.wait()
         cpu = time.process_time()
         start = time.perf_counter()
-        incoming.put_nowait({"type": "websocket.receive", "text": send_frame(_chat(), text)})
+        incoming.put_nowait({"type": "websocket.receive", "text": send_frame(new_chat(), text)})
         await finished.wait()
         seconds = time.perf_counter() - start
         cpu = time.process_time() - cpu
         incoming.put_nowait({"type": "websocket.disconnect", "code": 1000})
         await connection
         return seen, seconds, cpu
-
-
-def _chat() -> str:
-    return uuid.uuid4().hex
-
-
-# --- adk_asgi: WS /live on the server process -----------------------------------------------
-
-
-def send_frame(chat_id: str, text: str) -> str:
-    """A ``send`` frame as ``WebSocketChatTransport`` sends it, for a one-message chat."""
-    message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
-    frame: dict[str, Any] = {
-        "type": "send",
-        "requestId": "r1",
-        "id": chat_id,
-        "trigger": "submit-message",
-        "messageId": None,
-        "messages": [message],
-        "headers": {},
-        "body": {},
-        "metadata": None,
-    }
-    return msgspec.json.encode(frame).decode()
-
-
-_ACTIVITY_START: Final = '{"type":"activity-start"}'
-_ACTIVITY_END: Final = '{"type":"activity-end"}'
-
-
-class LiveClient:
-    """``WS /live`` on a ``bench.serve adk_asgi`` server, as a browser's transport drives it.
-
-    ``compression="deflate"`` offers permessage-deflate as browsers do (uvicorn accepts it);
-    ``None`` offers nothing. Each run opens a new connection (untimed) on a new chat.
-    """
-
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        base_url: str,
-        compression: str | None,
-        mount: str = "/agent",
-    ) -> None:
-        self.http = http
-        self.base_url = base_url
-        self.ws_url = base_url.replace("http://", "ws://", 1) + mount + "/live"
-        self.compression = compression
-
-    async def cpu(self) -> float:
-        """The server's CPU seconds so far (``GET /__cpu``, see ``bench.serve``)."""
-        response = await self.http.get(f"{self.base_url}/__cpu")
-        return float(response.text)
-
-    def connect(self, **params: str) -> Any:
-        query = "&".join(f"{key}={value}" for key, value in params.items())
-        return connect(
-            f"{self.ws_url}?{query}", compression=self.compression, max_size=None, max_queue=None
-        )
-
-    async def text(self, deltas: int) -> Run:
-        async with self.connect() as socket:
-            server_cpu = await self.cpu()
-            client_cpu = time.process_time()
-            start = time.perf_counter()
-            await socket.send(send_frame(_chat(), str(deltas)))
-            seen = await _read_response(socket)
-            seconds = time.perf_counter() - start
-            client_cpu = time.process_time() - client_cpu
-            server_cpu = await self.cpu() - server_cpu
-        _check("adk_asgi", "text deltas", seen.text, deltas)
-        return Run(seconds, seen.text, 0, server_cpu, client_cpu)
-
-    async def speech(self, frames: int) -> Run:
-        async with self.connect(audio="1") as socket:
-            server_cpu = await self.cpu()
-            client_cpu = time.process_time()
-            start = time.perf_counter()
-            await socket.send(send_frame(_chat(), str(frames)))
-            seen = await _read_response(socket)
-            seconds = time.perf_counter() - start
-            client_cpu = time.process_time() - client_cpu
-            server_cpu = await self.cpu() - server_cpu
-        _check("adk_asgi", "audio frames", seen.audio, frames)
-        _check("adk_asgi", "audio bytes", seen.audio_bytes, frames * SPEECH_FRAME_BYTES)
-        return Run(seconds, seen.audio, seen.audio_bytes, server_cpu, client_cpu)
-
-    async def listen(self, frames: int) -> Run:
-        async with self.connect(audio="1") as socket:
-            await socket.send(send_frame(_chat(), str(SHORT_ANSWER)))
-            await _read_response(socket)  # the session is up and has answered once
-            server_cpu = await self.cpu()
-            client_cpu = time.process_time()
-            start = time.perf_counter()
-            await socket.send(_ACTIVITY_START)
-            for i in range(frames):
-                await socket.send(MIC_FRAMES[i % len(MIC_FRAMES)])
-            await socket.send(_ACTIVITY_END)
-            pushed = time.perf_counter() - start
-            while not isinstance(await socket.recv(), bytes):
-                pass
-            seconds = time.perf_counter() - start
-            client_cpu = time.process_time() - client_cpu
-            server_cpu = await self.cpu() - server_cpu
-            for _ in range(SHORT_ANSWER - 1):  # the rest of the answer, before closing
-                while not isinstance(await socket.recv(), bytes):
-                    pass
-        return Run(seconds, frames, frames * MIC_FRAME_BYTES, server_cpu, client_cpu, pushed)
-
-    async def paced(self, streams: int, seconds: float) -> Paced:
-        """``streams`` connections each sending a microphone's 50 frames/s for ``seconds``,
-        staggered over the 20 ms, as that many users talking at once would."""
-        sockets = [await self.connect(audio="1") for _ in range(streams)]
-        try:
-            await asyncio.gather(  # every session up and answered once, untimed
-                *(s.send(send_frame(_chat(), str(SHORT_ANSWER))) for s in sockets)
-            )
-            await asyncio.gather(*(_read_response(s) for s in sockets))
-            frames = round(seconds / FRAME_SECONDS)
-            server_cpu = await self.cpu()
-            start = time.perf_counter()
-            await asyncio.gather(
-                *(_talk(s, frames, k * FRAME_SECONDS / streams) for k, s in enumerate(sockets))
-            )
-            elapsed = time.perf_counter() - start
-            server_cpu = await self.cpu() - server_cpu
-            latencies = [await _answer_time(s) for s in sockets]
-        finally:
-            await asyncio.gather(*(s.close() for s in sockets))
-        return Paced(streams, frames * streams, elapsed, server_cpu, latencies)
-
-
-@dataclass(frozen=True, slots=True)
-class Paced:
-    """``streams`` microphones at real-time pace on one server (:meth:`LiveClient.paced`)."""
-
-    streams: int
-    frames: int
-    """Frames sent, all streams together."""
-    seconds: float
-    server_cpu: float
-    """Server CPU seconds while the frames streamed (the answers are not counted)."""
-    latencies: list[float]
-    """Per stream, one after the other once every stream has sent its frames: seconds from
-    ``activity-end`` to the first frame of the answer. The first one waits for any backlog."""
-
-
-async def _talk(socket: ClientConnection, frames: int, offset: float) -> None:
-    """One microphone: ``activity-start``, then ``frames`` frames, one per 20 ms."""
-    loop = asyncio.get_running_loop()
-    await asyncio.sleep(offset)
-    await socket.send(_ACTIVITY_START)
-    start = loop.time()
-    for i in range(frames):
-        await socket.send(MIC_FRAMES[i % len(MIC_FRAMES)])
-        await asyncio.sleep(max(0.0, start + (i + 1) * FRAME_SECONDS - loop.time()))
-
-
-async def _answer_time(socket: ClientConnection) -> float:
-    """Seconds from ``activity-end`` to the first frame of the spoken answer."""
-    start = time.perf_counter()
-    await socket.send(_ACTIVITY_END)
-    while not isinstance(await socket.recv(), bytes):
-        pass
-    return time.perf_counter() - start
-
-
-async def _read_response(socket: ClientConnection) -> _Seen:
-    """Read one request's frames up to its ``finish`` chunk, counting text deltas and audio."""
-    seen = _Seen()
-    while not seen.take(await socket.recv()):
-        pass
-    return seen

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from bench.servers import ServerProcess
+
+_T = TypeVar("_T")
 
 
 class Placement:
@@ -61,3 +64,19 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     except ImportError:
         return None
     return uvloop.new_event_loop
+
+
+async def on_agent_cpus(
+    cpus: set[int] | None, warm: Callable[[], Awaitable[object]], work: Callable[[], Awaitable[_T]]
+) -> _T:
+    """``work()`` in this process on ``cpus`` (the servers' CPU; ``None``: where it is), after
+    an untimed ``warm()`` there that warms that CPU's caches, as a server's are warm; then this
+    process moves back. How an in-process row (a floor) is measured like the servers."""
+    home = os.sched_getaffinity(0)
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    try:
+        await warm()
+        return await work()
+    finally:
+        os.sched_setaffinity(0, home)

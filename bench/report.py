@@ -8,9 +8,12 @@ than the ratio of the medians.
 from __future__ import annotations
 
 import math
+import os
+import platform
 import statistics
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from typing import Any
 
 
@@ -64,6 +67,11 @@ def ms(seconds: float) -> str:
     return "-" if math.isnan(seconds) else f"{seconds * 1e3:,.1f}"
 
 
+def mib(size: float) -> str:
+    """Bytes as MiB with one decimal."""
+    return f"{size / 2**20:,.1f}"
+
+
 def progress(text: str) -> None:
     """A progress line on stderr, so the report on stdout stays clean."""
     print(f"... {text}", file=sys.stderr, flush=True)
@@ -73,3 +81,53 @@ def load_average() -> str:
     """The 1, 5 and 15 minute load averages (others' work on the machine shows here)."""
     with open("/proc/loadavg") as loadavg:
         return " ".join(loadavg.read().split()[:3])
+
+
+def versions(uvicorn: str, client: str) -> str:
+    """The line a report starts with: Python, google-adk, uvicorn and what it picked
+    (``uvicorn``), the client's library (``client``) and the machine, so that figures from
+    different runs are compared knowingly."""
+    return (
+        f"python {platform.python_version()}, google-adk {version('google-adk')}, "
+        f"uvicorn {version('uvicorn')} ({uvicorn}), {client}, {platform.machine()}, "
+        f"{os.cpu_count()} CPUs"
+    )
+
+
+RUN_HEADER = ["ms med", "ms min", "deltas/s", "(best)"]
+"""The columns of :func:`run_cells`."""
+
+
+def run_cells(runs: Sequence[Any], size: int) -> list[str]:
+    """Runs of one row answering ``size`` deltas each: their median and best times, and the
+    rates those make."""
+    median, best = median_of(runs, "seconds"), min_of(runs, "seconds")
+    return [
+        f"{median * 1e3:,.0f}",
+        f"{best * 1e3:,.0f}",
+        f"{size / median:,.0f}",
+        f"{size / best:,.0f}",
+    ]
+
+
+BATCH_HEADER = ["wall s med", "deltas/s", "srv CPU µs/delta", "srv CPU %", "GC % CPU"]
+"""The columns of :func:`batch_cells`."""
+
+
+def per_delta(batch: Any, attr: str) -> float:
+    """A batch's ``attr`` (CPU seconds) per delta of all its streams."""
+    return float(getattr(batch, attr)) / float(batch.streams * batch.deltas)
+
+
+def batch_cells(batches: Sequence[Any], n: int) -> list[str]:
+    """One row's batches of ``n`` streams started together (medians over rounds): wall time,
+    deltas/s, the server's CPU per delta and as a share of one CPU, and its garbage
+    collector's share of that."""
+    wall = statistics.median(batch.wall for batch in batches)
+    return [
+        f"{wall:,.2f}",
+        f"{n * batches[0].deltas / wall:,.0f}",
+        f"{statistics.median(per_delta(b, 'server_cpu') for b in batches) * 1e6:,.0f}",
+        f"{statistics.median(b.server_cpu / b.wall for b in batches) * 100:.0f}",
+        f"{statistics.median(b.gc_seconds / b.server_cpu for b in batches) * 100:.0f}",
+    ]

@@ -10,9 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import httpx
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 SHORT_ANSWER: Final = 5
 """Deltas in the answer timed for the first text (40 characters: a one-line reply)."""
@@ -35,6 +38,20 @@ class Run:
 
 
 Measure = Callable[[int], Awaitable[Run]]
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """N streams (or live turns) started together and timed as one: the start of every
+    concurrency bench's batch (``bench.chats.Batch``, ``bench.live_batches.Batch``), which
+    ``bench.report.batch_cells`` reads."""
+
+    streams: int
+    deltas: int
+    wall: float
+    server_cpu: float
+    """CPU seconds of the process that ran the agents (the floor: this one)."""
+    client_cpu: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +116,16 @@ def check_count(row: str, got: int, deltas: int) -> None:
 
 
 async def sample(
-    rows: dict[str, Measure], deltas: int, reps: int, *, primed: bool = False
-) -> dict[str, list[Run]]:
-    """One warm-up run per row, then ``reps`` rounds, rotating the order of rows each round.
+    rows: dict[str, Callable[[int], Awaitable[_R]]],
+    deltas: int,
+    reps: int,
+    *,
+    primed: bool = False,
+    order: Callable[[Sequence[str], int], list[str]] | None = None,
+) -> dict[str, list[_R]]:
+    """One warm-up run per row, then ``reps`` rounds, rotating the order of rows each round
+    (``order``: :func:`round_order` unless given; ``bench.live`` keeps a plain
+    :func:`rotation`).
 
     ``primed``: each timed run right after an untimed one of the same row. For short answers
     (the time to first text): a rotation keeps the rows' cyclic order, so one row always came
@@ -111,9 +135,9 @@ async def sample(
     for measure in rows.values():
         await measure(deltas)
     names = list(rows)
-    results: dict[str, list[Run]] = {name: [] for name in names}
+    results: dict[str, list[_R]] = {name: [] for name in names}
     for rep in range(reps):
-        for name in round_order(names, rep):
+        for name in (order or round_order)(names, rep):
             if primed:
                 await rows[name](deltas)
             results[name].append(await rows[name](deltas))
@@ -125,10 +149,13 @@ def round_order(names: Sequence[str], rep: int) -> list[str]:
     changes each round, so that no row always runs right after it (``sample``'s docstring
     says what that cost)."""
     if len(names) < 3:
-        shift = rep % max(1, len(names))
-        return [*names[shift:], *names[:shift]]
+        return rotation(names, rep)
     first, rest = names[0], list(names[1:])
-    turn = rep % len(rest)
-    cycle = [first, *rest[turn:], *rest[:turn]]
-    shift = rep % len(cycle)
-    return cycle[shift:] + cycle[:shift]
+    return rotation([first, *rotation(rest, rep)], rep)
+
+
+def rotation(items: Sequence[_T], rep: int) -> list[_T]:
+    """``items`` rotated by ``rep``: round ``rep`` of a plain rotation, where every row comes
+    first once in ``len(items)`` rounds."""
+    shift = rep % max(1, len(items))
+    return [*items[shift:], *items[:shift]]

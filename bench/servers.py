@@ -8,6 +8,7 @@ so a benchmark never leaves a server behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -117,3 +119,17 @@ class ServerProcess:
         if proc.stdout is not None:
             proc.stdout.close()
         self._stderr.close()
+
+
+@contextlib.contextmanager
+def logs_on_error(servers: Mapping[str, ServerProcess]) -> Iterator[None]:
+    """On an exception, the end of each server's log on stderr, then the exception: what a
+    server said before a bench failed is gone once it stops. Keyed by the row's name
+    (``""``: the only server)."""
+    try:
+        yield
+    except Exception:
+        for name, server in servers.items():
+            label = f"{name} server log" if name else "server log"
+            print(f"--- {label} ---\n{server.log_tail()}", file=sys.stderr)
+        raise

@@ -1,0 +1,40 @@
+"""A bench's command line: ``python -m bench.<name> [--quick] [sizes...] [--no-...]``.
+
+Every bench takes ``--quick`` (a smoke run), numbers for its sizes and rounds, and switches that
+leave parts out; these build them alike, the flag named after the keyword (``ttfc_runs``:
+``--ttfc-runs``), so ``args.ttfc_runs`` reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def parser(module: str, doc: str | None, quick: str) -> argparse.ArgumentParser:
+    """The parser of ``python -m <module>``, with ``--quick`` (its help: ``quick``)."""
+    found = argparse.ArgumentParser(prog=f"python -m {module}", description=doc)
+    found.add_argument("--quick", action="store_true", help=quick)
+    return found
+
+
+def numbers(parser: argparse.ArgumentParser, kind: Any = int, **helps: str) -> None:
+    """``--<name> N`` for each keyword (``None`` when not given: the bench's default)."""
+    for name, text in helps.items():
+        parser.add_argument(_flag(name), type=kind, help=text)
+
+
+def lists(parser: argparse.ArgumentParser, **helps: str) -> None:
+    """``--<name> N [N ...]`` for each keyword."""
+    for name, text in helps.items():
+        parser.add_argument(_flag(name), type=int, nargs="+", help=text)
+
+
+def switches(parser: argparse.ArgumentParser, **helps: str) -> None:
+    """``--<name>`` (a flag, false unless given) for each keyword."""
+    for name, text in helps.items():
+        parser.add_argument(_flag(name), action="store_true", help=text)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
