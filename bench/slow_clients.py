@@ -35,65 +35,26 @@ stops producing them is what the ``alone`` rows measure.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import socket
-import sys
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
-from adk_asgi.sse_writer import MAX_BUFFER
+from bench import cli
 from bench.agent import quiet
-from bench.concurrency import (
-    DELTAS,
-    Chats,
-    Checked,
-    Streamed,
-    chat_body,
-    check_stream,
-    environment,
-)
-from bench.report import load_average, ms, percentile, progress, table, verdict
-from bench.servers import ServerProcess
-from bench.throughput import Placement, _loop_factory
-
-SNDBUF: Final = 32 * 1024
-"""``SO_SNDBUF`` of the server's connections (64 KiB once the kernel doubles it)."""
-RCVBUF: Final = 4096
-"""``SO_RCVBUF`` of the long answers' sockets (8 KiB once doubled)."""
-RATE: Final = 1024
-"""Bytes per second of the slow reader: 1 KB, read once a second."""
-PAUSE_AFTER: Final = 16 * 1024
-"""Bytes read before the pausing reader stops (about 180 deltas: early in the answer)."""
-MEMORY_TARGET: Final = 2.0
-"""MiB a slow reader may add to the peak over the same answer read at full speed: more than
-the buffers that should hold it come to (64 KiB each in uvicorn and adk_asgi), for noise."""
-SLOPE_TARGET: Final = 0.1
-"""MiB per 1,000 deltas of answer that a paused reader may add to the peak: ~0 if bounded."""
-GAP_TARGET: Final = 1.10
-"""The other chats' p99 gap with slow readers, over the same with the long answers read at
-full speed."""
-_T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class Reader:
-    """How one long answer is read, over a raw socket."""
-
-    label: str
-    deltas: int
-    pause: float = 0.0
-    """Seconds without reading once ``PAUSE_AFTER`` bytes are in (0: no pause)."""
-    rate: int | None = None
-    """Bytes per second (``None``: as fast as they come)."""
-    leave_after: float | None = None
-    """Seconds after which the reader closes its socket, done or not (``None``: at the end
-    of the answer, or when the normal chats are over)."""
+from bench.chats import Chats, Checked, Streamed, check_stream
+from bench.concurrency import DELTAS
+from bench.concurrency_report import environment
+from bench.placement import Placement, loop_factory
+from bench.probe import settle
+from bench.procfs import reset_peak, send_queue, status_bytes
+from bench.report import load_average, progress
+from bench.servers import ServerProcess, logs_on_error
+from bench.slow_clients_report import SNDBUF, report
+from bench.slow_readers import RATE, Read, Reader, read_long, user
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,15 +67,6 @@ class Scenario:
     warm_deltas: int
     """The long answer read at full speed before the clock starts (0: none)."""
     sndbuf: int | None = SNDBUF
-
-
-@dataclass(frozen=True, slots=True)
-class Read:
-    reader: Reader
-    received: int
-    seconds: float
-    done: bool
-    """The answer was read to its ``[DONE]``."""
 
 
 @dataclass
@@ -144,112 +96,7 @@ class Outcome:
         return [gap for one in self.chats for gap in one.gaps]
 
 
-# --- the readers ----------------------------------------------------------------------------
-
-
-def _request(host: str, port: int, deltas: int) -> bytes:
-    body = json.dumps(chat_body(deltas)).encode()
-    head = (
-        f"POST /agent/chat HTTP/1.1\r\nHost: {host}:{port}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        "Connection: close\r\n\r\n"
-    )
-    return head.encode() + body
-
-
-async def _unless(
-    leave: asyncio.Event, work: Awaitable[_T], deadline: float
-) -> tuple[bool, _T | None]:
-    """``work`` unless ``leave`` is set or ``deadline`` (``perf_counter``) passes first:
-    (done, its result)."""
-    task = asyncio.ensure_future(work)
-    waiter = asyncio.ensure_future(leave.wait())
-    limit = max(deadline - time.perf_counter(), 0.0)
-    try:
-        await asyncio.wait({task, waiter}, timeout=limit, return_when="FIRST_COMPLETED")
-    finally:
-        waiter.cancel()
-        if not task.done():
-            task.cancel()
-        await asyncio.wait({task, waiter})
-    if task.cancelled():
-        return False, None
-    return True, task.result()
-
-
-async def read_long(url: str, reader: Reader, leave: asyncio.Event) -> Read:
-    """One long answer over a raw socket with a small receive buffer, read as ``reader`` says,
-    until its end, ``reader.leave_after`` or ``leave``; then the socket is closed."""
-    loop = asyncio.get_running_loop()
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    received = bytearray()
-    start = time.perf_counter()
-    deadline = start + (reader.leave_after if reader.leave_after is not None else 3600.0)
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
-        sock.setblocking(False)
-        await loop.sock_connect(sock, (host, port))
-        await loop.sock_sendall(sock, _request(host, port, reader.deltas))
-        paused = not reader.pause
-        while not leave.is_set() and (now := time.perf_counter()) < deadline:
-            if not paused and len(received) >= PAUSE_AFTER:
-                paused = True
-                await _unless(leave, asyncio.sleep(reader.pause), deadline)
-                continue
-            size = 65536
-            if reader.rate is not None:  # 1 KB at once, then the next KB a second later
-                size = reader.rate * (int(now - start) + 1) - len(received)
-                if size <= 0:
-                    wait = 1.0 - (now - start) % 1.0
-                    await _unless(leave, asyncio.sleep(wait), deadline)
-                    continue
-            done, piece = await _unless(leave, loop.sock_recv(sock, size), deadline)
-            if not done or not piece:
-                break
-            received += piece
-    ended = received.endswith(b"0\r\n\r\n") and b"data: [DONE]" in received[-64:]
-    return Read(reader, len(received), time.perf_counter() - start, ended)
-
-
-async def user(chats: Chats, i: int, count: int, deltas: int, out: list[Streamed]) -> None:
-    """Normal user ``i``: ``count`` chats, each as soon as the last one ended."""
-    for _ in range(count):
-        out.append(await chats.chat(i, deltas))
-
-
 # --- the server's memory --------------------------------------------------------------------
-
-
-def _status(pid: int, key: str) -> int:
-    """A ``/proc/PID/status`` figure in bytes (``VmRSS``, ``VmHWM``)."""
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(f"{key}:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {key} for {pid}")
-
-
-def _reset_peak(pid: int) -> bool:
-    """Reset the kernel's peak RSS (``VmHWM``) of ``pid`` to its current RSS."""
-    try:
-        with open(f"/proc/{pid}/clear_refs", "w") as clear:
-            clear.write("5")
-    except OSError:
-        return False
-    return True
-
-
-def _send_queue(port: int) -> int:
-    """Bytes the kernel holds unsent on the established connections of local ``port``."""
-    total = 0
-    with open("/proc/net/tcp") as tcp:
-        next(tcp)
-        for line in tcp:
-            fields = line.split()
-            if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                total += int(fields[4].split(":")[0], 16)
-    return total
 
 
 @dataclass
@@ -260,8 +107,8 @@ class _Peaks:
 
 async def _sample(pid: int, port: int, stop: asyncio.Event, peaks: _Peaks) -> None:
     while not stop.is_set():
-        peaks.rss = max(peaks.rss, _status(pid, "VmRSS"))
-        peaks.send_queue = max(peaks.send_queue, _send_queue(port))
+        peaks.rss = max(peaks.rss, status_bytes(pid, "VmRSS"))
+        peaks.send_queue = max(peaks.send_queue, send_queue(port))
         with suppress(TimeoutError):
             async with asyncio.timeout(0.02):
                 await stop.wait()
@@ -269,14 +116,7 @@ async def _sample(pid: int, port: int, stop: asyncio.Event, peaks: _Peaks) -> No
 
 async def _settle(chats: Chats) -> None:
     """Wait until the server is idle (under 2 % of a CPU over 0.25 s), at most 60 s."""
-    async with asyncio.timeout(60.0):
-        before = await chats.cpu()
-        while True:
-            await asyncio.sleep(0.25)
-            now = await chats.cpu()
-            if now - before < 0.005:
-                return
-            before = now
+    await settle(chats.cpu, limit=60.0, interval=0.25, busy=0.005)
 
 
 # --- a scenario -----------------------------------------------------------------------------
@@ -287,11 +127,9 @@ async def run_scenario(scenario: Scenario, deltas: int, pin: bool) -> Outcome:
         placement = Placement([server], pin=pin)
         placement.pin()
         try:
-            async with Chats(server.url) as chats:
-                return await _run(scenario, deltas, server, chats)
-        except Exception:
-            print(f"--- server log ---\n{server.log_tail()}", file=sys.stderr)
-            raise
+            with logs_on_error({"": server}):
+                async with Chats(server.url) as chats:
+                    return await _run(scenario, deltas, server, chats)
         finally:
             placement.unpin()
 
@@ -304,8 +142,8 @@ async def _run(scenario: Scenario, deltas: int, server: ServerProcess, chats: Ch
     if scenario.warm_deltas:
         await read_long(server.url, Reader("warm-up", scenario.warm_deltas), asyncio.Event())
     await _settle(chats)
-    rss_before = _status(server.pid, "VmRSS")
-    hwm = _reset_peak(server.pid)
+    rss_before = status_bytes(server.pid, "VmRSS")
+    hwm = reset_peak(server.pid)
     port = urlsplit(server.url).port or 80
     stop, leave, peaks = asyncio.Event(), asyncio.Event(), _Peaks()
     sampler = asyncio.create_task(_sample(server.pid, port, stop, peaks))
@@ -327,9 +165,9 @@ async def _run(scenario: Scenario, deltas: int, server: ServerProcess, chats: Ch
     stop.set()
     await sampler
     peak, source = peaks.rss, "VmRSS every 20 ms"
-    if hwm and _status(server.pid, "VmHWM") >= peaks.rss:
-        peak, source = _status(server.pid, "VmHWM"), "VmHWM"
-    end = _status(server.pid, "VmRSS")
+    if hwm and status_bytes(server.pid, "VmHWM") >= peaks.rss:
+        peak, source = status_bytes(server.pid, "VmHWM"), "VmHWM"
+    end = status_bytes(server.pid, "VmRSS")
     gc_seconds = gc_after["seconds"] - gc_before["seconds"]
     outcome = Outcome(
         scenario,
@@ -389,121 +227,6 @@ def make_plan(*, quick: bool) -> Plan:
     return Plan(deltas, under_load, alone)
 
 
-def _mib(size: float) -> str:
-    return f"{size / 2**20:,.1f}"
-
-
-def report(plan: Plan, outcomes: dict[str, Outcome]) -> str:
-    rows = []
-    for scenario in [*plan.under_load, *plan.alone]:
-        o = outcomes[scenario.name]
-        exact = sum(one.exact for one in o.chats)
-        reads = ", ".join(
-            f"{read.reader.label}: {read.received / 1024:,.0f} KiB{' (all)' if read.done else ''}"
-            for read in o.reads
-        )
-        rows.append(
-            [
-                scenario.name,
-                f"{exact}/{len(o.chats)}" if o.chats else "-",
-                ms(percentile(o.gaps, 50)),
-                ms(percentile(o.gaps, 99)),
-                _mib(o.rss_before),
-                _mib(o.peak),
-                f"{o.growth / 2**20:+,.1f}",
-                _mib(o.end),
-                f"{o.send_queue / 1024:,.0f}",
-                f"{o.server_cpu:,.1f}",
-                f"{o.gc_seconds / o.server_cpu * 100:.0f}",
-                ms(o.gc_longest),
-                f"{o.wall:,.1f}",
-                reads or "-",
-            ]
-        )
-    header = [
-        "scenario",
-        "chats exact",
-        "gap p50 ms",
-        "gap p99 ms",
-        "RSS before MiB",
-        "peak MiB",
-        "growth",
-        "end MiB",
-        "send-Q KiB",
-        "srv CPU s",
-        "GC %",
-        "GC max ms",
-        "wall s",
-        "long answers: taken by the reader",
-    ]
-    cap = f"SO_SNDBUF {SNDBUF // 1024} KiB (doubled by the kernel)"
-    out = [
-        "Slow readers: a fresh server per scenario, warmed by the same work at full speed;"
-        f" server connections with {cap}\n  unless said; readers' SO_RCVBUF {RCVBUF} B",
-        table(header, rows),
-        f"chats exact: normal chats ({plan.deltas} deltas) complete and equal to the reply read"
-        " alone; gaps: theirs (as in\n  Concurrency); growth: peak - before; send-Q: most bytes"
-        " unsent in the kernel for the server's connections\n  at once; GC: the garbage collector's"
-        " share of srv CPU and its longest pause; long answers: bytes the\n  reader took before"
-        " the answer ended (all) or it left",
-        "",
-        "Targets",
-    ]
-    alone = [outcomes[s.name] for s in plan.alone]
-    full = {o.scenario.readers[0].deltas: o for o in alone if o.scenario.name.startswith("full")}
-    extras: dict[int, float] = {}
-    for o in alone:
-        size = o.scenario.readers[0].deltas
-        if o.scenario.name.startswith("full") or size not in full:
-            continue
-        extra = (o.growth - full[size].growth) / 2**20
-        if o.scenario.sndbuf and o.scenario.readers[0].pause:
-            extras[size] = extra
-        out.append(
-            f"  {o.scenario.name}: peak {extra:+,.1f} MiB over the same answer at full speed"
-            f"  target <= +{MEMORY_TARGET:g} MiB (bounded): {verdict(extra <= MEMORY_TARGET)}"
-        )
-    if len(extras) >= 2:
-        a, b = min(extras), max(extras)
-        slope = (extras[b] - extras[a]) / (b - a) * 1000
-        out.append(
-            f"  paused reader, that extra per 1,000 deltas of answer ({a:,} -> {b:,}):"
-            f" {slope:,.2f} MiB  target <= {SLOPE_TARGET:g} (does not grow with the answer):"
-            f" {verdict(slope <= SLOPE_TARGET)}"
-        )
-    loaded = [outcomes[s.name] for s in plan.under_load]
-    base, slow = loaded[0], loaded[-1]
-    control = loaded[1] if len(loaded) > 2 else base
-    p99 = {o.scenario.name: percentile(o.gaps, 99) for o in loaded}
-    with_slow = p99[slow.scenario.name]
-    ratio = with_slow / p99[control.scenario.name]
-    out.append(
-        f"  other chats' p99 gap, with slow readers / {control.scenario.name}: {ratio:.3f}"
-        f" ({ms(with_slow)} / {ms(p99[control.scenario.name])} ms)"
-        f"  target <= {GAP_TARGET:.2f}: {verdict(ratio <= GAP_TARGET)}"
-    )
-    if control is not base:
-        plain = with_slow / p99[base.scenario.name]
-        out.append(
-            f"  other chats' p99 gap, with slow readers / {base.scenario.name}: {plain:.3f}"
-            f" ({ms(with_slow)} / {ms(p99[base.scenario.name])} ms)"
-        )
-    extra = (slow.growth - control.growth) / 2**20
-    out.append(
-        f"  under load, peak with slow readers {extra:+,.1f} MiB over {control.scenario.name}"
-        f" (no target: what the\n    slow readers' answers reached in that time fits in the"
-        f" buffers, see send-Q; peaks of identical runs differ by a few MiB)"
-    )
-    whole = all(one.exact for o in loaded for one in o.chats)
-    out.append(f"  normal chats complete and exact in every scenario: {verdict(whole)}")
-    sources = ", ".join(sorted({o.peak_source for o in outcomes.values()}))
-    out.append(
-        f"(adk_asgi's own buffer per response: MAX_BUFFER = {MAX_BUFFER // 1024} KiB;"
-        f" peaks from {sources})"
-    )
-    return "\n".join(out)
-
-
 async def run_all(plan: Plan, pin: bool) -> dict[str, Outcome]:
     outcomes = {}
     for scenario in [*plan.under_load, *plan.alone]:
@@ -516,15 +239,14 @@ def run(*, quick: bool, pin: bool) -> tuple[str, dict[str, Any]]:
     """Every scenario of the plan, each on a fresh server: the report, and what uvicorn
     picked."""
     plan = make_plan(quick=quick)
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
         outcomes = runner.run(run_all(plan, pin))
     return report(plan, outcomes), next(iter(outcomes.values())).server_info
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.slow_clients", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: short, small answers")
-    parser.add_argument("--no-pin", action="store_true", help="let the scheduler place processes")
+    parser = cli.parser("bench.slow_clients", __doc__, "a smoke run: short, small answers")
+    cli.switches(parser, no_pin="let the scheduler place processes")
     args = parser.parse_args(argv)
     quiet()
     started = time.perf_counter()
