@@ -9,7 +9,9 @@ frames ``activity-start``, ``activity-end``, ``audio-end`` (up) and ``interrupte
 What the frames mean is decided by the sans-I/O :class:`~adk_asgi.live_protocol.LiveProtocol`;
 this module only moves bytes. One ``asyncio.TaskGroup`` per connection, with named tasks: the
 ``reader`` reads the socket and feeds the protocol and the ``LiveRequestQueue``; ``run_live``
-iterates the session's events into the protocol; the ``writer`` owns the socket's send side.
+(:mod:`.live_session`) holds the chat and iterates the session's events into the protocol; the
+``writer`` owns the socket's send side. An input the protocol's phase does not allow closes the
+connection with the error's code and reason (:mod:`.live_phases`).
 The protocol's deadlines (held deltas, a resume waiting for speech) are a timer handle of the
 event loop, not a task: under load a deadline comes every few deltas, and a task's wake-up
 costs more than the call. The socket is never read in the task
@@ -22,26 +24,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from google.adk.events.event import Event
-from google.adk.sessions.session import Session
 from google.genai import types
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from . import file_urls, load
-from .answers import accept_answers, close_left_calls, keep_shown
 from .checks import decode_send_frame, frame_head
 from .decoding import OFF_LOOP
 from .errors import ClientError
-from .finish_tools import finish_ran_tools
 from .live_outbox import NOT_READING, Outbox, frame_size, too_large
 from .live_outputs import (
     Close,
-    KeepFailure,
     OpenSession,
     Output,
     Record,
@@ -52,16 +48,13 @@ from .live_outputs import (
     StopReplay,
     ToModel,
 )
+from .live_phases import LiveProtocolError
 from .live_protocol import LiveProtocol
-from .live_record import LiveRecorder
+from .live_session import LiveSession
 from .live_tools import LiveQueue, ToolWaits
-from .locks import ChatBusy, ChatKey
 from .messages import CHAT_ID, CHAT_ID_RULE, ChatRequest
-from .pace import RunSignal, paced_by
-from .pending import CONFIRMATION_TOOL, PAYLOADS_KEY, ChatState, chat_state, visible_events
 from .refusals import json_refusal
 from .services import Services
-from .session_handover import hand_over
 
 logger = logging.getLogger("adk_asgi")
 
@@ -147,9 +140,15 @@ class _Connection:
         self._alarm: asyncio.TimerHandle | None = None  # calls the protocol at its deadline
         self._armed: float | None = None  # that deadline
         self._ended = False
-        self._settles: asyncio.Queue[Settle] = asyncio.Queue()
-        self.recorder: LiveRecorder | None = None
-        self._opened: Session | None = None
+        self.session = LiveSession(
+            services,
+            user_id,
+            self.protocol,
+            self.carry_out,
+            queue=self.queue,
+            waits=self.waits,
+            audio=self.audio,
+        )
         self._replays: dict[str, asyncio.Task[None]] = {}
         self._answered: asyncio.Event | None = None
         """Set once no response is under way, while the client is gone (see :meth:`_reader`)."""
@@ -175,10 +174,20 @@ class _Connection:
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         assert self._group is not None
-        task = self._group.create_task(work, name=f"adk_asgi live {name}")
+        task = self._group.create_task(self._guarded(work), name=f"adk_asgi live {name}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run one of the connection's tasks. An input its protocol machine's phase does not
+        allow (:mod:`.live_phases`) closes the connection with the error's code and reason,
+        once what is queued is sent, rather than failing the task group (a 1006)."""
+        try:
+            await work
+        except LiveProtocolError as exc:
+            logger.exception("adk_asgi: the live connection closes: %s", exc.reason)
+            self._close(exc.code, exc.reason)
 
     def _stop(self) -> None:
         """End the connection: every other task of it is cancelled."""
@@ -197,10 +206,10 @@ class _Connection:
             elif isinstance(output, Resolve):
                 self.waits.resolve(output.call_id, output.value)
             elif isinstance(output, Settle):
-                self._settles.put_nowait(output)
+                self.session.settles.put_nowait(output)
             elif isinstance(output, Record):
-                if self.recorder is not None:
-                    self.recorder.record(output)
+                if self.session.recorder is not None:
+                    self.session.recorder.record(output)
             elif isinstance(output, Replay):
                 self._replay(output.request_id)
             elif isinstance(output, StopReplay):
@@ -208,7 +217,7 @@ class _Connection:
                 if task is not None:
                     task.cancel()
             elif isinstance(output, OpenSession):
-                self._spawn(self._run_live(output.chat_id), "run_live")
+                self._spawn(self.session.run(output.chat_id), "run_live")
             elif isinstance(output, Close) and not self.outbox.closed:
                 self.close_code = output.code
                 self.outbox.close()  # the writer sends what is queued, then closes the socket
@@ -256,7 +265,7 @@ class _Connection:
                     decoded = await asyncio.to_thread(_decode_send, text)
                 self.carry_out(self.protocol.receive(text, decoded))
         self.outbox.client_gone()
-        if self.recorder is not None and self.protocol.streaming:
+        if self.session.recorder is not None and self.protocol.streaming:
             await self._finish_unread()
         # Calls still waiting stay open in the session (durable.py): a new connection, on any
         # worker, or an SSE request answers them.
@@ -323,118 +332,6 @@ class _Connection:
 
     # --- agent → socket ----------------------------------------------------------------------
 
-    async def _run_live(self, chat_id: str) -> None:
-        services = self.services
-        key = services.chat_key(self.user_id, chat_id)
-        try:
-            async with services.locks.hold(key, services.limits.busy_timeout):
-                if services.streams is not None:
-                    self.recorder = LiveRecorder(services.streams, key)
-                try:
-                    await self._session(chat_id, key)
-                    self.carry_out(self.protocol.session_ended(None))
-                except Exception as exc:
-                    # run_live raises without an error event (unlike run_async): the client
-                    # reads what ``on_error`` says, and what it was shown is kept
-                    logger.exception("adk_asgi: the live session failed")
-                    outputs = self.protocol.session_ended(exc)
-                    # Kept, and its recording ended, before the client hears of it: a page
-                    # that reloads at once finds it in history, not a stream still open.
-                    for output in outputs:
-                        if isinstance(output, KeepFailure):
-                            await self._keep_failure(output)
-                        elif isinstance(output, Record) and self.recorder is not None:
-                            self.recorder.record(output)
-                    if self.recorder is not None:
-                        await self.recorder.aclose()
-                    self.carry_out(outputs)
-                finally:
-                    if self.recorder is not None:
-                        # (while the chat is still this connection's: the next one to hold
-                        # it may start a stream of its own at once)
-                        await self.recorder.aclose()
-        except ChatBusy:
-            # The connection stays open until its request is refused with this reason.
-            self.carry_out(self.protocol.session_busy())
-        except Exception as exc:  # the chat's lock could not be taken (its backend failed)
-            logger.exception("adk_asgi: the live session could not start")
-            self.carry_out(self.protocol.session_ended(exc))
-
-    async def _session(self, chat_id: str, key: ChatKey) -> None:
-        """The chat's live session, from its stored state to the end of ``run_live``."""
-        services = self.services
-        protocol = self.protocol
-        self.waits.claim = functools.partial(_claim_one, services, key)
-        session = self._opened = await services.open_session(self.user_id, chat_id)
-        stored = await close_left_calls(services, session, moved_on=False)
-        then, stored = await self._settle_waiting_calls(session, stored)
-        history = _ends_with_user_turn(session.events)
-        self.carry_out(
-            protocol.session_started(answers_history=history, stored=stored, state=session.state)
-        )
-        later = [] if then is None else [then]
-        while not self._settles.empty():  # sent while the last answers were recorded
-            later.append(self._settles.get_nowait())
-        for settle in later:
-            self.carry_out(protocol.dispatch(settle.request_id, settle.chat))
-        hand_over(session)  # not read again (session_handover.py)
-        events = services.live_runner.run_live(
-            user_id=self.user_id,
-            session_id=chat_id,
-            live_request_queue=self.queue,
-            run_config=services.live_run_config_for(audio=self.audio),
-        )
-
-        async def consume() -> None:
-            async for event in events:
-                self.carry_out(protocol.event(event))
-
-        # A closed socket stops the session only once the tools that ran have their results
-        # stored (finish_tools.py); the signal is the session's, as an SSE run's is.
-        signal = RunSignal()
-        with paced_by(signal):
-            await finish_ran_tools(consume(), signal, services.limits.live_detached_timeout)
-
-    async def _keep_failure(self, failure: KeepFailure) -> None:
-        """The answer the session failed in is kept as the client saw it."""
-        shown, error_text = failure.shown, failure.error_text
-        await keep_shown(self.services, self._opened, failure.message_id, shown, error_text)
-
-    async def _settle_waiting_calls(
-        self, session: Session, state: ChatState
-    ) -> tuple[Settle | None, ChatState]:
-        """Before the model runs on a chat whose stored calls wait for the user (a connection
-        that is gone left them), the client's requests are settled against the session, as
-        over SSE: answers are checked, claimed and recorded — ADK runs the confirmed tools as
-        ``run_live`` starts — until no call waits. A new user message closes what waits and
-        is returned, for the open session. ``state``: the chat's calls now; returned as they
-        stand once settled."""
-        services = self.services
-        if not state.waiting():
-            return None, state
-        self.carry_out(self.protocol.session_waiting())
-        while True:
-            settle = await self._settles.get()
-            message = settle.chat.messages[-1]
-            if message.role == "user":
-                return settle, await close_left_calls(services, session, moved_on=True)
-            payloads = settle.chat.extra.get(PAYLOADS_KEY, {})
-            try:
-                answers, content = await accept_answers(
-                    services, self.user_id, session, message, payloads
-                )
-            except ClientError as exc:  # a Conflict, or a misfit answer (422 over SSE)
-                self.carry_out(self.protocol.refused(settle.request_id, str(exc)))
-                continue
-            if content is not None:
-                answer = Event(invocation_id=Event.new_id(), author="user", content=content)
-                await services.session_service.append_event(session, answer)
-            state = chat_state(session.events, services.tools)
-            waiting = bool(state.waiting())
-            self.carry_out(self.protocol.answered(settle.request_id, answers, waiting=waiting))
-            if not waiting:
-                return None, state
-
     async def _writer(self) -> None:
         """The only sender on the socket; when the session is over it flushes and closes."""
         while (frame := await self.outbox.get()) is not None:
@@ -486,28 +383,3 @@ def _decode_send(text: str) -> ChatRequest | ClientError | None:
 
 async def _raise(exc: Exception) -> None:
     raise exc
-
-
-async def _claim_one(services: Services, key: ChatKey, answer_id: str) -> bool:
-    return await services.claims.claim(key, [answer_id])
-
-
-def _ends_with_user_turn(events: list[Event]) -> bool:
-    """Whether the model answers the history as the session opens: Gemini does when what it
-    is sent ends with the user's turn (text, or the answers to calls). ADK leaves its
-    confirmation requests and answers out of what the model sees, and so does this; a spoken
-    answer is the model's turn though ADK stores only its transcription."""
-    for event in reversed(visible_events(events)):
-        said = event.output_transcription
-        if not event.partial and said is not None and said.finished and said.text:
-            return False  # an answer spoken aloud: ADK keeps only its transcription
-        if event.partial or event.content is None:
-            continue
-        if any(not _is_confirmation(part) for part in event.content.parts or []):
-            return event.content.role == "user"
-    return False
-
-
-def _is_confirmation(part: types.Part) -> bool:
-    named = part.function_call or part.function_response
-    return named is not None and named.name == CONFIRMATION_TOOL

@@ -101,7 +101,7 @@ class ToolWaits:
             needs_approval = isinstance(tool, ClientTool) and tool.needs_approval(args)
             if needs_approval and not await self._approved(call, record, None):
                 return REJECTED
-            early = self.protocol.calls.early_results.pop(call.id, None)
+            early = self.protocol.early_result(call.id)
             if early is not None:
                 result: dict[str, Any] = early
                 return result
@@ -130,10 +130,10 @@ class ToolWaits:
         )
         call = self._call_of(tool, args, tool_context)
         if asked is not None:
-            self.protocol.calls.descriptors[call.id] = approval_descriptor(asked.model_dump())
+            self.protocol.asked(call.id, approval_descriptor(asked.model_dump()))
         asked = asked or ToolConfirmation()
         approved = await self._approved(call, _Recorder(tool_context), asked)
-        payload = self.protocol.calls.payloads.pop(call.id, None) if approved else None
+        payload = self.protocol.confirmed_payload(call.id) if approved else None
         tool_context.tool_confirmation = ToolConfirmation(confirmed=approved, payload=payload)
         tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
         result = await tool.run_async(args=args, tool_context=tool_context)
