@@ -31,6 +31,7 @@ from bench.peers import (
     agui_complete,
     agui_problem,
 )
+from bench.rows import Timed
 from bench.sse_payloads import sse_payloads
 
 DONE: Final = "[DONE]"
@@ -304,15 +305,9 @@ class Chats:
 
 
 @dataclass(frozen=True, slots=True)
-class Batch:
+class Batch(Timed):
     """N streams started together."""
 
-    streams: int
-    deltas: int
-    wall: float
-    server_cpu: float
-    """CPU seconds of the process that ran the agents (the floor: this one)."""
-    client_cpu: float
     checked: list[Checked]
     errors: list[object]
     """The first few failed requests (status or exception), for the report."""

@@ -38,12 +38,10 @@ Then ``bench.slow_clients`` (unless ``--no-slow``). See ``docs/performance.md``.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -56,36 +54,21 @@ from google.adk.apps.app import App
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
+from bench import cli
 from bench.agent import APP_NAME, USER_ID, answer_text, make_agent, quiet, user_message
 from bench.chats import (
     AG_UI,
     Batch,
     Chats,
     Checked,
-    Streamed,
-    chat_body,
-    check_stream,
-    read_chat,
 )
 from bench.concurrency_report import BEFORE, OURS, PEER, concurrency_report, environment
-from bench.placement import Placement, loop_factory
+from bench.placement import Placement, loop_factory, on_agent_cpus
+from bench.procfs import listen_overflows
 from bench.report import load_average, progress
 from bench.rows import round_order
 from bench.serve import GcClock
-from bench.servers import ServerProcess
-from bench.sse_payloads import sse_payloads
-
-__all__ = [  # (the other benches import them from here)
-    "DELTAS",
-    "Chats",
-    "Checked",
-    "Streamed",
-    "chat_body",
-    "check_stream",
-    "environment",
-    "read_chat",
-    "sse_payloads",
-]
+from bench.servers import ServerProcess, logs_on_error
 
 DELTAS: Final = 300
 """Text deltas per reply (2,400 characters: a few paragraphs)."""
@@ -116,14 +99,9 @@ class ConcurrentFloor:
         self.gc.install()
 
     async def batch(self, n: int, deltas: int) -> Batch:
-        home = os.sched_getaffinity(0)
-        if self.cpus:
-            os.sched_setaffinity(0, self.cpus)
-        try:
-            await self._batch(1, WARM_UP)
-            return await self._batch(n, deltas)
-        finally:
-            os.sched_setaffinity(0, home)
+        return await on_agent_cpus(
+            self.cpus, lambda: self._batch(1, WARM_UP), lambda: self._batch(n, deltas)
+        )
 
     async def _batch(self, n: int, deltas: int) -> Batch:
         sessions = [
@@ -241,29 +219,17 @@ async def _level(
     return level
 
 
-def listen_overflows() -> int:
-    """The kernel's count of connections refused for a full listen queue (all sockets)."""
-    try:
-        with open("/proc/net/netstat") as netstat:
-            lines = netstat.read().splitlines()
-    except OSError:
-        return 0
-    for names, values in zip(lines[::2], lines[1::2], strict=False):
-        if names.startswith("TcpExt:"):
-            table = dict(zip(names.split()[1:], values.split()[1:], strict=False))
-            return int(table.get("ListenOverflows", 0))
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.concurrency", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: small levels, 2 rounds")
-    parser.add_argument("--levels", type=int, nargs="+", help="chats at once (1 50 200 500)")
-    parser.add_argument("--deltas", type=int, help=f"text deltas per reply (default {DELTAS})")
-    parser.add_argument("--no-pin", action="store_true", help="let the scheduler place processes")
-    parser.add_argument("--no-slow", action="store_true", help="skip bench.slow_clients")
-    parser.add_argument("--no-peer", action="store_true", help="leave out the ag-ui-adk row")
-    parser.add_argument("--no-before", action="store_true", help="leave out the A/B row")
+    parser = cli.parser("bench.concurrency", __doc__, "a smoke run: small levels, 2 rounds")
+    cli.lists(parser, levels="chats at once (1 50 200 500)")
+    cli.numbers(parser, deltas=f"text deltas per reply (default {DELTAS})")
+    cli.switches(
+        parser,
+        no_pin="let the scheduler place processes",
+        no_slow="skip bench.slow_clients",
+        no_peer="leave out the ag-ui-adk row",
+        no_before="leave out the A/B row",
+    )
     args = parser.parse_args(argv)
     levels = args.levels or (QUICK_LEVELS if args.quick else LEVELS)
     deltas = args.deltas or (100 if args.quick else DELTAS)
@@ -291,14 +257,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             for name, s in servers.items()
             if name != OURS
         }
-        try:
-            with asyncio.Runner(loop_factory=loop_factory()) as runner:
-                work = run_concurrency(server.url, plan, placement, others)
-                levels_found = runner.run(work)
-        except Exception:
-            for name, one in servers.items():
-                print(f"--- {name} server log ---\n{one.log_tail()}", file=sys.stderr)
-            raise
+        with logs_on_error(servers), asyncio.Runner(loop_factory=loop_factory()) as runner:
+            levels_found = runner.run(run_concurrency(server.url, plan, placement, others))
     load_after = load_average()
     print(environment(server.info, placement, peer=not args.no_peer))
     print(

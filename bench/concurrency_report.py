@@ -4,8 +4,6 @@ of adk_asgi to its peer and to its previous writer, and who limits the batches."
 from __future__ import annotations
 
 import math
-import os
-import platform
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +13,16 @@ from typing import TYPE_CHECKING, Any, Final
 from bench.agent import DELTA_CHARS
 from bench.chats import Batch, Checked
 from bench.placement import Placement
-from bench.report import ms, percentile, table, verdict
+from bench.report import (
+    BATCH_HEADER,
+    batch_cells,
+    ms,
+    per_delta,
+    percentile,
+    table,
+    verdict,
+    versions,
+)
 
 if TYPE_CHECKING:
     from bench.concurrency import Level
@@ -46,7 +53,7 @@ def _against(levels: Sequence[Level]) -> list[str]:
             pairs = list(zip(level.ours, theirs, strict=True))
             rate = statistics.median(t.wall / o.wall for o, t in pairs)
             cpu = statistics.median(
-                _per_delta(o, "server_cpu") / _per_delta(t, "server_cpu") for o, t in pairs
+                per_delta(o, "server_cpu") / per_delta(t, "server_cpu") for o, t in pairs
             )
             firsts = [
                 percentile(tally([o]).firsts, 50) / percentile(tally([t]).firsts, 50)
@@ -97,10 +104,6 @@ def level_checked(batches: Sequence[Batch]) -> list[Checked]:
     return [one for batch in batches for one in batch.checked]
 
 
-def _per_delta(batch: Batch, attr: str) -> float:
-    return float(getattr(batch, attr)) / (batch.streams * batch.deltas)
-
-
 LEGEND: Final = [
     "complete: 200, [DONE] last, no error chunk; exact: every chunk as in the same reply read"
     " alone",
@@ -125,12 +128,10 @@ def concurrency_report(levels: Sequence[Level], deltas: int) -> str:
     for level in levels:
         for name, batches in _rows(level):
             t = tally(batches)
-            wall = statistics.median(batch.wall for batch in batches)
             ours = name != "floor"  # a row read over HTTP
             client = statistics.median(batch.client_cpu / batch.wall for batch in batches)
             delivered = sum(one.deliveries for one in level_checked(batches))
             delta_count = sum(batch.streams * batch.deltas for batch in batches)
-            cpu = statistics.median(_per_delta(b, "server_cpu") for b in batches)
             work.append(
                 [
                     f"{level.n:,}",
@@ -139,11 +140,7 @@ def concurrency_report(levels: Sequence[Level], deltas: int) -> str:
                     f"{t.complete:,}/{t.streams:,}" if ours else f"{t.streams:,}",
                     f"{t.exact:,}" if ours else "-",
                     f"{t.lost}/{t.reordered}/{t.duplicated}" if ours else "-",
-                    f"{wall:,.2f}",
-                    f"{level.n * deltas / wall:,.0f}",
-                    f"{cpu * 1e6:,.0f}",
-                    f"{statistics.median(b.server_cpu / b.wall for b in batches) * 100:.0f}",
-                    f"{statistics.median(b.gc_seconds / b.server_cpu for b in batches) * 100:.0f}",
+                    *batch_cells(batches, level.n),
                     f"{delivered / delta_count:.2f}" if ours else "-",
                     f"{client * 100:.0f}" if ours else "-",
                     ms(statistics.median(b.all_sent for b in batches)) if ours else "-",
@@ -168,11 +165,7 @@ def concurrency_report(levels: Sequence[Level], deltas: int) -> str:
         "complete",
         "exact",
         "lost/reord/dup",
-        "wall s med",
-        "deltas/s",
-        "srv CPU µs/delta",
-        "srv CPU %",
-        "GC % CPU",
+        *BATCH_HEADER,
         "reads/delta",
         "client CPU %",
         "all sent ms",
@@ -199,7 +192,7 @@ def concurrency_report(levels: Sequence[Level], deltas: int) -> str:
     ]
     for level in levels:
         ratios = [
-            _per_delta(o, "server_cpu") / _per_delta(f, "server_cpu")
+            per_delta(o, "server_cpu") / per_delta(f, "server_cpu")
             for o, f in zip(level.ours, level.floor, strict=True)
         ]
         ratio = statistics.median(ratios)
@@ -255,9 +248,6 @@ def environment(info: dict[str, Any], placement: Placement, *, peer: bool = Fals
         if placement.enabled
         else "no CPU pinning"
     )
-    return (
-        f"python {platform.python_version()}, google-adk {version('google-adk')}, "
-        f"uvicorn {version('uvicorn')} (loop={info.get('loop')}, http={info.get('http')}), "
-        f"httpx {version('httpx')}{_peer_versions() if peer else ''}, {platform.machine()}, "
-        f"{os.cpu_count()} CPUs\n{pinning}"
-    )
+    picked = f"loop={info.get('loop')}, http={info.get('http')}"
+    client = f"httpx {version('httpx')}{_peer_versions() if peer else ''}"
+    return f"{versions(picked, client)}\n{pinning}"

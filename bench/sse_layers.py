@@ -28,7 +28,7 @@ import asyncio
 import json
 import statistics
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -44,10 +44,10 @@ from adk_asgi.encoding import ChunkEncoder
 from adk_asgi.pace import RunSignal, paced_by
 from adk_asgi.sse import sse_body
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
-from bench.concurrency import chat_body
+from bench.chats import chat_body
+from bench.placement import loop_factory
 from bench.report import load_average, progress, table
 from bench.serve import GcClock
-from bench.throughput import _loop_factory
 
 TEXT_DELTA: Final = b'"type":"text-delta"'
 
@@ -145,7 +145,7 @@ class Layers:
             await answered.wait()
             return {"type": "http.disconnect"}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             nonlocal seen
             if message["type"] == "http.response.body":
                 seen += message.get("body", b"").count(TEXT_DELTA)
@@ -242,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     chats, rounds = (10, 2) if args.quick else (args.chats, args.rounds)
     quiet()
     print(f"load average (1, 5, 15 min) before {load_average()}")
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
         found = runner.run(run(chats, args.deltas, rounds))
     print(report(found, chats, args.deltas))
     print(f"load average (1, 5, 15 min) after {load_average()}")

@@ -25,12 +25,8 @@ Then the time to the first text delta of a short answer, and the encoding cost p
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import os
-import platform
-import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -45,19 +41,18 @@ from google.adk.events.event import Event
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
+from bench import cli
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
 from bench.encode import encode_costs
 from bench.peers import AGUI_PATH, CONTENT, HEADERS, agui_body, agui_problem
-from bench.placement import Placement, loop_factory
-from bench.report import progress
+from bench.placement import Placement, loop_factory, on_agent_cpus
+from bench.report import progress, versions
 from bench.rows import SHORT_ANSWER, HttpRow, Measure, Run, check_count, sample
 from bench.serve import RESUMABLE
-from bench.servers import ServerProcess
+from bench.servers import ServerProcess, logs_on_error
 from bench.sse_payloads import sse_payloads
 from bench.throughput_report import BEFORE, OURS, PEER, Results, report
 
-_loop_factory = loop_factory  # (the other benches import it from here)
-__all__ = ["Placement", "_loop_factory"]
 TEXT_DELTA: Final = b'"type":"text-delta"'
 ADK_TEXT: Final = b'"text":"'
 DONE: Final = b"data: [DONE]\n\n"
@@ -92,13 +87,9 @@ class Floor:
     async def __call__(self, deltas: int) -> Run:
         if not self.cpus:
             return await self._run(deltas)
-        home = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, self.cpus)
-        try:
-            await self._run(SHORT_ANSWER)
-            return await self._run(deltas)
-        finally:
-            os.sched_setaffinity(0, home)
+        return await on_agent_cpus(
+            self.cpus, lambda: self._run(SHORT_ANSWER), lambda: self._run(deltas)
+        )
 
     async def _run(self, deltas: int) -> Run:
         session = await self.sessions.create_session(app_name=APP_NAME, user_id=USER_ID)
@@ -232,26 +223,21 @@ def _environment(servers: dict[str, ServerProcess], placement: Placement) -> str
         peer = f", ag-ui-adk {version('ag-ui-adk')}, sse-starlette {version('sse-starlette')}"
     except PackageNotFoundError:
         peer = ""
-    return (
-        f"python {platform.python_version()}, google-adk {version('google-adk')}, "
-        f"uvicorn {version('uvicorn')} ({uvicorn_line}), httpx {version('httpx')}{peer}, "
-        f"{platform.machine()}, {os.cpu_count()} CPUs\n{placement.describe()}"
-    )
+    client = f"httpx {version('httpx')}{peer}"
+    return f"{versions(uvicorn_line, client)}\n{placement.describe()}"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.throughput", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: small N, few runs")
-    parser.add_argument("--reps", type=int, help="runs per row and size (default 7; quick 2)")
-    parser.add_argument("--sizes", type=int, nargs="+", help="deltas per answer (1000 10000)")
-    parser.add_argument("--ttfc-runs", type=int, help="runs per row for the first text (30)")
-    parser.add_argument(
-        "--no-pin", action="store_true", help="let the scheduler place servers and client"
-    )
-    parser.add_argument("--no-peer", action="store_true", help="leave out the ag-ui-adk row")
-    parser.add_argument("--no-before", action="store_true", help="leave out the A/B row")
-    parser.add_argument(
-        "--no-prime", action="store_true", help="time first text without an untimed run first"
+    parser = cli.parser("bench.throughput", __doc__, "a smoke run: small N, few runs")
+    cli.numbers(parser, reps="runs per row and size (default 7; quick 2)")
+    cli.lists(parser, sizes="deltas per answer (1000 10000)")
+    cli.numbers(parser, ttfc_runs="runs per row for the first text (30)")
+    cli.switches(
+        parser,
+        no_pin="let the scheduler place servers and client",
+        no_peer="leave out the ag-ui-adk row",
+        no_before="leave out the A/B row",
+        no_prime="time first text without an untimed run first",
     )
     args = parser.parse_args(argv)
     reps = args.reps or (2 if args.quick else 7)
@@ -274,14 +260,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         progress("servers up: " + ", ".join(f"{k} {s.url}" for k, s in servers.items()))
         placement = Placement(list(servers.values()), pin=not args.no_pin)
         urls = {name: server.url for name, server in servers.items()}
-        try:
-            with asyncio.Runner(loop_factory=loop_factory()) as runner:
-                work = bench(urls, sizes, reps, ttfc_runs, placement, primed=not args.no_prime)
-                results = runner.run(work)
-        except Exception:
-            for name, server in servers.items():
-                print(f"--- {name} server log ---\n{server.log_tail()}", file=sys.stderr)
-            raise
+        work = bench(urls, sizes, reps, ttfc_runs, placement, primed=not args.no_prime)
+        with logs_on_error(servers), asyncio.Runner(loop_factory=loop_factory()) as runner:
+            results = runner.run(work)
         print(_environment(servers, placement))
     print(report(results, reps, ttfc_runs))
     print(f"\n(total {time.perf_counter() - started:.0f} s)")

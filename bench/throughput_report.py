@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from bench.agent import DELTA_CHARS
-from bench.report import median_of, min_of, paired, table, verdict
+from bench.report import RUN_HEADER, median_of, min_of, paired, run_cells, table, verdict
 from bench.rows import SHORT_ANSWER, Run
 
 OURS: Final = "adk_asgi"
@@ -40,17 +40,14 @@ def _throughput_table(results: Results, reps: int) -> list[str]:
                 [
                     name,
                     f"{size:,}",
-                    f"{median * 1e3:,.0f}",
-                    f"{min_of(runs, 'seconds') * 1e3:,.0f}",
-                    f"{size / median:,.0f}",
-                    f"{size / min_of(runs, 'seconds'):,.0f}",
+                    *run_cells(runs, size),
                     f"{units / median:,.0f}",
                     f"{body / size:,.0f}" if body else "-",
                     f"{median_of(runs, 'server_cpu') / size * 1e6:,.0f}",
                     f"{median_of(runs, 'client_cpu') / size * 1e6:,.0f}" if body else "-",
                 ]
             )
-    header = ["row", "N", "ms med", "ms min", "deltas/s", "(best)", "units/s", "B/delta"]
+    header = ["row", "N", *RUN_HEADER, "units/s", "B/delta"]
     header += ["srv CPU µs/delta", "client CPU µs/delta"]
     return [
         f"Throughput: N text deltas of {DELTA_CHARS} chars, median of {reps} runs",
