@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Any, Final
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -24,7 +24,7 @@ from .chunks import ProviderMetadata, ToolOutputError
 from .convert import speaker
 from .credentials import asks_credentials, shown_input
 from .failures import ERROR_PART
-from .interrupts import client_call_id, workflow_answer
+from .interrupts import client_call_id, node_confirmation, workflow_answer
 from .messages import (
     Approval,
     DataPart,
@@ -46,7 +46,14 @@ from .pending import (
 )
 from .policy import ToolPolicy
 from .safe_history import lost_input, lost_result, readable
-from .tool_looks import provider_executed, raw_input, result_chunk, waits_for_approval
+from .tool_looks import (
+    confirmation_descriptor,
+    node_descriptor,
+    provider_executed,
+    raw_input,
+    result_chunk,
+    waits_for_approval,
+)
 
 UPLOADED: Final = re.compile(r'^\[Uploaded Artifact: "(?P<name>.+)"\]$')
 """What ADK's ``SaveFilesAsArtifactsPlugin`` leaves in a user message for a file it moved to
@@ -79,6 +86,7 @@ def rebuild_messages(
     files = files or {}
     persisted = [e for e in visible_events(events) if not e.partial]
     state = chat_state(persisted, policy)
+    asked = approval_descriptors(persisted)
     messages: list[UIMessage] = []
     answers: dict[str, UIMessage] = {}
 
@@ -120,7 +128,7 @@ def rebuild_messages(
             if content is not None and content.parts:
                 message.parts.extend(step_of(event, message))
                 for part in content.parts:
-                    message.parts.extend(_model_part(part, state, policy, event))
+                    message.parts.extend(_model_part(part, state, policy, event, asked))
             data = {"errorText": error}
             message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
             continue
@@ -145,7 +153,7 @@ def rebuild_messages(
         if content.role != "model" and asks_credentials(content):  # in the asking call's step
             assistant = answer_of(event)
             for part in content.parts:
-                assistant.parts.extend(_model_part(part, state, policy, event))
+                assistant.parts.extend(_model_part(part, state, policy, event, asked))
             continue
         if content.role != "model" or not (calls or other):
             continue  # responses and confirmation requests: reflected in the call's part
@@ -153,7 +161,7 @@ def rebuild_messages(
         assistant.parts.extend(step_of(event, assistant))
         author = speaker(event.author) if speakers else None
         for part in content.parts:
-            assistant.parts.extend(_model_part(part, state, policy, event, author))
+            assistant.parts.extend(_model_part(part, state, policy, event, asked, author))
     return messages
 
 
@@ -205,6 +213,7 @@ def _model_part(
     state: ChatState,
     policy: ToolPolicy,
     event: Event,
+    descriptors: Mapping[str, Any],
     author: ProviderMetadata | None = None,
 ) -> list[UIPart]:
     if part.text is not None and part.function_call is None:
@@ -216,13 +225,36 @@ def _model_part(
     if part.function_call is not None:
         asked = part.function_call
         call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event))
-        return [] if call is None else [_tool_part(call, state, policy, author)]
+        if call is None:
+            return []
+        return [_tool_part(call, state, policy, descriptors.get(call.id), author)]
     file = _file(part)
     return [file] if file is not None else []
 
 
+def approval_descriptors(events: Iterable[Event]) -> dict[str, Any]:
+    """What each call's approval asked the user (hint, payload), by call id: kept after the
+    decision, as the client keeps it (ADK's confirmations, recorded live waits, nodes)."""
+    asked: dict[str, Any] = {}
+    for event in events:
+        for call in event.get_function_calls():
+            node = node_confirmation(call)
+            if node is not None and call.id and call.name:
+                asked[client_call_id(call.id, call.name, event)] = node_descriptor(node)
+            elif call.name == CONFIRMATION_TOOL:
+                args = call.args or {}
+                original = (args.get("originalFunctionCall") or {}).get("id")
+                if isinstance(original, str):
+                    asked[original] = confirmation_descriptor(args)
+    return asked
+
+
 def _tool_part(
-    call: ToolCall, state: ChatState, policy: ToolPolicy, author: ProviderMetadata | None = None
+    call: ToolCall,
+    state: ChatState,
+    policy: ToolPolicy,
+    descriptor: Any,
+    author: ProviderMetadata | None = None,
 ) -> ToolPart:
     # how the part looks is tool_looks.py's, as in the stream (a node that asks is no tool)
     node = state.confirmation_of_call.get(call.id) == call.id
@@ -249,13 +281,17 @@ def _tool_part(
         closed = state.closed_unanswered(call.id)
         if closed is not None:  # not the user's denial: nobody answered
             part.state, part.error_text = "output-error", closed
-            part.approval = Approval(id=approval_id or "")
+            part.approval = Approval(id=approval_id or "", descriptor=descriptor)
             return part
         part.state = "output-denied"
-        part.approval = Approval(id=approval_id or "", approved=False, reason=reason)
+        part.approval = Approval(
+            id=approval_id or "", approved=False, reason=reason, descriptor=descriptor
+        )
         return part
     if approval_id is not None:
-        part.approval = Approval(id=approval_id, approved=True, reason=reason)
+        part.approval = Approval(
+            id=approval_id, approved=True, reason=reason, descriptor=descriptor
+        )
     stored, lost = readable(state.results[call.id]) if call.id in state.results else (None, None)
     if lost is not None:
         part.state, part.error_text = "output-error", lost_result(lost)
@@ -263,10 +299,11 @@ def _tool_part(
         result = result_chunk(policy, call.id, call.name, call.args, stored)
         if isinstance(result, ToolOutputError):
             part.state, part.error_text = "output-error", result.error_text
-        else:
-            part.state, part.output = "output-available", result.output
+        else:  # (an output drops the raw input, as the client's reducer does)
+            part.state, part.output, part.raw_input = "output-available", result.output, None
     elif approval_id in state.open_confirmations or (
         client_approval and call.id not in state.approved_client_calls
     ):
-        part.state, part.approval = "approval-requested", Approval(id=approval_id or "")
+        part.state = "approval-requested"
+        part.approval = Approval(id=approval_id or "", descriptor=descriptor)
     return part

@@ -22,7 +22,7 @@ from typing import Any
 from google.adk.events.event import Event
 from google.genai import types
 
-from .adk_values import approval_descriptor, tool_result_chunk
+from .adk_values import tool_result_chunk
 from .chunks import (
     ToolApprovalRequest,
     ToolInputAvailable,
@@ -42,7 +42,14 @@ from .interrupts import (
 from .pending import CONFIRMATION_TOOL, client_approval_id
 from .policy import ToolPolicy
 from .text_blocks import TextBlocks
-from .tool_looks import provider_executed, raw_input, result_chunk, waits_for_approval
+from .tool_looks import (
+    confirmation_descriptor,
+    node_descriptor,
+    provider_executed,
+    raw_input,
+    result_chunk,
+    waits_for_approval,
+)
 
 
 class ToolCards:
@@ -80,7 +87,7 @@ class ToolCards:
         node = node_confirmation(call)
         if node is not None:  # a workflow node asks to run: an approval, as for a tool
             self.known.add(client_id)
-            descriptor = approval_descriptor({"hint": node.hint, "payload": node.payload})
+            descriptor = node_descriptor(node)
             name, author = node.tool_name, self.blocks.speaker
             out.append(
                 ToolInputStart(tool_call_id=client_id, tool_name=name, provider_metadata=author)
@@ -97,7 +104,7 @@ class ToolCards:
             original = args.get("originalFunctionCall") or {}
             original_id = original.get("id")
             if isinstance(original_id, str) and original_id in self.known:
-                descriptor = approval_descriptor(args.get("toolConfirmation") or {})
+                descriptor = confirmation_descriptor(args)
                 out.append(
                     ToolApprovalRequest(
                         approval_id=call.id,

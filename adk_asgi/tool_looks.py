@@ -11,6 +11,9 @@ that both need lives here, and only here:
 * a call's result as the client is shown it: a credential request's answer without its
   secrets, the page's own answer as the page sent it, a transfer as a handover, and ADK's
   ``{"error": …}`` convention as an error (:func:`result_chunk`);
+* an approval shows what the tool (or the workflow node) asked the user, its hint and payload
+  (``approval.descriptor``), whether it is open or decided (:func:`confirmation_descriptor`,
+  :func:`node_descriptor`);
 * a browser tool that waits for approval shows its input only as the raw JSON the stream
   sent (``tool-input-delta``), not as ``input-available``, until it is approved: the AI SDK
   client keeps that text as the part's ``rawInput`` (:func:`raw_input`).
@@ -20,10 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .adk_values import as_sent, shown_result, to_json, tool_result_chunk
+from .adk_values import approval_descriptor, as_sent, shown_result, to_json, tool_result_chunk
 from .chunks import ToolOutputAvailable, ToolOutputError
 from .credentials import shown_output
-from .interrupts import ASKING_THE_USER
+from .interrupts import ASKING_THE_USER, NodeConfirmation
 from .policy import ToolPolicy
 
 
@@ -68,3 +71,13 @@ def raw_input(args: dict[str, Any]) -> str:
     tool that waits for approval; the client keeps it as ``rawInput`` until the call is
     released with ``tool-input-available``."""
     return to_json(args)
+
+
+def confirmation_descriptor(args: dict[str, Any]) -> dict[str, Any] | None:
+    """The descriptor of the approval an ``adk_request_confirmation`` call (``args``) asks."""
+    return approval_descriptor(args.get("toolConfirmation") or {})
+
+
+def node_descriptor(node: NodeConfirmation) -> dict[str, Any] | None:
+    """The descriptor of the approval a workflow node asks to run with."""
+    return approval_descriptor({"hint": node.hint, "payload": node.payload})

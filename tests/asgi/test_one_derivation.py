@@ -15,15 +15,19 @@ import asyncio
 import copy
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
 import pytest
+from google.adk.agents import BaseAgent
+from google.adk.tools import ToolContext
+from google.genai import types
 
 from adk_asgi import AdkApp
 from adk_asgi.resumable import InMemoryStreamStore
-from adk_asgi.testing import ChatClient, demo_model, read_ui_message
+from adk_asgi.testing import Call, ChatClient, Text, demo_model, read_ui_message
 from adk_asgi.testing.auto_send import stock_send_automatically_when
 from adk_asgi.testing.tool_answers import (
     add_tool_output,
@@ -33,7 +37,7 @@ from adk_asgi.testing.tool_answers import (
 from demo_app import build_agent
 from tests.asgi.asgi_socket import Socket, websocket
 from tests.asgi.test_server_answers import BackOffice
-from tests.support import counter, parse_sse
+from tests.support import counter, parse_sse, scripted_agent
 
 pytestmark = pytest.mark.asyncio
 
@@ -42,12 +46,38 @@ BROWSER_OUTPUTS: dict[str, Any] = {"change_bgm": {"playing": 2}, "get_location":
 """What the page's ``onToolCall`` answers for each browser tool."""
 
 
+def demo_agent() -> BaseAgent:
+    return build_agent(demo_model(id_factory=counter("call_"), chunk_size=7))
+
+
+def book_flight(destination: str, tool_context: ToolContext) -> dict[str, Any]:
+    """Book a flight; the user confirms the seat (a confirmation with a hint and a payload)."""
+    confirmation = tool_context.tool_confirmation
+    if confirmation is None:
+        tool_context.request_confirmation(hint="Pick a seat", payload={"seat": "14C"})
+        tool_context.actions.skip_summarization = True
+        return {"status": "waiting for a seat"}
+    if not confirmation.confirmed:
+        return {"status": "cancelled"}
+    seat = (confirmation.payload or {"seat": "any"})["seat"]  # (none sent: the stock client)
+    return {"status": "booked", "destination": destination, "seat": seat}
+
+
+def flight_agent() -> BaseAgent:
+    def respond(contents: list[types.Content]) -> list[Any]:
+        answered = [p for c in contents for p in c.parts or [] if p.function_response]
+        return [Text("Done.")] if answered else [Call("book_flight", {"destination": "Oslo"})]
+
+    return scripted_agent(responder=respond, tools=[book_flight], chunk_size=3)
+
+
 @dataclass(frozen=True)
 class Scenario:
     text: str
     approvals: dict[str, list[bool]] = field(default_factory=dict)
     """The user's decisions on each tool's approvals, in order; a call left waiting when
     there are none left (a page left mid-approval)."""
+    agent: Callable[[], BaseAgent] = demo_agent
 
 
 SCENARIOS = {
@@ -79,12 +109,18 @@ SCENARIOS = {
         for p in (True, False)
         for loc in (True, False)
     },
+    **{
+        f"a confirmation with a hint and a payload {a}": Scenario(
+            "fly", {"book_flight": [a]}, flight_agent
+        )
+        for a in (True, False)
+    },
+    "a confirmation with a hint and a payload left waiting": Scenario("fly", {}, flight_agent),
 }
 
 
-def demo_app(**options: Any) -> AdkApp:
-    agent = build_agent(demo_model(id_factory=counter("call_"), chunk_size=7))
-    return AdkApp(agent, identify=lambda _: "alice", approval_timeout=5, **options)
+def scenario_app(scenario: Scenario, **options: Any) -> AdkApp:
+    return AdkApp(scenario.agent(), identify=lambda _: "alice", approval_timeout=5, **options)
 
 
 class Chat(Protocol):
@@ -331,34 +367,38 @@ async def call(
     return status, b"".join(pieces)
 
 
-@pytest.fixture
-async def sse() -> AsyncIterator[SseChat]:
-    app = demo_app()
+@asynccontextmanager
+async def sse_chat(scenario: Scenario) -> AsyncIterator[SseChat]:
+    app = scenario_app(scenario)
     chat = SseChat(app)
-    async with chat.client:
-        yield chat
-    await app.aclose()
+    try:
+        async with chat.client:
+            yield chat
+    finally:
+        await app.aclose()
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
-async def test_sse_stream_and_history_show_the_same_chat(sse: SseChat, scenario: Scenario) -> None:
-    await play(sse, scenario)
-    assert await sse.history() == as_json(sse.messages)
+async def test_sse_stream_and_history_show_the_same_chat(scenario: Scenario) -> None:
+    async with sse_chat(scenario) as sse:
+        await play(sse, scenario)
+        assert await sse.history() == as_json(sse.messages)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
-async def test_a_regenerated_answer_shows_the_same_chat(sse: SseChat, scenario: Scenario) -> None:
+async def test_a_regenerated_answer_shows_the_same_chat(scenario: Scenario) -> None:
     """The first answer regenerated at once (a payment waiting for approval included), then
     played out."""
-    await sse.send(scenario.text)
-    await sse.regenerate()
-    await answer_all(sse, copy.deepcopy(scenario.approvals))
-    assert await sse.history() == as_json(sse.messages)
+    async with sse_chat(scenario) as sse:
+        await sse.send(scenario.text)
+        await sse.regenerate()
+        await answer_all(sse, copy.deepcopy(scenario.approvals))
+        assert await sse.history() == as_json(sse.messages)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
 async def test_a_resumed_stream_shows_the_same_chat(scenario: Scenario) -> None:
-    app = demo_app(streams=InMemoryStreamStore())
+    app = scenario_app(scenario, streams=InMemoryStreamStore())
     try:
         chat = ResumingChat(app)
         await play(chat, scenario)
@@ -369,7 +409,7 @@ async def test_a_resumed_stream_shows_the_same_chat(scenario: Scenario) -> None:
 
 @pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
 async def test_live_stream_and_history_show_the_same_chat(scenario: Scenario) -> None:
-    app = demo_app()
+    app = scenario_app(scenario)
     try:
         async with websocket(app, "/live") as socket:
             chat = LiveChat(socket)

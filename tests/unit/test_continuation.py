@@ -376,7 +376,7 @@ def test_history_shows_true_states() -> None:
             "c1",
             "approval-requested",
             input=PAY,
-            approval=Approval(id="a1"),
+            approval=Approval(id="a1", descriptor={"hint": "ok?"}),  # as the stream asked it
             provider_executed=True,
         ),
         tool(
@@ -384,6 +384,7 @@ def test_history_shows_true_states() -> None:
             "c2",
             "approval-requested",
             input={},
+            raw_input="{}",  # as the client keeps the input the stream sent as text
             approval=Approval(id="approval-c2"),
         ),
     ]
@@ -400,7 +401,7 @@ def test_history_shows_true_states() -> None:
             "c1",
             "output-denied",
             input=PAY,
-            approval=Approval(id="a1", approved=False),
+            approval=Approval(id="a1", approved=False, descriptor={"hint": "ok?"}),
             provider_executed=True,
         ),
         tool(
