@@ -1,8 +1,10 @@
 """One derivation: what a reload shows is what the stream showed, for every scenario.
 
 Every scenario of docs/architecture.md#scenarios (the demo agent: a server tool, a server tool
-that needs approval, a browser tool, a browser tool that needs approval; each decision) runs
-through the ASGI app as the stock client drives it — over SSE and over the live WebSocket —
+that needs approval, a browser tool, a browser tool that needs approval; each decision), a
+tool's confirmation with a hint and a payload, a user message with a file, and every agent
+shape of tests/e2e/shapes_app.py runs through the ASGI app as the stock client drives it —
+over SSE and, where ADK runs the agent live, over the live WebSocket —
 and the chat the client built from the streams must equal ``GET /chat/{id}/messages``,
 message for message and part for part; over SSE also after a ``regenerate()`` of the last
 answer, and after a reader left mid-answer and ``resume`` read it from the stream store.
@@ -48,6 +50,12 @@ pytestmark = [
 ]
 
 LOCATION = {"latitude": 48.85, "longitude": 2.35}
+PIXEL = {
+    "type": "file",
+    "mediaType": "image/png",
+    "url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4"
+    "DwABBAEAwS2OUAAAAABJRU5ErkJggg==",
+}
 BROWSER_OUTPUTS: dict[str, Any] = {"change_bgm": {"playing": 2}, "get_location": LOCATION}
 """What the page's ``onToolCall`` answers for each browser tool."""
 
@@ -90,6 +98,8 @@ class Scenario:
     """Whether the agent can run live (ADK runs no ParallelAgent, LoopAgent or workflow
     live: the handshake is refused)."""
     live_agent: Callable[[], BaseAgent] | None = None
+    files: list[dict[str, Any]] = field(default_factory=list)
+    """File parts the user's message carries."""
 
 
 SHAPES = {
@@ -156,6 +166,7 @@ SCENARIOS = {
         for a in (True, False)
     },
     "a confirmation with a hint and a payload left waiting": Scenario("fly", {}, flight_agent),
+    "a user message with a file": Scenario("hello", files=[PIXEL]),
     **SHAPES,
 }
 LIVE_SCENARIOS = {name: scenario for name, scenario in SCENARIOS.items() if scenario.live}
@@ -172,7 +183,7 @@ class Chat(Protocol):
 
     messages: list[dict[str, Any]]
 
-    async def send(self, text: str) -> None: ...
+    async def send(self, text: str, files: list[dict[str, Any]]) -> None: ...
 
     async def submit(self) -> None: ...
 
@@ -204,7 +215,7 @@ async def play(chat: Chat, scenario: Scenario) -> None:
     """Send the scenario's message, then answer as the user and the page do, sending the chat
     whenever the stock ``sendAutomaticallyWhen`` helpers would."""
     decisions = copy.deepcopy(scenario.approvals)
-    await chat.send(scenario.text)
+    await chat.send(scenario.text, scenario.files)
     await answer_all(chat, decisions, scenario.outputs)
 
 
@@ -228,8 +239,8 @@ class SseChat:
     def messages(self) -> list[dict[str, Any]]:
         return self.client.messages
 
-    async def send(self, text: str) -> None:
-        await self.client.send(text)
+    async def send(self, text: str, files: list[dict[str, Any]]) -> None:
+        await self.client.send(text, files=files)
 
     async def submit(self) -> None:
         await self.client.submit()
@@ -261,9 +272,9 @@ class LiveChat:
         self._ids = counter("u")
         self._requests = counter("r")
 
-    async def send(self, text: str) -> None:
-        message = {"id": self._ids(), "role": "user", "parts": [{"type": "text", "text": text}]}
-        self.messages.append(message)
+    async def send(self, text: str, files: list[dict[str, Any]]) -> None:
+        parts = [*files, {"type": "text", "text": text}]
+        self.messages.append({"id": self._ids(), "role": "user", "parts": parts})
         await self._request(None)
 
     async def submit(self) -> None:
@@ -326,9 +337,9 @@ class ResumingChat:
         self.messages: list[dict[str, Any]] = []
         self._ids = counter("u")
 
-    async def send(self, text: str) -> None:
-        message = {"id": self._ids(), "role": "user", "parts": [{"type": "text", "text": text}]}
-        self.messages.append(message)
+    async def send(self, text: str, files: list[dict[str, Any]]) -> None:
+        parts = [*files, {"type": "text", "text": text}]
+        self.messages.append({"id": self._ids(), "role": "user", "parts": parts})
         await self._request(None)
 
     async def submit(self) -> None:
@@ -439,7 +450,7 @@ async def test_a_regenerated_answer_shows_the_same_chat(scenario: Scenario) -> N
     """The first answer regenerated at once (a payment waiting for approval included), then
     played out."""
     async with sse_chat(scenario) as sse:
-        await sse.send(scenario.text)
+        await sse.send(scenario.text, scenario.files)
         await sse.regenerate()
         await answer_all(sse, copy.deepcopy(scenario.approvals), scenario.outputs)
         assert await sse.history() == as_json(sse.messages)
