@@ -31,6 +31,7 @@ from bench.peers import (
     agui_complete,
     agui_problem,
 )
+from bench.probe import Clocks
 from bench.rows import Timed
 from bench.sse_payloads import sse_payloads
 
@@ -275,32 +276,24 @@ class Chats:
         """``n`` chats sent together; checked against ``reference`` after the clocks stop."""
         for i in range(n):
             self.user(i)  # made before the clocks start
-        gc_before = await self.gc()
-        server_cpu = await self.cpu()
-        client_cpu = time.process_time()
-        start = time.perf_counter()
-        streams = await asyncio.gather(*(self.chat(i, deltas) for i in range(n)))
-        wall = time.perf_counter() - start
-        client_cpu = time.process_time() - client_cpu
-        server_cpu = await self.cpu() - server_cpu
-        gc_after = await self.gc()
+        async with Clocks(self.cpu, self.gc) as clocks:
+            streams = await asyncio.gather(*(self.chat(i, deltas) for i in range(n)))
         checked = (
             [check_stream(stream, reference, self.wire) for stream in streams] if reference else []
         )
         errors: list[object] = [s.error or s.status for s in streams if s.status != 200]
-        all_sent = max(stream.sent for stream in streams) - start
-        gc_seconds = gc_after["seconds"] - gc_before["seconds"]
+        all_sent = max(stream.sent for stream in streams) - clocks.start
         return Batch(
             n,
             deltas,
-            wall,
-            server_cpu,
-            client_cpu,
+            clocks.seconds,
+            clocks.server_cpu,
+            clocks.client_cpu,
             checked,
             errors[:3],
             all_sent,
-            gc_seconds,
-            gc_after["longest"],
+            clocks.gc_seconds,
+            clocks.gc_longest,
         )
 
 

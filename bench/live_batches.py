@@ -23,16 +23,14 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from bench.agent import APP_NAME, USER_ID, answer_text, make_agent, user_message
-from bench.live_client import LiveClient
+from bench.live_client import LiveClient, open_in_batches
 from bench.live_frames import SHORT_ANSWER, send_frame
 from bench.live_rows import InProcess
 from bench.placement import on_agent_cpus
-from bench.probe import Probe
+from bench.probe import Clocks, Probe
 from bench.rows import Timed
 from bench.serve import GcClock
 
-OPEN_BATCH: Final = 50
-"""Connections opened at once (the listening socket's backlog is 128)."""
 _FRAME = msgspec.json.Decoder(dict[str, Any])
 _TEXT_DELTA: Final = '"type":"text-delta"'
 
@@ -129,11 +127,7 @@ class LiveUsers:
         self.reference: list[str] | None = None
 
     async def _open(self, n: int) -> list[Any]:
-        sockets: list[Any] = []
-        while len(sockets) < n:
-            count = min(OPEN_BATCH, n - len(sockets))
-            sockets += await asyncio.gather(*(self.client.connect() for _ in range(count)))
-        return sockets
+        return await open_in_batches(n, self.client.connect)
 
     async def read_alone(self, deltas: int) -> list[str]:
         """The chunk types of one response read alone, deltas collapsed (:func:`skeleton`)."""
@@ -151,15 +145,8 @@ class LiveUsers:
     async def batch(self, n: int, deltas: int) -> Batch:
         sockets = await self._open(n)
         try:
-            gc_before = (await self.probe.gc())["seconds"]
-            server_cpu = await self.probe.cpu()
-            client_cpu = time.process_time()
-            start = time.perf_counter()
-            responses = await asyncio.gather(*(_read(socket, deltas) for socket in sockets))
-            wall = time.perf_counter() - start
-            client_cpu = time.process_time() - client_cpu
-            server_cpu = await self.probe.cpu() - server_cpu
-            gc_seconds = (await self.probe.gc())["seconds"] - gc_before
+            async with Clocks(self.probe.cpu, self.probe.gc) as clocks:
+                responses = await asyncio.gather(*(_read(socket, deltas) for socket in sockets))
         finally:
             await asyncio.gather(*(socket.close() for socket in sockets))
         reference = self.reference if deltas != SHORT_ANSWER else None
@@ -168,7 +155,16 @@ class LiveUsers:
             sum(_TEXT_DELTA in message for _, message in response.messages)
             for response in responses
         )
-        return Batch(n, deltas, wall, server_cpu, client_cpu, gc_seconds, checked, frames)
+        return Batch(
+            n,
+            deltas,
+            clocks.seconds,
+            clocks.server_cpu,
+            clocks.client_cpu,
+            clocks.gc_seconds,
+            checked,
+            frames,
+        )
 
 
 async def _read(socket: Any, deltas: int) -> Response:

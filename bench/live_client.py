@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, TypeVar
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
@@ -27,6 +28,20 @@ from bench.live_frames import (
     new_chat,
     send_frame,
 )
+from bench.probe import Clocks
+
+OPEN_BATCH: Final = 50
+"""Connections opened at once (the listening socket's backlog is 128)."""
+_T = TypeVar("_T")
+
+
+async def open_in_batches(count: int, open_one: Callable[[], Awaitable[_T]]) -> list[_T]:
+    """``count`` connections from ``open_one()``, ``OPEN_BATCH`` at a time."""
+    found: list[_T] = []
+    while len(found) < count:
+        batch = min(OPEN_BATCH, count - len(found))
+        found += await asyncio.gather(*(open_one() for _ in range(batch)))
+    return found
 
 
 class LiveClient:
@@ -73,38 +88,28 @@ class LiveClient:
     async def _turn(self, n: int, **params: str) -> tuple[Seen, float, float, float]:
         """One user text asking for ``n`` deltas on a new connection, read to its ``finish``:
         what was seen, its seconds, the server's and this process's CPU seconds."""
-        async with self.connect(**params) as socket:
-            server_cpu = await self.cpu()
-            client_cpu = time.process_time()
-            start = time.perf_counter()
+        async with self.connect(**params) as socket, Clocks(self.cpu) as clocks:
             await socket.send(send_frame(new_chat(), str(n)))
             seen = await _read_response(socket)
-            seconds = time.perf_counter() - start
-            client_cpu = time.process_time() - client_cpu
-            server_cpu = await self.cpu() - server_cpu
-        return seen, seconds, server_cpu, client_cpu
+        return seen, clocks.seconds, clocks.server_cpu, clocks.client_cpu
 
     async def listen(self, frames: int) -> Run:
         async with self.connect(audio="1") as socket:
             await socket.send(send_frame(new_chat(), str(SHORT_ANSWER)))
             await _read_response(socket)  # the session is up and has answered once
-            server_cpu = await self.cpu()
-            client_cpu = time.process_time()
-            start = time.perf_counter()
-            await socket.send(ACTIVITY_START)
-            for i in range(frames):
-                await socket.send(MIC_FRAMES[i % len(MIC_FRAMES)])
-            await socket.send(ACTIVITY_END)
-            pushed = time.perf_counter() - start
-            while not isinstance(await socket.recv(), bytes):
-                pass
-            seconds = time.perf_counter() - start
-            client_cpu = time.process_time() - client_cpu
-            server_cpu = await self.cpu() - server_cpu
+            async with Clocks(self.cpu) as clocks:
+                await socket.send(ACTIVITY_START)
+                for i in range(frames):
+                    await socket.send(MIC_FRAMES[i % len(MIC_FRAMES)])
+                await socket.send(ACTIVITY_END)
+                pushed = time.perf_counter() - clocks.start
+                while not isinstance(await socket.recv(), bytes):
+                    pass
             for _ in range(SHORT_ANSWER - 1):  # the rest of the answer, before closing
                 while not isinstance(await socket.recv(), bytes):
                     pass
-        return Run(seconds, frames, frames * MIC_FRAME_BYTES, server_cpu, client_cpu, pushed)
+        bytes_in = frames * MIC_FRAME_BYTES
+        return Run(clocks.seconds, frames, bytes_in, clocks.server_cpu, clocks.client_cpu, pushed)
 
     async def paced(self, streams: int, seconds: float) -> Paced:
         """``streams`` connections each sending a microphone's 50 frames/s for ``seconds``,
@@ -116,17 +121,14 @@ class LiveClient:
             )
             await asyncio.gather(*(_read_response(s) for s in sockets))
             frames = round(seconds / FRAME_SECONDS)
-            server_cpu = await self.cpu()
-            start = time.perf_counter()
-            await asyncio.gather(
-                *(_talk(s, frames, k * FRAME_SECONDS / streams) for k, s in enumerate(sockets))
-            )
-            elapsed = time.perf_counter() - start
-            server_cpu = await self.cpu() - server_cpu
+            async with Clocks(self.cpu) as clocks:
+                await asyncio.gather(
+                    *(_talk(s, frames, k * FRAME_SECONDS / streams) for k, s in enumerate(sockets))
+                )
             latencies = [await _answer_time(s) for s in sockets]
         finally:
             await asyncio.gather(*(s.close() for s in sockets))
-        return Paced(streams, frames * streams, elapsed, server_cpu, latencies)
+        return Paced(streams, frames * streams, clocks.seconds, clocks.server_cpu, latencies)
 
 
 @dataclass(frozen=True, slots=True)

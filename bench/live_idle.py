@@ -17,8 +17,7 @@ from typing import Any, Final
 
 import httpx
 
-from bench.live_batches import OPEN_BATCH
-from bench.live_client import LiveClient
+from bench.live_client import OPEN_BATCH, LiveClient, open_in_batches
 from bench.live_frames import SHORT_ANSWER, send_frame
 from bench.probe import Census, Probe, settle
 from bench.procfs import rss
@@ -182,11 +181,9 @@ async def idle_memory(state: str, counts: Sequence[int]) -> list[Idle]:
             before = rss(server.pid)
             sockets: list[Any] = []
             for count in counts:
-                while len(sockets) < count:
-                    batch = min(OPEN_BATCH, count - len(sockets))
-                    sockets += await asyncio.gather(
-                        *(_open_idle(client, state) for _ in range(batch))
-                    )
+                sockets += await open_in_batches(
+                    count - len(sockets), lambda: _open_idle(client, state)
+                )
                 await _settle(client)
                 after = rss(server.pid)
                 cpu = await client.cpu()

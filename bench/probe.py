@@ -1,6 +1,6 @@
 """A benchmark server's probes (``bench.serve``'s ``/__cpu``, ``/__gc``, ``/__census``) as the
-client reads them, and the waits built on them: until the server is idle, its CPU share over a
-window.
+client reads them, the clocks read around a measurement (:class:`Clocks`), and the waits built
+on them: until the server is idle, its CPU share over a window.
 
 Shared by the benches that measure a server between their requests (``bench.live``,
 ``bench.live_concurrency``, ``bench.slow_clients``).
@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import TracebackType
 
 import httpx
 
@@ -39,6 +40,49 @@ async def settle(
             if now - before < busy:
                 return
             before = now
+
+
+class Clocks:
+    """``async with Clocks(probe.cpu) as clocks:`` around one measurement, then
+    ``clocks.seconds``, ``clocks.client_cpu`` (this process) and ``clocks.server_cpu`` (read from
+    ``cpu``, the server's ``/__cpu``); with ``gc`` (its ``/__gc``), ``gc_seconds`` and
+    ``gc_longest`` too. The server's clocks are read outside the wall clock and this process's
+    CPU, so a probe's own request is not charged to the measurement; ``clocks.start`` is when
+    the wall clock started, for times within it."""
+
+    def __init__(
+        self,
+        cpu: Callable[[], Awaitable[float]],
+        gc: Callable[[], Awaitable[dict[str, float]]] | None = None,
+    ) -> None:
+        self._cpu = cpu
+        self._gc = gc
+        self.start = self.seconds = self.client_cpu = self.server_cpu = 0.0
+        self.gc_seconds = self.gc_longest = 0.0
+
+    async def __aenter__(self) -> Clocks:
+        if self._gc is not None:
+            self.gc_seconds = (await self._gc())["seconds"]
+        self.server_cpu = await self._cpu()
+        self.client_cpu = time.process_time()
+        self.start = time.perf_counter()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.seconds = time.perf_counter() - self.start
+        self.client_cpu = time.process_time() - self.client_cpu
+        if exc_type is not None:
+            return
+        self.server_cpu = await self._cpu() - self.server_cpu
+        if self._gc is not None:
+            found = await self._gc()
+            self.gc_seconds = found["seconds"] - self.gc_seconds
+            self.gc_longest = found["longest"]
 
 
 class Probe:

@@ -14,6 +14,8 @@ from typing import Any, Final, TypeVar
 
 import httpx
 
+from bench.probe import Clocks
+
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
@@ -92,10 +94,10 @@ class HttpRow:
         url = f"{self.base_url}{path}"
         data = bytearray()
         first = 0.0
-        server_cpu = await self.cpu()
-        client_cpu = time.process_time()
-        start = time.perf_counter()
-        async with self.client.stream("POST", url, json=body, headers=headers) as response:
+        async with (
+            Clocks(self.cpu) as clocks,
+            self.client.stream("POST", url, json=body, headers=headers) as response,
+        ):
             if response.status_code != 200:
                 await response.aread()
                 raise RuntimeError(f"{url}: {response.status_code} {response.text[:500]}")
@@ -103,11 +105,8 @@ class HttpRow:
                 seen = len(data)
                 data += piece
                 if not first and marker in data[max(0, seen - len(marker)) :]:
-                    first = time.perf_counter() - start
-        seconds = time.perf_counter() - start
-        client_cpu = time.process_time() - client_cpu
-        server_cpu = await self.cpu() - server_cpu
-        return Streamed(seconds, first, bytes(data), server_cpu, client_cpu)
+                    first = time.perf_counter() - clocks.start
+        return Streamed(clocks.seconds, first, bytes(data), clocks.server_cpu, clocks.client_cpu)
 
 
 def check_count(row: str, got: int, deltas: int) -> None:
