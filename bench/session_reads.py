@@ -42,12 +42,13 @@ def _body(chat_id: str, history: list[dict[str, Any]], message_id: str) -> dict[
 @contextmanager
 def _read_twice() -> Iterator[None]:
     """The app as it was: nothing handed over, so the Runner reads the session itself."""
-    hand_over = chat_module.hand_over
-    chat_module.hand_over = lambda session: None
+    names = vars(chat_module)  # chat.py's own binding of hand_over, not a re-export
+    hand_over = names["hand_over"]
+    names["hand_over"] = lambda session: None
     try:
         yield
     finally:
-        chat_module.hand_over = hand_over
+        names["hand_over"] = hand_over
 
 
 class _Counted(DatabaseSessionService):
