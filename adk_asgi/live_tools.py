@@ -9,8 +9,9 @@ are persisted like any other.
 
 The plugin finds the connection through the ``LiveRequestQueue`` ADK hands it: each connection
 runs ``run_live`` with a :class:`LiveQueue` that carries its :class:`ToolWaits`. What a wait
-means is the protocol machine's business (:mod:`.live_protocol`); :class:`ToolWaits` owns only
-the futures and timeouts, and hands every output to the connection.
+means is the protocol machine's business (:mod:`.live_protocol`), asked through its methods
+(:mod:`.live_waits`), never its fields; :class:`ToolWaits` owns only the futures and timeouts,
+and hands every output to the connection.
 """
 
 from __future__ import annotations
