@@ -38,12 +38,14 @@ SANS_IO = [
     "load",
     "messages",
     "outcomes",
+    "parallel_calls",
     "pending",
     "policy",
     "safe_history",
     "sse_frames",
     "stored_replay",
     "tool_cards",
+    "tool_looks",
     "translate",
 ]
 """Modules that must not do I/O: they take events, frames and the time, and return chunks."""
