@@ -94,7 +94,7 @@ async def _rewound(
     turns = [
         e
         for e in visible_events(session.events)
-        if e.invocation_id == invocation_id and e.author == "user" and e.content
+        if e.invocation_id == invocation_id and e.author == "user" and _says_something(e)
     ]
     if len(turns) > 1:  # a live connection is one invocation: ADK rewinds it whole
         raise ClientError(409, f"message {message_id!r} was sent live: it cannot be redone")
@@ -102,3 +102,10 @@ async def _rewound(
         user_id=user_id, session_id=session.id, rewind_before_invocation_id=invocation_id
     )
     return await services.open_session(user_id, session.id)
+
+
+def _says_something(event: Event) -> bool:
+    """A user message, not an answer to a call: a continuation's answers (approvals, browser
+    results) are stored as user events in the invocation they resume, and go with it."""
+    parts = event.content.parts if event.content is not None else None
+    return bool(parts) and any(part.function_response is None for part in parts or ())

@@ -15,8 +15,8 @@ from adk_asgi import AdkApp
 from adk_asgi.testing import Text, demo_model, read_ui_message
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async
-from tests.live.test_live_connection import serve
-from tests.support import counter, parse_sse, scripted_agent
+from tests.live.test_live_connection import open_live, serve
+from tests.support import answer, counter, parse_sse, scripted_agent
 
 pytestmark = pytest.mark.asyncio
 
@@ -128,6 +128,46 @@ async def test_a_payment_waiting_for_approval_is_gone_with_a_regenerated_turn() 
     late = await browser.post({"messages": stale, "trigger": "submit-message"})
     assert late.status_code == 409
     assert await browser.history() == browser.messages
+
+
+async def test_an_answer_that_went_on_after_an_approval_can_be_regenerated() -> None:
+    """The approval's answer is stored in the invocation of the message it continues (ADK
+    resumes it): it is not a second user message, as a live connection's are. Regenerating
+    such an answer was a 409 "was sent live"."""
+    app = AdkApp(build_agent(demo_model()), identify=lambda c: "u")
+    browser = Browser(app)
+    paused = await browser.send(user("u1", "pay 5 to alice"))
+    call = paused["parts"][1]
+    answer(paused, "process_payment", approved=True)  # addToolApprovalResponse
+    response = await browser.post({"messages": browser.messages, "trigger": "submit-message"})
+    assert response.status_code == 200, response.text
+    paid = browser.messages[-1] = read_ui_message(parse_sse(response.content), paused)
+    assert paid["parts"][1]["state"] == "output-available"
+    again = await browser.regenerate()
+    assert again["parts"][1]["state"] == "approval-requested"
+    assert again["parts"][1]["toolCallId"] != call["toolCallId"]
+    assert await browser.history() == browser.messages
+
+
+async def test_a_message_sent_on_a_live_connection_with_others_cannot_be_redone_over_sse() -> None:
+    """A live connection is one invocation: ADK would rewind every message of it, so
+    regenerating one of them is refused with the reason, and nothing changes."""
+    app = AdkApp(build_agent(demo_model()), identify=lambda c: "u")
+    async with serve(app) as url:
+        live, socket = await open_live(url, "chat-1")
+        async with socket:
+            await live.turn("hello")
+            await live.turn("hello again")
+        browser = Browser(app)
+        before = await browser.history()
+        response = await browser.post(
+            {"messages": before[:1], "trigger": "regenerate-message", "messageId": "u1"}
+        )
+        assert (response.status_code, response.json()) == (
+            409,
+            {"error": "message 'u1' was sent live: it cannot be redone"},
+        )
+        assert await browser.history() == before
 
 
 @pytest.mark.e2e
