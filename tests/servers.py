@@ -7,16 +7,19 @@ other process can take it in between.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
+import uvicorn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,3 +83,21 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 30.
             pass
         time.sleep(0.05)
     raise RuntimeError(f"the server at {url} was not ready after {timeout:g} s")
+
+
+@asynccontextmanager
+async def in_loop_uvicorn(app: Any) -> AsyncIterator[str]:
+    """``app`` (an ``AdkApp``) under uvicorn in this event loop, so the loop's stalls are the
+    server's and its objects can be inspected; yields the base URL, and closes the app."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:  # noqa: ASYNC110 (uvicorn offers no event to wait on)
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        await app.aclose()

@@ -7,13 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.sessions import DatabaseSessionService
 
@@ -23,29 +20,13 @@ from adk_asgi.decoding import MAX_DEPTH
 from adk_asgi.testing import Text, demo_model, read_ui_message
 from demo_app import change_bgm
 from tests.backing_services import Postgres
+from tests.servers import in_loop_uvicorn
 from tests.support import counter, parse_sse, scripted_agent
 
 pytestmark = [pytest.mark.e2e]
 
 DEEP = f"the request body is refused: the JSON is nested deeper than {MAX_DEPTH} levels"
 NOT_UTF8 = "the request body is refused: the JSON is not valid UTF-8"
-
-
-@asynccontextmanager
-async def serve(app: AdkApp) -> AsyncIterator[str]:
-    """``app`` under uvicorn in this event loop (so the loop's stalls are the server's)."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 (uvicorn offers no event to wait on)
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-        await app.aclose()
 
 
 def echo_app(**options: Any) -> AdkApp:
@@ -100,7 +81,7 @@ CASES = {
 
 
 async def test_json_the_bridge_cannot_take_gets_a_400_with_its_reason_never_a_500() -> None:
-    async with serve(echo_app()) as url, httpx.AsyncClient(base_url=url) as client:
+    async with in_loop_uvicorn(echo_app()) as url, httpx.AsyncClient(base_url=url) as client:
         for case, (content, reason) in CASES.items():
             response = await client.post(
                 "/chat", content=content, headers={"content-type": "application/json"}
@@ -121,7 +102,7 @@ async def test_a_browser_tool_output_nested_past_the_limit_is_refused_and_never_
         name="demo_agent", model=demo_model(id_factory=counter("call_")), tools=[change_bgm]
     )
     app = AdkApp(agent, identify=lambda c: "u")
-    async with serve(app) as url, httpx.AsyncClient(base_url=url) as client:
+    async with in_loop_uvicorn(app) as url, httpx.AsyncClient(base_url=url) as client:
         user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "play track 3"}]}
         first = await client.post("/chat", json={"id": "c1", "messages": [user]})
         assistant = read_ui_message(parse_sse(first.content))
@@ -163,7 +144,7 @@ async def test_ids_are_matched_whole_and_bounded() -> None:
             "messageId: an id is 1-256 characters, none of them a control character",
         ),
     ]
-    async with serve(echo_app()) as url, httpx.AsyncClient(base_url=url) as client:
+    async with in_loop_uvicorn(echo_app()) as url, httpx.AsyncClient(base_url=url) as client:
         for request, reason in cases:
             response = await client.post("/chat", json=request)
             assert (response.status_code, response.json()) == (400, {"error": reason})
@@ -174,14 +155,14 @@ async def test_ids_are_matched_whole_and_bounded() -> None:
 async def test_a_message_of_more_parts_than_the_limit_is_refused_with_413() -> None:
     parts = [{"type": "text", "text": "hi"}] * (MAX_PARTS + 1)
     request = {"id": "c1", "messages": [{"id": "u1", "role": "user", "parts": parts}]}
-    async with serve(echo_app()) as url, httpx.AsyncClient(base_url=url) as client:
+    async with in_loop_uvicorn(echo_app()) as url, httpx.AsyncClient(base_url=url) as client:
         response = await client.post("/chat", json=request)
     reason = f"messages[0].parts: a message holds at most {MAX_PARTS}"
     assert (response.status_code, response.json()) == (413, {"error": reason})
 
 
 async def test_a_body_that_stops_mid_way_gets_408_and_its_connection_is_closed() -> None:
-    async with serve(echo_app(body_timeout=0.3)) as url:
+    async with in_loop_uvicorn(echo_app(body_timeout=0.3)) as url:
         host, port = url.removeprefix("http://").split(":")
         reader, writer = await asyncio.open_connection(host, int(port))
         writer.write(
@@ -225,7 +206,10 @@ async def test_a_big_body_is_decoded_off_the_event_loop(monkeypatch: pytest.Monk
     monkeypatch.setattr(chat, "decode_and_check", decode_and_check)
     content = probe_body(125_000)
     assert len(content) > 3_800_000
-    async with serve(echo_app()) as url, httpx.AsyncClient(base_url=url, timeout=60) as client:
+    async with (
+        in_loop_uvicorn(echo_app()) as url,
+        httpx.AsyncClient(base_url=url, timeout=60) as client,
+    ):
         gaps: list[float] = []
         loop = asyncio.get_running_loop()
 
@@ -261,7 +245,7 @@ async def test_a_nul_postgresql_cannot_store_is_refused_before_anything_is_store
     app = AdkApp(agent, identify=lambda c: "u", session_service=sessions)
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "a\u0000b"}]}
     try:
-        async with serve(app) as url, httpx.AsyncClient(base_url=url) as client:
+        async with in_loop_uvicorn(app) as url, httpx.AsyncClient(base_url=url) as client:
             response = await client.post("/chat", json={"id": "c-nul", "messages": [user]})
             history = await client.get("/chat/c-nul/messages")
     finally:

@@ -23,7 +23,7 @@ from adk_asgi.live_outputs import OpenSession, Replay, Settle
 from adk_asgi.live_protocol import EARLY_SPEECH, QUEUED_SENDS, REPLAYS
 from adk_asgi.live_tools import LiveQueue
 from adk_asgi.testing import Text
-from tests.asgi.test_bad_input import serve
+from tests.servers import in_loop_uvicorn as serve
 from tests.support import scripted_agent
 from tests.unit.live_machine import Machine
 

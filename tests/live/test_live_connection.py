@@ -16,7 +16,6 @@ import httpx
 import msgspec
 import pytest
 import pytest_asyncio
-import uvicorn
 from google.adk.events.event import Event
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
@@ -27,6 +26,7 @@ from adk_asgi import AdkApp, load
 from adk_asgi.history import rebuild_messages
 from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from demo_app import build_agent
+from tests.servers import in_loop_uvicorn
 from tests.support import CountedSessions, answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -37,18 +37,8 @@ PARIS = '{"city": "Paris", "forecast": "windy", "temperature_c": 19}'
 @asynccontextmanager
 async def serve(app: AdkApp) -> AsyncIterator[str]:
     """``app`` under uvicorn in this event loop; yields the live URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 (uvicorn offers no event to wait on)
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"ws://127.0.0.1:{port}/live"
-    finally:
-        server.should_exit = True
-        await task
-        await app.aclose()
+    async with in_loop_uvicorn(app) as base:
+        yield base.replace("http://", "ws://", 1) + "/live"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
