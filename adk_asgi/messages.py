@@ -327,9 +327,7 @@ def decode_chat_request(body: bytes) -> ChatRequest:
             id=m.id,
             role=m.role,
             metadata=m.metadata,
-            parts=[
-                _decode_part(p, f"{where.format(i)}.parts[{j}]") for j, p in enumerate(m.parts)
-            ],
+            parts=[_decode_part(p, f"{where.format(i)}.parts[{j}]") for j, p in enumerate(m.parts)],
         )
         for i, m in enumerate(raw_messages)
     ]
