@@ -27,7 +27,6 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
-from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.workflow import BaseNode
 from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Receive, Scope, Send
@@ -43,7 +42,7 @@ from .identity import BrowserCookieIdentity, Identify
 from .live import LiveEndpoint
 from .live_tools import LiveToolGate
 from .locks import ChatLocks, InMemoryChatLocks
-from .locks_default import describe, locks_for
+from .locks_default import claims_for, describe, locks_for
 from .origins import OriginGuard, OriginPolicy
 from .pace import PaceToReader
 from .pause import PauseForClientTools
@@ -380,24 +379,3 @@ def _agents(root: BaseAgent) -> list[BaseAgent]:
         found.append(agent)
         todo.extend(agent.sub_agents)
     return found
-
-
-def claims_for(session_service: BaseSessionService) -> Claims:
-    """The claim store that lives where ``session_service`` keeps the sessions: a table next to
-    ADK's own for its SQL services, so a claim is as durable and as shared as the chat."""
-    if isinstance(session_service, SqliteSessionService):
-        from .claims_sqlite import SqliteClaims
-
-        if session_service._db_path in ("", ":memory:"):
-            return InMemoryClaims()  # the database is this process's alone
-        uri = session_service._db_connect_uri
-        return SqliteClaims(session_service._db_connect_path, uri=uri)
-    try:
-        from google.adk.sessions.database_session_service import DatabaseSessionService
-    except ImportError:  # pragma: no cover - SQLAlchemy absent: no database sessions either
-        return InMemoryClaims()
-    if isinstance(session_service, DatabaseSessionService):
-        from .claims_sql import SqlClaims
-
-        return SqlClaims(session_service.db_engine)
-    return InMemoryClaims()

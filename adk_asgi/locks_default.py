@@ -1,4 +1,5 @@
-"""The chat locks an app gets without ``locks=``: kept where its sessions are kept.
+"""The chat locks and claims an app gets without ``locks=`` / ``claims=``: kept where its
+sessions are kept.
 
 Two runs of one chat must never overlap, in one worker or across several (ADK's SQL session
 services refuse the later one's writes with ``StaleSessionError``, which used to reach the user
@@ -25,6 +26,7 @@ from typing import Any
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
+from .claims import Claims, InMemoryClaims
 from .locks import ChatLocks, InMemoryChatLocks
 
 logger = logging.getLogger("adk_asgi")
@@ -96,3 +98,24 @@ def describe(backend: object) -> str:
     elif name.startswith("InMemory"):
         where = "this process only"
     return f"{name} ({where})" if where else name
+
+
+def claims_for(session_service: BaseSessionService) -> Claims:
+    """The claim store that lives where ``session_service`` keeps the sessions: a table next to
+    ADK's own for its SQL services, so a claim is as durable and as shared as the chat."""
+    if isinstance(session_service, SqliteSessionService):
+        from .claims_sqlite import SqliteClaims
+
+        if session_service._db_path in ("", ":memory:"):
+            return InMemoryClaims()  # the database is this process's alone
+        uri = session_service._db_connect_uri
+        return SqliteClaims(session_service._db_connect_path, uri=uri)
+    try:
+        from google.adk.sessions.database_session_service import DatabaseSessionService
+    except ImportError:  # pragma: no cover - SQLAlchemy absent: no database sessions either
+        return InMemoryClaims()
+    if isinstance(session_service, DatabaseSessionService):
+        from .claims_sql import SqlClaims
+
+        return SqlClaims(session_service.db_engine)
+    return InMemoryClaims()

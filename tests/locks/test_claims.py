@@ -21,10 +21,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from adk_asgi import AdkApp
-from adk_asgi.app import claims_for
 from adk_asgi.claims import Claims, InMemoryClaims
 from adk_asgi.claims_sql import SqlClaims
 from adk_asgi.claims_sqlite import TABLE, SqliteClaims
+from adk_asgi.locks_default import claims_for
 from adk_asgi.locks_redis import RedisChatLocks
 from tests.support import scripted_agent
 
