@@ -69,13 +69,26 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text())
+
+
+TREES = {path: _parse(path) for path in PACKAGE.rglob("*.py")}
+"""Every module of the package, parsed once as the tests are collected. CPython 3.11's ``ast``
+keeps its recursion depth per interpreter, not per thread (gh-106905), and 3.11's
+``traceback`` parses source to place its carets: a parse here while another thread formats a
+traceback (pytest's hook for an exception in a thread left by an earlier test of this worker)
+fails with "AST constructor recursion depth mismatch". At collection no other test has run."""
+
+
 def imports_of(path: Path, modules: frozenset[str] | set[str] = frozenset()) -> set[str]:
     """Every module this one imports, wherever the import statement stands (a name imported
     ``from`` a package counts as its submodule when it is one)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = TREES.get(path) or _parse(path)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
