@@ -15,38 +15,19 @@ from google.genai import types
 
 from adk_asgi import AdkApp, CallAlreadyAnswered, ChatBusy
 from adk_asgi.testing import Call, Text
-from tests.asgi.test_server_answers import ANSWERED_PARTS, APPROVED, REFUND, request_refund
+from tests.asgi.test_server_answers import (
+    ANSWERED_PARTS,
+    APPROVED,
+    ASKED_STREAM,
+    ASKING,
+    REFUND,
+    request_refund,
+)
 from tests.live.test_live_connection import _history, open_live, serve, wait_until_closed
 from tests.live.test_live_requests import next_frame
 from tests.support import answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
-
-ASKING = "Asking the back office."
-ASKED = [
-    {"type": "start", "messageId": "<msg1>"},
-    {"type": "start-step"},
-    {"type": "text-start", "id": "<block1>"},
-    {"type": "text-delta", "id": "<block1>", "delta": ASKING},
-    {"type": "text-end", "id": "<block1>"},
-    {
-        "type": "tool-input-start",
-        "toolCallId": "<call1>",
-        "toolName": "request_refund",
-        "providerExecuted": True,
-    },
-    {
-        "type": "tool-input-available",
-        "toolCallId": "<call1>",
-        "toolName": "request_refund",
-        "input": REFUND,
-        "providerExecuted": True,
-    },
-    {"type": "finish-step"},
-    {"type": "finish", "finishReason": "tool-calls"},
-]
-"""The live response that shows the back office's call: it ends there, waiting for the app
-(no ``{"result": null}`` output: the tool returned nothing, and ADK stored no response)."""
 
 
 class BackOffice:
@@ -82,7 +63,9 @@ async def test_a_back_office_approval_in_live_mode_is_answered_by_the_server() -
         live, socket = await open_live(url)
         chat_id = live.chat_id
         async with socket:
-            assert normalize_ids(await live.turn("refund order A7")) == ASKED
+            assert (
+                normalize_ids(await live.turn("refund order A7")) == ASKED_STREAM
+            )  # as over SSE: it ends there, waiting for the app
             message_id = live.assistant["id"]
             before = await _history(app, chat_id)
             stored = await office.events(chat_id)
