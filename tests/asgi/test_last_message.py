@@ -14,6 +14,7 @@ from google.genai import types
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import Text
+from tests.asgi.test_regenerate import user
 from tests.support import counter, parse_sse, scripted_agent
 
 pytestmark = pytest.mark.asyncio
@@ -33,10 +34,6 @@ def numbered_answers() -> tuple[AdkApp, list[list[str]]]:
 
     agent = scripted_agent(responder=respond, chunk_size=100)
     return AdkApp(agent, message_id_factory=counter("msg"), identify=lambda c: "u"), seen
-
-
-def user(message_id: str, text: str) -> dict[str, Any]:
-    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
 def answered(message_id: str, text: str) -> list[dict[str, Any]]:
