@@ -1,23 +1,35 @@
-"""Serve Google ADK agents to Vercel AI SDK chat UIs over SSE and WebSocket."""
+"""Serve Google ADK agents to Vercel AI SDK chat UIs over SSE and WebSocket.
 
-from .app import AdkApp
-from .claims import Claims, InMemoryClaims
-from .convert import EventConverter
-from .encoding import ChunkEncoder
-from .errors import AdkAsgiError, ClientError
-from .identity import Identify, Unauthorized
-from .locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
-from .messages import ChatRequest, RequestError, UIMessage, decode_chat_request
-from .middleware import AdkMiddleware
-from .resumable import StreamStore
-from .server_answers import CallAlreadyAnswered, CallNotOpen, UnknownCall
-from .tools import ClientTool, client_tool
-from .translate import TranslationError, user_content
+What an application needs is importable from here. The package is layered, each layer a
+subpackage that imports only the layers below it (docs/architecture.md#layers):
+:mod:`adk_asgi.wire` (chunks, requests, SSE frames) → :mod:`adk_asgi.hitl` (the server's truth
+about tool calls) → :mod:`adk_asgi.convert` (events ↔ UI messages) — these three do no I/O —
+then :mod:`adk_asgi.stores` (locks, claims, stream stores), :mod:`adk_asgi.serving` (what both
+transports share), the transports :mod:`adk_asgi.sse` and :mod:`adk_asgi.live`,
+:mod:`adk_asgi.routes`, and the application (:mod:`adk_asgi.app`, :mod:`adk_asgi.middleware`).
+:mod:`adk_asgi.testing` serves tests and offline demos.
+"""
+
+from adk_asgi.app import AdkApp
+from adk_asgi.convert.events import EventConverter
+from adk_asgi.convert.failures import AgentError, show_errors
+from adk_asgi.convert.translate import TranslationError, user_content
+from adk_asgi.errors import AdkAsgiError, ClientError
+from adk_asgi.hitl.tools import ClientTool, client_tool
+from adk_asgi.middleware import AdkMiddleware
+from adk_asgi.server_answers import CallAlreadyAnswered, CallNotOpen, UnknownCall
+from adk_asgi.serving.identity import Identify, Unauthorized
+from adk_asgi.stores.claims import Claims, InMemoryClaims
+from adk_asgi.stores.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
+from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
+from adk_asgi.wire.encoding import ChunkEncoder
+from adk_asgi.wire.messages import ChatRequest, RequestError, UIMessage, decode_chat_request
 
 __all__ = [
     "AdkApp",
     "AdkAsgiError",
     "AdkMiddleware",
+    "AgentError",
     "CallAlreadyAnswered",
     "CallNotOpen",
     "ChatBusy",
@@ -31,6 +43,7 @@ __all__ = [
     "Identify",
     "InMemoryChatLocks",
     "InMemoryClaims",
+    "InMemoryStreamStore",
     "Lease",
     "RequestError",
     "StreamStore",
@@ -40,5 +53,6 @@ __all__ = [
     "UnknownCall",
     "client_tool",
     "decode_chat_request",
+    "show_errors",
     "user_content",
 ]

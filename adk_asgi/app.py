@@ -1,8 +1,8 @@
 """``AdkApp``: the ASGI sub-application that serves one ADK agent to AI SDK clients.
 
-The app is a facade: it builds the runners and one frozen :class:`~adk_asgi.services.Services`
-object, and routes to endpoints that receive that object, never the app
-(docs/architecture.md#layers).
+The app is a facade: it builds the runners and one frozen
+:class:`~adk_asgi.serving.services.Services` object, and routes to endpoints that receive that
+object, never the app (docs/architecture.md#layers).
 """
 
 from __future__ import annotations
@@ -31,30 +31,30 @@ from google.adk.workflow import BaseNode
 from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
-from .chat import ChatEndpoint
-from .chats import ChatsEndpoint
-from .claims import Claims, InMemoryClaims
-from .failures import ErrorHandler, mask_errors
-from .file_urls import AllowFileUrl
-from .files import FilesEndpoint
-from .finish_tools import FinishRanTools
-from .identity import BrowserCookieIdentity, Identify
-from .live import LiveEndpoint
-from .live_tools import LiveToolGate
-from .locks import ChatLocks, InMemoryChatLocks
-from .locks_default import claims_for, describe, locks_for
-from .origins import OriginGuard, OriginPolicy
-from .pace import PaceToReader
-from .pause import PauseForClientTools
-from .policy import ToolPolicy, toolsets
-from .request_state import RequestState
-from .resumable import StreamStore
-from .routes import MessagesEndpoint, ResumeEndpoint, transport_js
-from .safe_history import ReadableRequests
-from .server_answers import answer_call
-from .services import Limits, Services
-from .session_handover import HandingOver
-from .sse_writer import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
+from adk_asgi.convert.failures import ErrorHandler, mask_errors
+from adk_asgi.convert.safe_history import ReadableRequests
+from adk_asgi.hitl.policy import ToolPolicy, toolsets
+from adk_asgi.live.endpoint import LiveEndpoint
+from adk_asgi.live.tools import LiveToolGate
+from adk_asgi.routes.chats import ChatsEndpoint
+from adk_asgi.routes.files import FilesEndpoint
+from adk_asgi.routes.reads import MessagesEndpoint, ResumeEndpoint, transport_js
+from adk_asgi.server_answers import answer_call
+from adk_asgi.serving.file_urls import AllowFileUrl
+from adk_asgi.serving.finish_tools import FinishRanTools
+from adk_asgi.serving.identity import BrowserCookieIdentity, Identify
+from adk_asgi.serving.origins import OriginGuard, OriginPolicy
+from adk_asgi.serving.pace import PaceToReader
+from adk_asgi.serving.request_state import RequestState
+from adk_asgi.serving.services import Limits, Services
+from adk_asgi.serving.session_handover import HandingOver
+from adk_asgi.sse.chat import ChatEndpoint
+from adk_asgi.sse.pause import PauseForClientTools
+from adk_asgi.sse.writer import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
+from adk_asgi.stores.claims import Claims, InMemoryClaims
+from adk_asgi.stores.defaults import claims_for, describe, locks_for
+from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
+from adk_asgi.stores.resumable import StreamStore
 
 logger = logging.getLogger("adk_asgi")
 
@@ -95,11 +95,11 @@ class AdkApp:
 
     ``locks``: where that one-run-per-chat rule is kept. By default, in the session database,
     which every worker shares (PostgreSQL advisory locks, leases in a SQLite file;
-    :mod:`adk_asgi.locks_default`), and in this process for in-memory sessions; or pass
-    ``RedisChatLocks`` (:mod:`adk_asgi.locks_redis`) or ``PostgresChatLocks``.
+    :mod:`adk_asgi.stores.defaults`), and in this process for in-memory sessions; or pass
+    ``RedisChatLocks`` (:mod:`adk_asgi.stores.locks_redis`) or ``PostgresChatLocks``.
 
     ``streams``: where each chat's answer under way is kept so that a reload, or another
-    connection, resumes it (:mod:`adk_asgi.resumable`; ``RedisStreamStore`` across workers).
+    connection, resumes it (:mod:`adk_asgi.stores.resumable`; ``RedisStreamStore`` across workers).
     With a store, an answer outlives its reader: an SSE run goes on when its request is gone,
     and a live answer whose socket closed goes on for up to ``live_detached_timeout`` seconds
     (less than ``busy_timeout``, which a reconnecting client waits for its chat).
@@ -109,9 +109,9 @@ class AdkApp:
     seconds mid-way gets ``408`` and its connection is closed (docs/security.md).
 
     ``on_error``: what the client is shown when the agent fails (it gets an
-    :class:`~adk_asgi.failures.AgentError`, returns the text). By default the error is logged
-    and the client reads "An error occurred."; ``adk_asgi.failures.show_errors`` shows the
-    error itself (development).
+    :class:`~adk_asgi.convert.failures.AgentError`, returns the text). By default the error is
+    logged and the client reads "An error occurred."; ``adk_asgi.convert.failures.show_errors``
+    shows the error itself (development).
 
     ``allowed_origins``: the web origins (``"https://app.example"``) that may open ``WS /live``
     and send ``POST``/``DELETE`` besides the request's own; another browser origin gets ``403``.
@@ -122,7 +122,8 @@ class AdkApp:
     ``request_state(extras, user_id) -> dict`` (or an awaitable of it): what the keys the
     client added to a ``POST /chat`` body (``useChat`` / ``sendMessage``'s ``body``) write into
     the session state before the run; raise ``ValueError`` to refuse them (``422``)
-    (:mod:`adk_asgi.request_state`, docs/sse.md#request-extras). Without it they are ignored.
+    (:mod:`adk_asgi.serving.request_state`, docs/sse.md#request-extras). Without it they are
+    ignored.
     """
 
     def __init__(
@@ -203,14 +204,15 @@ class AdkApp:
         """The runner of ``WS /live``: ``runner`` itself unless a ``live_agent`` was given."""
         self.app_name: str = self.runner.app_name
         self.locks = locks if locks is not None else locks_for(self.session_service)
-        """Per-chat serialization: by default in the session database (:mod:`.locks_default`)."""
+        """Per-chat serialization: by default in the session database
+        (:mod:`adk_asgi.stores.defaults`)."""
         self.claims = claims if claims is not None else claims_for(self.session_service)
         """Where answers are claimed (acted on once): by default, next to the sessions."""
         agents = [app.root_agent] + ([live_agent] if live_agent is not None else [])
         self.services = Services(
             runner=self.runner,
             live_runner=self.live_runner,
-            session_service=handing_over,  # reads and writes made safe (safe_history.py)
+            session_service=handing_over,  # reads and writes made safe (convert/safe_history.py)
             artifact_service=self.runner.artifact_service,
             app_name=self.app_name,
             author=getattr(app.root_agent, "name", app.name),
@@ -273,7 +275,7 @@ class AdkApp:
         )
         origins = OriginPolicy.of(allowed_origins, trust_forwarded=trust_forwarded)
         self._guarded = OriginGuard(self.router, origins)
-        """The routes behind the ``Origin`` check (:mod:`.origins`)."""
+        """The routes behind the ``Origin`` check (:mod:`adk_asgi.serving.origins`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._guarded(scope, receive, send)

@@ -6,8 +6,8 @@ bridge refuses raises :class:`ClientError` (or a subclass: a conflict with the c
 body that does not decode, a message ADK cannot take): a reason for the client, and a status
 hint, as h11's ``error_status_hint``. This module is sans-I/O: the core raises the refusal
 without knowing the transport, and only a transport turns it into a response
-(:func:`adk_asgi.refusals.json_refusal`: a 4xx with ``{"error": reason}``) or a live ``error``
-frame or close reason. A transport catches one type.
+(:func:`adk_asgi.serving.refusals.json_refusal`: a 4xx with ``{"error": reason}``) or a live
+``error`` frame or close reason. A transport catches one type.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .app import AdkApp
+from adk_asgi.app import AdkApp
 
 logger = logging.getLogger("adk_asgi")
 

@@ -4,12 +4,13 @@ A ``LongRunningFunctionTool`` that waits for something outside the chat — a re
 approves, a job that finishes — returns nothing, and its call stays open in the session. The
 page is shown the call (``providerExecuted``), but it was never handed it: a browser that sent
 a result for it would be forging the back office's answer, so a continuation that tries is a
-409 (:mod:`.continuation`, the call is in ``ChatState.server_answered``). Only the application
-answers it, with :meth:`AdkApp.answer_call <adk_asgi.AdkApp.answer_call>`, which lands here.
+409 (:mod:`adk_asgi.hitl.continuation`, the call is in ``ChatState.server_answered``). Only the
+application answers it, with :meth:`AdkApp.answer_call <adk_asgi.AdkApp.answer_call>`, which lands
+here.
 
 The answer is acted on exactly once, the way a user's answer is: under the chat's lock (waited
-for up to ``busy_timeout``: :class:`~adk_asgi.locks.ChatBusy`, nothing taken), checked against
-the stored session, and claimed in :attr:`Services.claims` under the call's id — the key a
+for up to ``busy_timeout``: :class:`~adk_asgi.stores.locks.ChatBusy`, nothing taken), checked
+against the stored session, and claimed in :attr:`Services.claims` under the call's id — the key a
 browser's answer to a call has — before anything is stored. ADK then gets it as it gets any
 late function response, as the new message of a ``run_async``: the response is stored (author
 ``user``), the invocation resumes and the model answers it. That answer is the paused message
@@ -29,16 +30,16 @@ from typing import Any
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from . import bookkeeping
-from .answers import close_left_calls, keep_shown
-from .convert import EventConverter
-from .encoding import ChunkEncoder
-from .errors import AdkAsgiError
-from .locks import ChatKey
-from .pending import ChatState, ToolCall, visible_events
-from .resumable import StreamStore
-from .services import Services
-from .sse import sse_body
+from adk_asgi.convert.events import EventConverter
+from adk_asgi.errors import AdkAsgiError
+from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl.pending import ChatState, ToolCall, visible_events
+from adk_asgi.serving.answers import close_left_calls, keep_shown
+from adk_asgi.serving.services import Services
+from adk_asgi.sse.response import sse_body
+from adk_asgi.stores.locks import ChatKey
+from adk_asgi.stores.resumable import StreamStore
+from adk_asgi.wire.encoding import ChunkEncoder
 
 logger = logging.getLogger("adk_asgi")
 
@@ -84,7 +85,7 @@ async def answer_call(
     ``result`` and run the agent on, once; returns the id of the message the outcome went to.
 
     Raises :class:`UnknownCall`, :class:`CallNotOpen`, :class:`CallAlreadyAnswered`, or
-    :class:`~adk_asgi.locks.ChatBusy` when the chat stayed busy for ``busy_timeout`` (a run
+    :class:`~adk_asgi.stores.locks.ChatBusy` when the chat stayed busy for ``busy_timeout`` (a run
     under way, or a live connection holding it): nothing was taken, so it can be tried again.
     """
     response = as_response(result)

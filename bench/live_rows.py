@@ -29,7 +29,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.live import AUDIO_IN_MIME
+from adk_asgi.live.endpoint import AUDIO_IN_MIME
 from bench.agent import APP_NAME, USER_ID, make_agent, user_message
 from bench.live_frames import (
     MIC_FRAME_BYTES,

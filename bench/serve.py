@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.supervisors.multiprocess import Multiprocess
 
 from adk_asgi import AdkApp
-from adk_asgi.resumable import InMemoryStreamStore, StreamStore
+from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet
 
 KINDS = ("adk_asgi", "adk_run_sse", "adk_asgi_shared", "ag_ui_adk")
@@ -71,7 +71,7 @@ def stream_store() -> StreamStore:
     """Redis's when ``BENCH_REDIS_URL`` names a server, else the in-memory store."""
     url = os.environ.get("BENCH_REDIS_URL")
     if url:
-        from adk_asgi.resumable_redis import RedisStreamStore
+        from adk_asgi.stores.resumable_redis import RedisStreamStore
 
         return RedisStreamStore(url)
     return InMemoryStreamStore()
@@ -169,13 +169,13 @@ def shared_app() -> ASGIApp:
         return clients[url]
 
     if locks_url != "memory":
-        from adk_asgi.locks_redis import RedisChatLocks
+        from adk_asgi.stores.locks_redis import RedisChatLocks
 
         options["locks"] = RedisChatLocks(redis(locks_url))
     if streams_url == "memory":
         options["streams"] = InMemoryStreamStore()
     elif streams_url != "none":
-        from adk_asgi.resumable_redis import RedisStreamStore
+        from adk_asgi.stores.resumable_redis import RedisStreamStore
 
         options["streams"] = RedisStreamStore(redis(streams_url))
     chat = AdkApp(make_agent(), identify=lambda conn: USER_ID, **options)

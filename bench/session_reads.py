@@ -4,8 +4,8 @@
 
 A request reads its chat's session for the bridge's checks; ADK's ``Runner`` used to read it
 again as the run started (every event of the chat), and is now handed the object the checks
-read (``adk_asgi/session_handover.py``). Each row sends C messages, each the last of a chat of
-T earlier turns (0, 10, 40), to an ``AdkApp`` on ADK's ``DatabaseSessionService``, called in
+read (``adk_asgi/serving/session_handover.py``). Each row sends C messages, each the last of a chat
+of T earlier turns (0, 10, 40), to an ``AdkApp`` on ADK's ``DatabaseSessionService``, called in
 this process through ``httpx.ASGITransport``; the *read twice* row is the same app with the
 hand-over switched off. Rounds alternate the two. Printed per chat length: the session reads
 per message (counted), the process's CPU per message, and the ratio. A throw-away PostgreSQL
@@ -25,7 +25,7 @@ import httpx
 from google.adk.sessions.database_session_service import DatabaseSessionService
 
 from adk_asgi import AdkApp
-from adk_asgi import chat as chat_module
+from adk_asgi.sse import chat as chat_module
 from bench.agent import make_agent
 from bench.report import load_average, median_of, paired, progress, table
 from tests.backing_services import postgres_server
@@ -42,7 +42,7 @@ def _body(chat_id: str, history: list[dict[str, Any]], message_id: str) -> dict[
 @contextmanager
 def _read_twice() -> Iterator[None]:
     """The app as it was: nothing handed over, so the Runner reads the session itself."""
-    names = vars(chat_module)  # chat.py's own binding of hand_over, not a re-export
+    names = vars(chat_module)  # sse/chat.py's own binding of hand_over, not a re-export
     hand_over = names["hand_over"]
     names["hand_over"] = lambda session: None
     try:

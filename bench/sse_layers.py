@@ -39,10 +39,10 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
 from adk_asgi import AdkApp
-from adk_asgi.convert import EventConverter
-from adk_asgi.encoding import ChunkEncoder
-from adk_asgi.pace import RunSignal, paced_by
-from adk_asgi.sse import sse_body
+from adk_asgi.convert.events import EventConverter
+from adk_asgi.serving.pace import RunSignal, paced_by
+from adk_asgi.sse.response import sse_body
+from adk_asgi.wire.encoding import ChunkEncoder
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
 from bench.chats import chat_body
 from bench.placement import loop_factory

@@ -2,14 +2,14 @@
 in ``bench.throughput`` and ``bench.concurrency`` (``BENCH_WRITER=before`` in ``bench.serve``).
 
 Then a chunk went out at once only when the last *write* was an interval old; now also when the
-last *chunk* came an interval ago (:mod:`adk_asgi.sse_writer`). Everything else is the same
+last *chunk* came an interval ago (:mod:`adk_asgi.sse.writer`). Everything else is the same
 class.
 """
 
 from __future__ import annotations
 
-from adk_asgi import sse
-from adk_asgi.sse_writer import CoalescedWriter
+from adk_asgi.sse import response as sse
+from adk_asgi.sse.writer import CoalescedWriter
 
 
 class WriterBefore(CoalescedWriter):
@@ -29,4 +29,4 @@ class WriterBefore(CoalescedWriter):
 
 def install() -> None:
     """Every ``SSEResponse`` of this process writes with :class:`WriterBefore`."""
-    setattr(sse, "CoalescedWriter", WriterBefore)  # noqa: B010 - sse.py's own name for it
+    setattr(sse, "CoalescedWriter", WriterBefore)  # noqa: B010 - sse/response.py's own name for it

@@ -18,8 +18,8 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
 
-from adk_asgi.sse_frames import DONE, sse_data, sse_event
 from adk_asgi.testing import ScriptedLlm, Turn
+from adk_asgi.wire.sse_frames import DONE, sse_data, sse_event
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp
 
-from adk_asgi.sse_frames import DONE, sse_data
 from adk_asgi.testing.auto_send import SendAutomaticallyWhen, stock_send_automatically_when
 from adk_asgi.testing.tool_answers import (
     add_tool_output,
@@ -33,6 +32,7 @@ from adk_asgi.testing.tool_answers import (
 )
 from adk_asgi.testing.ui_message import StreamingMessage
 from adk_asgi.testing.ui_parts import Chunk, UIMessageDict
+from adk_asgi.wire.sse_frames import DONE, sse_data
 
 if TYPE_CHECKING:
     import httpx
@@ -53,7 +53,7 @@ def _generate_id() -> str:
 
 def parse_sse_chunks(body: str) -> list[Chunk]:
     """The chunks of a UI message stream body: each event's data, up to ``data: [DONE]``, read
-    as the AI SDK client reads SSE (:mod:`adk_asgi.sse_frames`)."""
+    as the AI SDK client reads SSE (:mod:`adk_asgi.wire.sse_frames`)."""
     chunks: list[Chunk] = []
     for data in sse_data(body):
         if data == DONE:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 
 class _Model(Protocol):
-    """What a live connection needs of its :class:`~adk_asgi.testing.ScriptedLlm` (a protocol,
+    """What a live connection needs of its :class:`~.ScriptedLlm` (a protocol,
     so this module does not import the model that imports it)."""
 
     chunk_size: int
@@ -112,7 +112,7 @@ def _transcription(text: str, *, finished: bool, output: bool) -> LlmResponse:
 
 
 class ScriptedLiveConnection(BaseLlmConnection):
-    """A live session with a :class:`~adk_asgi.testing.ScriptedLlm` (see the module docstring).
+    """A live session with a :class:`~.ScriptedLlm` (see the module docstring).
 
     State is per connection: the conversation as the model saw it (history, user text, heard
     speech, its own turns, function responses) and the queue of turns to produce.

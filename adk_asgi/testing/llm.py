@@ -1,5 +1,5 @@
 """``ScriptedLlm``: the scripted model itself, over the script language of :mod:`.scripted`
-and the live connection of :mod:`.live` (it imports both; neither imports it)."""
+and the live connection of :mod:`adk_asgi.live.endpoint` (it imports both; neither imports it)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class ScriptedLlm(BaseLlm):
     instance may serve concurrent calls (ADK shares model instances): per-call state is local,
     and the only shared state is the turn cursor and the request log, both updated
     synchronously. ``connect()`` serves ``Runner.run_live`` from the same script (see
-    :mod:`adk_asgi.testing.live` for the live shapes and the audio convention).
+    :mod:`.live` for the live shapes and the audio convention).
     """
 
     model: str = DEFAULT_MODEL_NAME
@@ -125,7 +125,7 @@ class ScriptedLlm(BaseLlm):
 
     @contextlib.asynccontextmanager
     async def connect(self, llm_request: LlmRequest) -> AsyncIterator[ScriptedLiveConnection]:
-        """A live session answering like Gemini Live (see :mod:`adk_asgi.testing.live`);
+        """A live session answering like Gemini Live (see :mod:`.live`);
         closed on exit."""
 
         self._requests.append(llm_request)

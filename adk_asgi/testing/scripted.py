@@ -8,7 +8,7 @@ response sharing the partials' event id, function calls with stable ids, usage o
 
 The turn machinery (:meth:`ScriptedLlm.next_turn`, :func:`assign_call_ids`,
 :func:`turn_to_responses`) is public and free of I/O so the live connection (``connect()``, in
-:mod:`adk_asgi.testing.live`) reuses it instead of re-deriving Gemini's streaming rules.
+:mod:`.live`) reuses it instead of re-deriving Gemini's streaming rules.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the stock client does to a chat's messages when the user answers a tool call
 (``addToolApprovalResponse``, ``addToolOutput``), and which message a ``sendMessage()`` with
 no message continues. Pure functions on the message list, kept apart from
-:class:`~adk_asgi.testing.ChatClient`'s requests.
+:class:`~.ChatClient`'s requests.
 """
 
 from __future__ import annotations

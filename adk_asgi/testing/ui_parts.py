@@ -1,7 +1,7 @@
 """The parts of a ``UIMessage`` as the AI SDK client reads and updates them (JSON dicts).
 
 Shared by the client's reducer (:mod:`.ui_message`), its ``sendAutomaticallyWhen`` helpers
-(:mod:`.auto_send`) and :class:`~adk_asgi.testing.ChatClient`.
+(:mod:`.auto_send`) and :class:`~.ChatClient`.
 """
 
 from __future__ import annotations

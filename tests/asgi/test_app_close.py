@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from adk_asgi import AdkApp
-from adk_asgi.claims import InMemoryClaims
-from adk_asgi.locks import InMemoryChatLocks
-from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.stores.claims import InMemoryClaims
+from adk_asgi.stores.locks import InMemoryChatLocks
+from adk_asgi.stores.resumable import InMemoryStreamStore
 from tests.support import scripted_agent
 
 

@@ -14,10 +14,12 @@ import pytest
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.sessions import DatabaseSessionService
 
-from adk_asgi import AdkApp, chat, checks
-from adk_asgi.checks import MAX_PARTS
-from adk_asgi.decoding import MAX_DEPTH
+from adk_asgi import AdkApp
+from adk_asgi.serving import checks
+from adk_asgi.serving.checks import MAX_PARTS
+from adk_asgi.sse import chat
 from adk_asgi.testing import Text, demo_model, read_ui_message
+from adk_asgi.wire.decoding import MAX_DEPTH
 from demo_app import change_bgm
 from tests.backing_services import Postgres
 from tests.servers import in_loop_uvicorn

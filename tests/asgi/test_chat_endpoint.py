@@ -15,7 +15,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from starlette.requests import HTTPConnection
 
 from adk_asgi import AdkApp
-from adk_asgi.failures import show_errors
+from adk_asgi.convert.failures import show_errors
 from adk_asgi.testing import Call, Fail, Text
 from tests.support import SSE_HEADERS, counter, parse_sse, scripted_agent, user_body
 

@@ -21,12 +21,12 @@ from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.chats import BUSY_CHAT, UNKNOWN_CHAT
-from adk_asgi.claims import InMemoryClaims
-from adk_asgi.files import NO_FILE
-from adk_asgi.redis_client import redis_from_url
-from adk_asgi.resumable import InMemoryStreamStore
-from adk_asgi.resumable_redis import RedisStreamStore
+from adk_asgi.routes.chats import BUSY_CHAT, UNKNOWN_CHAT
+from adk_asgi.routes.files import NO_FILE
+from adk_asgi.stores.claims import InMemoryClaims
+from adk_asgi.stores.redis_client import redis_from_url
+from adk_asgi.stores.resumable import InMemoryStreamStore
+from adk_asgi.stores.resumable_redis import RedisStreamStore
 from adk_asgi.testing import Text, demo_model, read_ui_message
 from tests.live.test_live_connection import open_live, serve
 from tests.locks.test_claims import claim_rows

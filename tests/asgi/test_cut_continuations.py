@@ -1,5 +1,5 @@
 """What ran is recorded: a client that leaves mid-answer never stops the run between a tool's
-run and its stored result (adk_asgi/finish_tools.py).
+run and its stored result (adk_asgi/serving/finish_tools.py).
 
 Through the ASGI app, with a client that reads a few pieces of the body and leaves: the
 payment tool counts its runs, and after every cut the chat's history must say exactly what
@@ -26,8 +26,8 @@ from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.finish_tools import NOT_RUN, FinishRanTools, stored
-from adk_asgi.pace import RunSignal, paced_by
+from adk_asgi.serving.finish_tools import NOT_RUN, FinishRanTools, stored
+from adk_asgi.serving.pace import RunSignal, paced_by
 from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from tests.asgi.test_disconnect import http_scope
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE

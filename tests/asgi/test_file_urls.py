@@ -1,4 +1,4 @@
-"""File URLs a user message may carry (adk_asgi/file_urls.py): ``data:`` and the chat's own
+"""File URLs a user message may carry (adk_asgi/serving/file_urls.py): ``data:`` and the chat's own
 uploads; anything else (``gs://``, ``https://``, ``file://``) is refused with ``422`` unless the
 app's ``allowed_file_url`` hook allows it, since the model would read it with the server's
 credentials. New and re-sent messages alike, over SSE and in live ``send`` frames."""

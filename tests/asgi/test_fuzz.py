@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from adk_asgi import AdkApp, RequestError, decode_chat_request
-from adk_asgi.decoding import json_depth
-from adk_asgi.file_urls import FileUrlRule
-from adk_asgi.origins import OriginPolicy
+from adk_asgi.serving.file_urls import FileUrlRule
+from adk_asgi.serving.origins import OriginPolicy
 from adk_asgi.testing import Text
+from adk_asgi.wire.decoding import json_depth
 from tests.support import scripted_agent, user_body
 
 json_values = st.recursive(

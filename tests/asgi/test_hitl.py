@@ -17,8 +17,9 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from adk_asgi import AdkApp, bookkeeping
-from adk_asgi.pending import APPROVAL_MOVED_ON, INTERRUPTED
+from adk_asgi import AdkApp
+from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl.pending import APPROVAL_MOVED_ON, INTERRUPTED
 from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from demo_app import change_bgm, get_location, get_weather
 from tests.support import answer, counter, normalize_ids, parse_sse, scripted_agent

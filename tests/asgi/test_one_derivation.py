@@ -29,7 +29,7 @@ from google.adk.workflow import START, Workflow
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import Call, ChatClient, Text, demo_model, read_ui_message
 from adk_asgi.testing.auto_send import stock_send_automatically_when
 from adk_asgi.testing.tool_answers import (

@@ -1,4 +1,4 @@
-"""The ``Origin`` check (adk_asgi/origins.py): a page of another origin can neither open
+"""The ``Origin`` check (adk_asgi/serving/origins.py): a page of another origin can neither open
 ``WS /live`` nor send ``POST``/``DELETE`` with the browser's cookies; same-origin pages, listed
 origins and clients that are not browsers (no ``Origin``) go on."""
 
@@ -15,7 +15,7 @@ from websockets.sync.client import connect
 from websockets.typing import Origin
 
 from adk_asgi import AdkApp
-from adk_asgi.origins import OriginPolicy
+from adk_asgi.serving.origins import OriginPolicy
 from adk_asgi.testing import Text
 from tests.asgi.asgi_socket import Denied, websocket
 from tests.servers import uvicorn_server

@@ -1,5 +1,5 @@
-"""No chat can be poisoned (adk_asgi/safe_history.py): a stored value that cannot be read back
-or sent to the model — a browser tool's result nested 950 levels deep, written straight into
+"""No chat can be poisoned (adk_asgi/convert/safe_history.py): a stored value that cannot be read
+back or sent to the model — a browser tool's result nested 950 levels deep, written straight into
 the session service — is shown in history as the tool's ``output-error``, is sent to the model
 as an error payload, and the chat goes on: the next messages run and answer.
 
@@ -23,8 +23,8 @@ from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.genai import types
 
 from adk_asgi import AdkApp
+from adk_asgi.convert.safe_history import MAX_DEPTH, ReadableRequests, lost_result, unreadable
 from adk_asgi.errors import STORE_FAILED
-from adk_asgi.safe_history import MAX_DEPTH, ReadableRequests, lost_result, unreadable
 from adk_asgi.testing import Call, Text, Turn
 from demo_app import change_bgm
 from tests.live.test_live_connection import serve

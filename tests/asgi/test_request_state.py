@@ -17,7 +17,7 @@ from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi import AdkApp
 from adk_asgi.errors import ClientError
-from adk_asgi.request_state import state_delta
+from adk_asgi.serving.request_state import state_delta
 from adk_asgi.testing import Call, Text, read_ui_message
 from tests.support import answer, counter, parse_sse, scripted_agent
 

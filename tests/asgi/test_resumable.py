@@ -14,9 +14,9 @@ import pytest
 import pytest_asyncio
 
 from adk_asgi import AdkApp
-from adk_asgi.locks import ChatKey
-from adk_asgi.resumable import InMemoryStreamStore
-from adk_asgi.stops import ATTEMPTS
+from adk_asgi.stores.locks import ChatKey
+from adk_asgi.stores.resumable import InMemoryStreamStore
+from adk_asgi.stores.stops import ATTEMPTS
 from adk_asgi.testing import Text, read_ui_message
 from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import serve

@@ -17,7 +17,7 @@ from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
 from adk_asgi import AdkApp, CallAlreadyAnswered, CallNotOpen, ChatBusy, UnknownCall
-from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import Call, Text, read_ui_message
 from demo_app import change_bgm, get_weather
 from tests.asgi.test_hitl import text

@@ -1,5 +1,5 @@
 """A request reads its chat's session once: the bridge's checks read it, and ADK's ``Runner``
-is handed that object instead of reading every event again (adk_asgi/session_handover.py).
+is handed that object instead of reading every event again (adk_asgi/serving/session_handover.py).
 The chats still run as before, approvals included."""
 
 from __future__ import annotations

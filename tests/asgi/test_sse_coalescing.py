@@ -25,11 +25,12 @@ import httpx
 import pytest
 from google.adk.events.event import Event
 
-from adk_asgi import AdkApp, load
-from adk_asgi.encoding import SSE_KEEP_ALIVE
-from adk_asgi.sse import SSEResponse
-from adk_asgi.sse_writer import DEFAULT_WRITE_INTERVAL
+from adk_asgi import AdkApp
+from adk_asgi.serving import load
+from adk_asgi.sse.response import SSEResponse
+from adk_asgi.sse.writer import DEFAULT_WRITE_INTERVAL
 from adk_asgi.testing import Call, Fail, Text
+from adk_asgi.wire.encoding import SSE_KEEP_ALIVE
 from tests.support import counter, on_virtual_clock, parse_sse, scripted_agent, user_body
 
 HOUR = 3600.0

@@ -19,7 +19,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from adk_asgi import AdkApp
-from adk_asgi.resumable_redis import RedisStreamStore
+from adk_asgi.stores.resumable_redis import RedisStreamStore
 from adk_asgi.testing import Text
 from tests.asgi.test_resumable import until_text
 from tests.live.test_live_connection import serve

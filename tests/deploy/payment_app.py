@@ -39,8 +39,8 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
 from adk_asgi import AdkApp
-from adk_asgi.locks import ChatLocks, InMemoryChatLocks
-from adk_asgi.resumable import StreamStore
+from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
+from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.testing import demo_model
 
 
@@ -52,11 +52,11 @@ def locks_from(spec: str) -> ChatLocks | None:
     if kind == "process" and not target:
         return InMemoryChatLocks()
     if kind == "redis" and target:
-        from adk_asgi.locks_redis import RedisChatLocks
+        from adk_asgi.stores.locks_redis import RedisChatLocks
 
         return RedisChatLocks(target)
     if kind == "postgres" and target:
-        from adk_asgi.locks_postgres import PostgresChatLocks
+        from adk_asgi.stores.locks_postgres import PostgresChatLocks
 
         return PostgresChatLocks(target)
     raise ValueError(
@@ -103,7 +103,7 @@ def streams_from(spec: str) -> StreamStore | None:
         return None
     kind, _, target = spec.partition(":")
     if kind == "redis" and target:
-        from adk_asgi.resumable_redis import RedisStreamStore
+        from adk_asgi.stores.resumable_redis import RedisStreamStore
 
         return RedisStreamStore(target)
     raise ValueError(f"PAYMENT_STREAMS must be empty or redis:<url>: {spec!r}")

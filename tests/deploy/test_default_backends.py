@@ -85,7 +85,7 @@ async def test_prepare_says_what_chats_are_locked_and_answers_claimed_with(
 
 
 async def test_an_explicit_lock_backend_wins_over_the_session_database(tmp_path: Path) -> None:
-    from adk_asgi.locks import InMemoryChatLocks
+    from adk_asgi.stores.locks import InMemoryChatLocks
 
     locks = InMemoryChatLocks()
     sessions = SqliteSessionService(str(tmp_path / "sessions.db"))

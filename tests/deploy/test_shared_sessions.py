@@ -18,8 +18,8 @@ import pytest_asyncio
 from google.adk.sessions.database_session_service import DatabaseSessionService
 
 from adk_asgi import AdkApp
-from adk_asgi.locks import InMemoryChatLocks
-from adk_asgi.locks_redis import RedisChatLocks
+from adk_asgi.stores.locks import InMemoryChatLocks
+from adk_asgi.stores.locks_redis import RedisChatLocks
 from adk_asgi.testing import ChatClient, Text, demo_model
 from demo_app import build_agent
 from tests.support import counter, parse_sse, scripted_agent
@@ -166,7 +166,7 @@ async def test_a_database_busy_for_too_long_is_a_json_503_not_a_500_page(
 async def test_a_chat_on_a_database_runs_on_the_session_its_checks_read(
     fresh_database: str,
 ) -> None:
-    """The Runner is handed the session the request read and wrote (session_handover.py): a
+    """The Runner is handed the session the request read and wrote (serving/session_handover.py): a
     database service refuses an append to a session older than storage, so every write in
     between must have gone through that object. A new chat, an approval, a payment, a message
     after it."""

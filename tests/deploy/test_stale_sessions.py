@@ -1,7 +1,7 @@
 """A writer the chat lock does not cover (another part of the app appending to a chat's session)
 against a run of that chat, on ADK's SQLite session services (native and SQLAlchemy's): a run
 refused before its first event is run again; one refused later ends with an error that says
-why, and the chat keeps what was shown (stale_sessions.py)."""
+why, and the chat keeps what was shown (serving/stale_sessions.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.failures import show_errors
+from adk_asgi.convert.failures import show_errors
 from adk_asgi.testing import ChatClient, Text
 from tests.support import normalize_ids, scripted_agent
 

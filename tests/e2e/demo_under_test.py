@@ -32,7 +32,7 @@ from starlette.routing import Mount, Route
 
 import demo_app
 from adk_asgi import AdkApp
-from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import ScriptedLlm, demo_responder
 from adk_asgi.testing.live import ScriptedLiveConnection
 

@@ -22,7 +22,7 @@ import pytest
 import pytest_asyncio
 
 from adk_asgi import AdkApp
-from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import demo_model
 from tests.e2e.demo_under_test import ToolRuns, build_agent
 from tests.e2e.node_client import drive_chat_async

@@ -1,4 +1,4 @@
-"""A reader that stops reading holds the model, not the server's memory (adk_asgi.pace).
+"""A reader that stops reading holds the model, not the server's memory (adk_asgi.serving.pace).
 
 Under a real uvicorn, a raw socket sends a chat request, reads a little of a long answer, then
 reads nothing for a while. ADK hands events from the agent's task to the bridge through an
@@ -30,7 +30,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 
 from adk_asgi import AdkApp
-from adk_asgi.pace import PaceToReader
+from adk_asgi.serving.pace import PaceToReader
 from adk_asgi.testing import ScriptedLlm, Text
 from tests.support import parse_sse
 
@@ -178,4 +178,4 @@ async def test_pacing_copies_no_invocation_context_per_streamed_response(
     assert text_of(raw) == TEXT
     assert backlog.made == DELTAS + 1
     assert backlog.most <= 3  # still paced
-    assert copies <= 2  # per model call (pause.py and ADK itself), not per delta (4,001)
+    assert copies <= 2  # per model call (sse/pause.py and ADK itself), not per delta (4,001)

@@ -16,7 +16,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
-from adk_asgi.pending import INPUT_MOVED_ON
+from adk_asgi.hitl.pending import INPUT_MOVED_ON
 from adk_asgi.testing import Call, ScriptedLlm, Text
 from tests.live.test_live_connection import _history, open_live, serve, squash
 from tests.support import answer, counter, normalize_ids

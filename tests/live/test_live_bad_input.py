@@ -16,13 +16,13 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from adk_asgi import AdkApp
-from adk_asgi.decoding import MAX_DEPTH
-from adk_asgi.live import EARLY_AUDIO_FRAMES
-from adk_asgi.live_outbox import NOT_READING, Outbox
-from adk_asgi.live_outputs import OpenSession, Replay, Settle
-from adk_asgi.live_protocol import EARLY_SPEECH, QUEUED_SENDS, REPLAYS
-from adk_asgi.live_tools import LiveQueue
+from adk_asgi.live.endpoint import EARLY_AUDIO_FRAMES
+from adk_asgi.live.outbox import NOT_READING, Outbox
+from adk_asgi.live.outputs import OpenSession, Replay, Settle
+from adk_asgi.live.protocol import EARLY_SPEECH, QUEUED_SENDS, REPLAYS
+from adk_asgi.live.tools import LiveQueue
 from adk_asgi.testing import Text
+from adk_asgi.wire.decoding import MAX_DEPTH
 from tests.servers import in_loop_uvicorn as serve
 from tests.support import scripted_agent
 from tests.unit.live_machine import Machine

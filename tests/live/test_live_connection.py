@@ -22,8 +22,9 @@ from google.genai import types
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from adk_asgi import AdkApp, load
-from adk_asgi.history import rebuild_messages
+from adk_asgi import AdkApp
+from adk_asgi.convert.history import rebuild_messages
+from adk_asgi.serving import load
 from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from demo_app import build_agent
 from tests.servers import in_loop_uvicorn
@@ -711,7 +712,7 @@ async def test_disconnect_mid_stream_leaves_no_task_and_frees_the_chat() -> None
         async with socket:
             request_id = await live.send("hello")
             frames = [json.loads(await asyncio.wait_for(socket.recv(), 10)) for _ in range(6)]
-            assert load.streams() == 1  # counted while it streams: its deltas' pace (load.py)
+            assert load.streams() == 1  # counted: its deltas' pace (serving/load.py)
         # the browser went away two deltas into the answer
         chunks = [frame.pop("chunk") for frame in frames[1:]]
         assert frames == [
@@ -1141,7 +1142,7 @@ async def test_a_chat_whose_last_answer_was_spoken_is_not_answered_again_on_reco
 
 
 async def test_a_live_connection_reads_its_session_once() -> None:
-    """``run_live`` is handed the session the connection opened (session_handover.py), as an
+    """``run_live`` is handed the session the connection opened (serving/session_handover.py), as an
     SSE request's run is: a database service would read every event of the chat again."""
     sessions = CountedSessions()
     app = AdkApp(build_agent(), session_service=sessions)

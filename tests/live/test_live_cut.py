@@ -1,6 +1,6 @@
-"""What ran is recorded, in live mode (adk_asgi/finish_tools.py): a socket closed right after
-the user approved a payment — after 1, 2 or 3 chunks of the answer, 50 times each — never stops
-the session between the payment's run and its stored result. Against a real uvicorn in the
+"""What ran is recorded, in live mode (adk_asgi/serving/finish_tools.py): a socket closed right
+after the user approved a payment — after 1, 2 or 3 chunks of the answer, 50 times each — never
+stops the session between the payment's run and its stored result. Against a real uvicorn in the
 test's own loop; the payment takes a moment (it awaits its bank), as a real one does."""
 
 from __future__ import annotations

@@ -109,8 +109,9 @@ async def test_an_approval_past_its_wait_is_closed_when_the_chat_opens_again(
 
 
 async def test_an_approval_another_request_took_is_not_acted_on_by_the_connection() -> None:
-    """The connection's own wait claims the user's answer like any request (:mod:`.claims`):
-    when another request, on any worker, took it first, the payment does not run here."""
+    """The connection's own wait claims the user's answer like any request
+    (:mod:`adk_asgi.stores.claims`): when another request, on any worker, took it first, the payment
+    does not run here."""
     payments: list[str] = []
 
     def process_payment(amount: float, recipient: str, currency: str = "USD") -> dict[str, Any]:

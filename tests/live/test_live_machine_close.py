@@ -1,5 +1,5 @@
 """``WS /live`` against a real uvicorn: an input the live protocol machine's phase does not allow
-(adk_asgi/live_phases.py) closes the connection with the error's code and reason — before, the
+(adk_asgi/live/phases.py) closes the connection with the error's code and reason — before, the
 machine took it and went on in a phase nobody designed for."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from google.adk.tools.tool_context import ToolContext
 from websockets.exceptions import ConnectionClosed
 
 from adk_asgi import AdkApp
-from adk_asgi.live_tools import LiveQueue
+from adk_asgi.live.tools import LiveQueue
 from adk_asgi.testing import Call, Text
 from tests.live.test_live_connection import open_live, serve, wait_until_closed
 from tests.support import scripted_agent

@@ -16,9 +16,9 @@ import pytest
 import pytest_asyncio
 
 from adk_asgi import AdkApp
-from adk_asgi.encoding import CUT_SHORT
-from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import demo_model, read_ui_message
+from adk_asgi.wire.encoding import CUT_SHORT
 from demo_app import build_agent
 from tests.live.test_live_connection import (
     Live,

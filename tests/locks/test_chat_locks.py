@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from adk_asgi.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease, LockUnavailable
-from adk_asgi.locks_postgres import PostgresChatLocks
-from adk_asgi.locks_redis import FENCE_KEEP, RedisChatLocks
-from adk_asgi.locks_sqlite import TABLE, SqliteChatLocks
+from adk_asgi.stores.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease, LockUnavailable
+from adk_asgi.stores.locks_postgres import PostgresChatLocks
+from adk_asgi.stores.locks_redis import FENCE_KEEP, RedisChatLocks
+from adk_asgi.stores.locks_sqlite import TABLE, SqliteChatLocks
 
 pytestmark = pytest.mark.backing
 
@@ -276,7 +276,7 @@ async def test_a_postgres_lock_goes_with_its_connection(postgres: Any) -> None:
 
 _HOLDER = """
 import asyncio, sys
-from adk_asgi.locks_sqlite import SqliteChatLocks
+from adk_asgi.stores.locks_sqlite import SqliteChatLocks
 
 async def main() -> None:
     async with SqliteChatLocks(sys.argv[1], ttl=1.0).hold(("app", "user", "chat-1"), wait=5):

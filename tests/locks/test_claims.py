@@ -21,11 +21,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from adk_asgi import AdkApp
-from adk_asgi.claims import Claims, InMemoryClaims
-from adk_asgi.claims_sql import SqlClaims
-from adk_asgi.claims_sqlite import TABLE, SqliteClaims
-from adk_asgi.locks_default import claims_for
-from adk_asgi.locks_redis import RedisChatLocks
+from adk_asgi.stores.claims import Claims, InMemoryClaims
+from adk_asgi.stores.claims_sql import SqlClaims
+from adk_asgi.stores.claims_sqlite import TABLE, SqliteClaims
+from adk_asgi.stores.defaults import claims_for
+from adk_asgi.stores.locks_redis import RedisChatLocks
 from tests.support import scripted_agent
 
 pytestmark = pytest.mark.backing

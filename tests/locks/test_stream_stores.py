@@ -12,10 +12,10 @@ from contextlib import AsyncExitStack
 import pytest
 import pytest_asyncio
 
-from adk_asgi.encoding import CUT_SHORT
-from adk_asgi.redis_client import redis_from_url
-from adk_asgi.resumable import InMemoryStreamStore, StreamStore
-from adk_asgi.resumable_redis import RedisStreamStore
+from adk_asgi.stores.redis_client import redis_from_url
+from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
+from adk_asgi.stores.resumable_redis import RedisStreamStore
+from adk_asgi.wire.encoding import CUT_SHORT
 
 pytestmark = pytest.mark.backing
 
@@ -102,7 +102,7 @@ async def test_more_readers_than_redis_pys_default_pool_wait_instead_of_failing(
 ) -> None:
     """150 readers each hold a connection in ``XREAD BLOCK``: past redis-py's default pool (100
     in redis-py 8, which then fails a command), a store built from a URL makes a command wait
-    for a connection (adk_asgi.redis_client), so every reader gets the whole answer."""
+    for a connection (adk_asgi.stores.redis_client), so every reader gets the whole answer."""
     prefix = f"test:{secrets.token_hex(4)}:"
     store = RedisStreamStore(redis_url, prefix=prefix)
     try:

@@ -9,9 +9,9 @@ from typing import Any
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.live_outputs import Output, Send
-from adk_asgi.live_protocol import LiveProtocol
-from adk_asgi.policy import ToolPolicy
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.live.outputs import Output, Send
+from adk_asgi.live.protocol import LiveProtocol
 from tests.support import counter
 
 

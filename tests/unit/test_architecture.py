@@ -10,45 +10,46 @@ from pathlib import Path
 import adk_asgi
 
 PACKAGE = Path(adk_asgi.__file__).parent
-SANS_IO = [
-    "bookkeeping",
-    "chunks",
-    "coalesce",
-    "continuation",
-    "credentials",
-    "convert",
-    "decoding",
-    "durable",
-    "encoding",
-    "errors",
-    "failures",
-    "file_urls",
-    "history",
-    "interrupts",
-    "live_calls",
-    "live_context",
-    "live_events",
-    "live_outputs",
-    "live_phases",
-    "live_protocol",
-    "live_replay",
-    "live_streams",
-    "live_turns",
-    "live_waits",
-    "load",
-    "messages",
-    "outcomes",
-    "parallel_calls",
-    "pending",
-    "policy",
-    "safe_history",
-    "sse_frames",
-    "stored_replay",
-    "tool_cards",
-    "tool_looks",
-    "translate",
+SANS_IO_LAYERS = ["errors", "wire", "hitl", "convert"]
+"""The layers that do no I/O at all, every module of them: they take values (events, frames,
+messages, the time) and return values."""
+SANS_IO_ELSEWHERE = [
+    "live.calls",
+    "live.coalesce",
+    "live.context",
+    "live.durable",
+    "live.events",
+    "live.outputs",
+    "live.phases",
+    "live.protocol",
+    "live.replay",
+    "live.stored_replay",
+    "live.streams",
+    "live.turns",
+    "live.waits",
+    "serving.checks",
+    "serving.file_urls",
+    "serving.load",
+    "serving.request_state",
 ]
-"""Modules that must not do I/O: they take events, frames and the time, and return chunks."""
+"""The sans-I/O modules of the I/O layers: the live protocol machine and its jobs, and the
+checks of a request."""
+LAYERS = [
+    ["errors"],
+    ["wire"],
+    ["hitl"],
+    ["convert"],
+    ["stores"],
+    ["serving"],
+    ["sse", "live"],
+    ["routes"],
+    ["*"],
+    ["testing"],
+]
+"""The layers, lowest first (docs/architecture.md#layers): a module imports only from its own
+layer and those below. Subpackages that share a layer (the two transports) do not import each
+other. ``*`` is the application: the package's top-level modules (``app``, ``middleware``, the
+import paths kept from before the layout)."""
 IO = {
     "anyio",
     "asyncio",
@@ -156,13 +157,63 @@ def io_imports(start: str, edges: dict[str, set[str]], modules: set[str]) -> dic
     return found
 
 
+def sans_io_modules(modules: set[str]) -> list[str]:
+    layers = tuple(f"adk_asgi.{layer}" for layer in SANS_IO_LAYERS)
+    core = {m for m in modules if m in layers or m.startswith(tuple(f"{x}." for x in layers))}
+    return sorted(core | {f"adk_asgi.{name}" for name in SANS_IO_ELSEWHERE})
+
+
 def test_the_sans_io_core_imports_no_io() -> None:
     paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     modules = set(paths)
     edges = {name: imports_of(path, modules) for name, path in paths.items()}
-    for name in SANS_IO:
-        found = io_imports(f"adk_asgi.{name}", edges, modules)
-        assert found == {}, f"adk_asgi.{name} reaches I/O: {sorted(found.values())}"
+    core = sans_io_modules(modules)
+    assert set(core) <= modules, set(core) - modules
+    assert len(core) > 40
+    for name in core:
+        found = io_imports(name, edges, modules)
+        assert found == {}, f"{name} reaches I/O: {sorted(found.values())}"
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """The layer a package module belongs to (its index in :data:`LAYERS`) and its subpackage."""
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "*"
+    group = top if any(top in layer for layer in LAYERS) else "*"
+    if group == "*" and len(parts) > 2:
+        raise AssertionError(f"{module} is in a subpackage that LAYERS does not place")
+    return next(i for i, layer in enumerate(LAYERS) if group in layer), group
+
+
+def layering_breaches(edges: dict[str, set[str]]) -> list[str]:
+    """Each import of a higher layer, or of a sibling of the same layer, as ``a -> b``."""
+    breaches = []
+    for source, targets in sorted(edges.items()):
+        level, group = layer_of(source)
+        for target in sorted(targets):
+            target_level, target_group = layer_of(target)
+            if target_level > level or (target_level == level and target_group != group):
+                breaches.append(f"{source} -> {target}")
+    return breaches
+
+
+def test_no_layer_imports_a_layer_above_it() -> None:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    edges = {name: imports_of(path, modules) & modules - {name} for name, path in paths.items()}
+    assert layering_breaches(edges) == []
+
+
+def test_the_layer_check_finds_an_upward_and_a_sideways_import() -> None:
+    edges = {
+        "adk_asgi.wire.chunks": {"adk_asgi.convert.events"},
+        "adk_asgi.sse.chat": {"adk_asgi.live.session", "adk_asgi.serving.services"},
+        "adk_asgi.app": {"adk_asgi.sse.chat"},
+    }
+    assert layering_breaches(edges) == [
+        "adk_asgi.sse.chat -> adk_asgi.live.session",
+        "adk_asgi.wire.chunks -> adk_asgi.convert.events",
+    ]
 
 
 def test_the_io_check_follows_imports_through_package_modules() -> None:

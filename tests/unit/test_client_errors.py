@@ -1,20 +1,20 @@
 """One client-error type (issue 25): every "the client's fault" exception is a
 :class:`~adk_asgi.errors.ClientError` carrying its status hint, so a transport catches one type,
-and only the transports turn it into a response (:func:`adk_asgi.refusals.json_refusal`)."""
+and only the transports turn it into a response (:func:`adk_asgi.serving.refusals.json_refusal`)."""
 
 from __future__ import annotations
 
 import msgspec
 
 import adk_asgi
-from adk_asgi.checks import FrameRefused
-from adk_asgi.continuation import Conflict
-from adk_asgi.decoding import BadJson
+from adk_asgi.convert.translate import TranslationError
 from adk_asgi.errors import AdkAsgiError, ClientError
-from adk_asgi.identity import Unauthorized
-from adk_asgi.messages import RequestError
-from adk_asgi.refusals import json_refusal
-from adk_asgi.translate import TranslationError
+from adk_asgi.hitl.continuation import Conflict
+from adk_asgi.serving.checks import FrameRefused
+from adk_asgi.serving.identity import Unauthorized
+from adk_asgi.serving.refusals import json_refusal
+from adk_asgi.wire.decoding import BadJson
+from adk_asgi.wire.messages import RequestError
 
 
 def test_every_client_fault_is_a_client_error_with_its_status_hint() -> None:
@@ -78,4 +78,4 @@ def test_json_refusal_sends_the_hint_and_the_reason_as_json() -> None:
 def test_the_package_exports_its_error_types_and_the_stream_store() -> None:
     assert {"AdkAsgiError", "ClientError", "StreamStore"} <= set(adk_asgi.__all__)
     assert (adk_asgi.AdkAsgiError, adk_asgi.ClientError) == (AdkAsgiError, ClientError)
-    assert adk_asgi.StreamStore.__module__ == "adk_asgi.resumable"
+    assert adk_asgi.StreamStore.__module__ == "adk_asgi.stores.resumable"

@@ -10,13 +10,13 @@ from google.adk.events.event_actions import EventActions
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from adk_asgi.continuation import Conflict, continuation
-from adk_asgi.convert import EventConverter
-from adk_asgi.history import rebuild_messages
-from adk_asgi.messages import Approval, TextPart, ToolPart, UIMessage
-from adk_asgi.pending import REJECTED, approved_marker, chat_state
-from adk_asgi.policy import ToolPolicy
-from adk_asgi.tools import client_tool
+from adk_asgi.convert.events import EventConverter
+from adk_asgi.convert.history import rebuild_messages
+from adk_asgi.hitl.continuation import Conflict, continuation
+from adk_asgi.hitl.pending import REJECTED, approved_marker, chat_state
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.hitl.tools import client_tool
+from adk_asgi.wire.messages import Approval, TextPart, ToolPart, UIMessage
 from tests.unit.test_convert import wire
 
 TAG = {"adk_asgi": {"messageId": "m1"}}

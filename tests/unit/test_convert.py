@@ -11,11 +11,11 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from adk_asgi.adk_values import map_finish_reason
-from adk_asgi.chunks import UIMessageChunk
-from adk_asgi.convert import EventConverter
-from adk_asgi.failures import AgentError
-from adk_asgi.policy import ToolPolicy
+from adk_asgi.convert.adk_values import map_finish_reason
+from adk_asgi.convert.events import EventConverter
+from adk_asgi.convert.failures import AgentError
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.wire.chunks import UIMessageChunk
 from demo_app import change_bgm
 
 MID = "m1"

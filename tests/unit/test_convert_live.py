@@ -8,7 +8,7 @@ from typing import Any
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.convert import EventConverter
+from adk_asgi.convert.events import EventConverter
 from tests.unit.test_convert import wire
 
 MID = "m1"

@@ -1,4 +1,4 @@
-"""``adk_asgi.tool_looks``: the one place that decides how a tool part looks, for the stream
+"""``adk_asgi.convert.tool_looks``: the one place that decides how a tool part looks, for the stream
 (``ToolCards``) and for history alike, on plain values."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from typing import Any
 from google.adk.tools import FunctionTool
 
 from adk_asgi import client_tool
-from adk_asgi.chunks import ToolOutputAvailable, ToolOutputError
-from adk_asgi.interrupts import REQUEST_CREDENTIAL, REQUEST_INPUT
-from adk_asgi.policy import ToolPolicy
-from adk_asgi.text_blocks import TextBlocks
-from adk_asgi.tool_cards import ToolCards
-from adk_asgi.tool_looks import provider_executed, raw_input, result_chunk, shown_answer
+from adk_asgi.convert.text_blocks import TextBlocks
+from adk_asgi.convert.tool_cards import ToolCards
+from adk_asgi.convert.tool_looks import provider_executed, raw_input, result_chunk, shown_answer
+from adk_asgi.hitl.interrupts import REQUEST_CREDENTIAL, REQUEST_INPUT
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.wire.chunks import ToolOutputAvailable, ToolOutputError
 
 
 def get_weather(city: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``adk_asgi.credentials`` on plain values: the answers the ASGI tests (tests/asgi/
+"""``adk_asgi.hitl.credentials`` on plain values: the answers the ASGI tests (tests/asgi/
 test_credentials.py) do not reach through a provider — HTTP schemes, ADK's other answer forms,
 a request ADK issued without a state — and what the client is shown of a request."""
 
@@ -9,10 +9,15 @@ from typing import Any
 import pytest
 from google.genai import types
 
-from adk_asgi.credentials import REQUEST_CREDENTIAL, asks_credentials, check_answer, shown_input
 from adk_asgi.errors import ClientError
-from adk_asgi.messages import ToolPart
-from adk_asgi.pending import ToolCall
+from adk_asgi.hitl.credentials import (
+    REQUEST_CREDENTIAL,
+    asks_credentials,
+    check_answer,
+    shown_input,
+)
+from adk_asgi.hitl.pending import ToolCall
+from adk_asgi.wire.messages import ToolPart
 
 CALLBACK = "https://app.test/cb"
 AUTH_URI = "https://idp.test/authorize?response_type=code&client_id=c&state=S1"

@@ -8,7 +8,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 
 from adk_asgi import AdkApp
-from adk_asgi.session_handover import HandingOver
+from adk_asgi.serving.session_handover import HandingOver
 from tests.support import scripted_agent
 
 

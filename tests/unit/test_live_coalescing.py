@@ -123,7 +123,7 @@ def test_the_first_delta_after_another_frame_goes_at_once() -> None:
 
 def test_the_interval_stretches_with_the_load_of_the_process() -> None:
     """With many streams in the process a stream's deltas come further apart than the interval
-    and would each be a frame: the server passes :func:`adk_asgi.load.under_load`, and the
+    and would each be a frame: the server passes :func:`adk_asgi.serving.load.under_load`, and the
     interval a write starts is the stretched one."""
     live = Machine(interval=0.01, under_load=lambda interval: interval * 5)
     live.open()

@@ -1,4 +1,4 @@
-"""The live protocol machine's phase table (adk_asgi/live_phases.py), driven sans-I/O through
+"""The live protocol machine's phase table (adk_asgi/live/phases.py), driven sans-I/O through
 the machine's own methods (tests/unit/live_machine.py): every legal move leads to the phase the
 table names, and every other move raises :class:`LiveProtocolError` before any effect."""
 
@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from adk_asgi.checks import decode_send_frame
-from adk_asgi.continuation import Continuation
-from adk_asgi.live_phases import (
+from adk_asgi.hitl.continuation import Continuation
+from adk_asgi.hitl.pending import ToolCall
+from adk_asgi.live.phases import (
     MOVES,
     PHASES,
     TRANSITIONS,
@@ -20,7 +20,7 @@ from adk_asgi.live_phases import (
     Phase,
     Phases,
 )
-from adk_asgi.pending import ToolCall
+from adk_asgi.serving.checks import decode_send_frame
 from tests.unit.live_machine import Machine, send_frame, text_event, user_message
 from tests.unit.test_architecture import PACKAGE, imports_of, io_imports, module_name
 
@@ -81,7 +81,7 @@ TOOL_METHODS: dict[str, Callable[[Machine], object]] = {
     "decided": lambda live: live.protocol.decided(CALL, True),
     "tool_finished": lambda live: live.protocol.tool_finished("c1", {"ok": True}),
 }
-"""The plugin's wait API (adk_asgi/live_tools.py): every method is the ``tool`` move."""
+"""The plugin's wait API (adk_asgi/live/tools.py): every method is the ``tool`` move."""
 
 
 @pytest.mark.parametrize("phase", PHASES)
@@ -144,7 +144,7 @@ def test_the_table_names_only_phases_and_moves_there_are() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["live_context", "live_events", "live_phases", "live_replay", "live_turns", "live_waits"],
+    ["live.context", "live.events", "live.phases", "live.replay", "live.turns", "live.waits"],
 )
 def test_the_machines_modules_do_no_io(module: str) -> None:
     """Each job of the machine is sans-I/O, through whatever it imports."""

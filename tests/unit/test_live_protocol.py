@@ -10,8 +10,8 @@ from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.live_calls import UNANSWERED
-from adk_asgi.live_outputs import (
+from adk_asgi.live.calls import UNANSWERED
+from adk_asgi.live.outputs import (
     Close,
     KeepFailure,
     OpenSession,
@@ -20,7 +20,7 @@ from adk_asgi.live_outputs import (
     Send,
     ToModel,
 )
-from adk_asgi.live_protocol import BUSY, TIMED_OUT
+from adk_asgi.live.protocol import BUSY, TIMED_OUT
 from tests.unit.live_machine import (
     TURN_COMPLETE,
     Machine,

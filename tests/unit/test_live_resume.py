@@ -10,9 +10,9 @@ from typing import Any
 
 import msgspec
 
-from adk_asgi.chunks import Finish, Start, TextDelta
-from adk_asgi.live_outputs import Record, Replay, StopReplay
-from adk_asgi.stored_replay import StoredReplay
+from adk_asgi.live.outputs import Record, Replay, StopReplay
+from adk_asgi.live.stored_replay import StoredReplay
+from adk_asgi.wire.chunks import Finish, Start, TextDelta
 from tests.unit.live_machine import TURN_COMPLETE, Machine, text_event
 
 HELLO_SSE = (

@@ -6,7 +6,7 @@ import pytest
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.live_streams import VOICE_ANSWER_WAIT
+from adk_asgi.live.streams import VOICE_ANSWER_WAIT
 from tests.unit.live_machine import Machine, text_event
 
 

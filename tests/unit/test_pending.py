@@ -10,8 +10,7 @@ from google.adk.events.event import Event
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from adk_asgi import durable
-from adk_asgi.pending import (
+from adk_asgi.hitl.pending import (
     APPROVAL_EXPIRED,
     APPROVAL_MOVED_ON,
     CONFIRMATION_TOOL,
@@ -23,8 +22,9 @@ from adk_asgi.pending import (
     chat_state,
     closing_answers,
 )
-from adk_asgi.policy import ToolPolicy
-from adk_asgi.tools import client_tool
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.hitl.tools import client_tool
+from adk_asgi.live import durable
 
 
 @client_tool

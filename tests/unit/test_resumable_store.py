@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi.stores.resumable import InMemoryStreamStore
 
 CHAT = ("app", "alice", "chat-1")
 

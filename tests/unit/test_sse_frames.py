@@ -1,4 +1,4 @@
-"""The one SSE reader and writer (adk_asgi.sse_frames): it reads a body as the AI SDK client's
+"""The one SSE reader and writer (adk_asgi.wire.sse_frames): it reads a body as the AI SDK client's
 ``eventsource-parser`` does, however the body is cut into pieces."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adk_asgi.encoding import SSE_CUT_SHORT, SSE_DONE, sse_events
-from adk_asgi.sse_frames import DONE, SSEParser, sse_data, sse_event
 from adk_asgi.testing import parse_sse_chunks
+from adk_asgi.wire.encoding import SSE_CUT_SHORT, SSE_DONE, sse_events
+from adk_asgi.wire.sse_frames import DONE, SSEParser, sse_data, sse_event
 
 BODY = (
     "\ufeff: keep-alive\r\n\r\n"

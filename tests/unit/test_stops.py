@@ -1,4 +1,4 @@
-"""What ``DELETE /chat/{id}/stream`` finds (:func:`adk_asgi.stops.stop_answer`), on the
+"""What ``DELETE /chat/{id}/stream`` finds (:func:`adk_asgi.stores.stops.stop_answer`), on the
 in-memory stream store: nothing under way, an answer that ends once stopped, and one that runs
 on (a live answer, which cannot be stopped midway) — that one is not said to have stopped."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from adk_asgi.resumable import InMemoryStreamStore
-from adk_asgi.stops import stop_answer, watch_for_stop
+from adk_asgi.stores.resumable import InMemoryStreamStore
+from adk_asgi.stores.stops import stop_answer, watch_for_stop
 
 CHAT = ("app", "alice", "chat-1")
 

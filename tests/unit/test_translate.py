@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from google.genai import types
 
-from adk_asgi.messages import DataPart, FilePart, TextPart, ToolPart, UIMessage
-from adk_asgi.translate import TranslationError, decode_data_url, user_content
+from adk_asgi.convert.translate import TranslationError, decode_data_url, user_content
+from adk_asgi.wire.messages import DataPart, FilePart, TextPart, ToolPart, UIMessage
 
 
 def user(*parts: object) -> UIMessage:

@@ -7,9 +7,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from adk_asgi import chunks as c
-from adk_asgi.encoding import SSE_DONE, ChunkEncoder
-from adk_asgi.messages import (
+from adk_asgi.wire import chunks as c
+from adk_asgi.wire.encoding import SSE_DONE, ChunkEncoder
+from adk_asgi.wire.messages import (
     ChatRequest,
     DataPart,
     FilePart,

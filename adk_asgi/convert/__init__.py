@@ -1,0 +1,15 @@
+"""ADK events → UI message chunks and history, and UI messages → ADK content.
+
+The converter (:mod:`.events`, with :mod:`.text_blocks`, :mod:`.tool_cards` and
+:mod:`.tool_looks`) turns one response's events into chunks; :mod:`.history` turns a stored
+session into ``UIMessage[]`` by the same rules (:mod:`.tool_looks` decides how a tool part looks
+for both); :mod:`.translate` turns a user message into ADK ``Content``. Failures
+(:mod:`.failures`) and unreadable stored values (:mod:`.safe_history`) are shown here too.
+Sans-I/O, unit-tested alone like h11: it may import :mod:`adk_asgi.hitl`,
+:mod:`adk_asgi.wire` and :mod:`adk_asgi.errors`, never a transport or a store.
+"""
+
+from adk_asgi.convert.events import EventConverter
+from adk_asgi.convert.failures import AgentError, show_errors
+
+__all__ = ["AgentError", "EventConverter", "show_errors"]

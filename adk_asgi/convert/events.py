@@ -1,0 +1,392 @@
+"""ADK events → UI message chunks: a sans-I/O state machine, one instance per response.
+
+The converter does no I/O and holds no asyncio objects: a transport feeds it events and writes
+out the chunks it returns, so SSE and live mode mean the same thing to a client, and every rule
+below is unit-tested on plain ``Event`` objects.
+
+The rules it keeps (docs/architecture.md#adk-facts, #the-ui-message-stream):
+
+* In ``run_async`` SSE mode one model call yields ``partial`` events carrying *deltas*, then one
+  final event with the same ``event.id`` repeating *all* the text. Text is streamed from the
+  partials; the final event adds only what was not streamed yet (nothing, normally; the whole
+  text when no partials came, as with ``StreamingMode.NONE`` or a callback's response).
+* Function calls, finish reasons and usage are read from non-partial events only.
+* Every model call is one step (``start-step`` … ``finish-step``); function responses and
+  confirmation requests belong to the step that is open, so results that resume a paused call
+  come right after ``start``, before the first ``start-step``, where the client expects them.
+* ADK's ``adk_request_confirmation`` call is not a tool of its own: it becomes a
+  ``tool-approval-request`` on the *original* call, and the placeholder response ADK records
+  for that call is bookkeeping, not an output.
+* A ``tool-*`` chunk for a call id the client has never seen makes it throw, so outputs are only
+  emitted for calls announced in this response or named by the caller as already known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from google.adk.events.event import Event
+from google.genai import types
+
+from adk_asgi.convert.adk_values import (
+    add_usage,
+    file_chunk,
+    is_abort,
+    is_finish_reason,
+    is_live_audio,
+    is_shown,
+    map_finish_reason,
+    source_chunks,
+)
+from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors
+from adk_asgi.convert.parallel_calls import ParallelCalls
+from adk_asgi.convert.text_blocks import HeardSpeech, TextBlocks
+from adk_asgi.convert.tool_cards import ToolCards
+from adk_asgi.hitl.interrupts import (
+    workflow_answer,
+)
+from adk_asgi.hitl.pending import CONFIRMATION_TOOL, REJECTED
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.wire.chunks import (
+    Abort,
+    DataChunk,
+    Error,
+    Finish,
+    FinishReason,
+    FinishStep,
+    Start,
+    StartStep,
+    ToolApprovalRequest,
+    UIMessageChunk,
+)
+
+
+def speaker(author: str) -> dict[str, dict[str, Any]]:
+    """The ``providerMetadata`` that names the agent a part is from."""
+    return {"adk": {"author": author}}
+
+
+class EventConverter:
+    """Turns the events of one request (a ``run_async`` call) into one assistant message stream.
+
+    Call :meth:`start`, then :meth:`feed` for every event, then :meth:`finish` (or
+    :meth:`fail` first, when the run raised). Each returns the chunks to send, in order.
+    ``known_calls`` are call ids the client already holds a tool part for (a continuation's
+    earlier calls), so their results can be shown. ``on_error``: the text the client is shown
+    for a failure (``AdkApp(on_error=)``; this default shows the error itself).
+    """
+
+    def __init__(
+        self,
+        *,
+        message_id: str,
+        known_calls: Iterable[str] = (),
+        send_usage: bool = False,
+        policy: ToolPolicy | None = None,
+        live: bool = False,
+        on_error: ErrorHandler = show_errors,
+        speakers: bool = False,
+    ) -> None:
+        self.message_id = message_id
+        self.on_error = on_error
+        self.speakers = speakers
+        """Text and reasoning parts say which agent wrote them (a tree of agents):
+        ``providerMetadata: {"adk": {"author": <agent name>}}`` on their start chunk."""
+        self.failure: tuple[list[types.Part], str] | None = None
+        """Once the response failed: the text and reasoning the client was shown that no
+        stored event holds (the model call cut short), and the error text it was shown."""
+        self.stopped: list[types.Part] = []
+        """Once the run was stopped (its abort signal): what it had shown that no stored
+        event holds."""
+        self.live = live
+        self.send_usage = send_usage
+        self.policy = policy
+        """Which client calls wait for approval, and which tools may ask (a step's later calls
+        are held only then: holding delays their cards until the step's tools ran). ``None``:
+        no call waits for the bridge's approval, and any tool may ask."""
+        self._step_event_id: str | None = None
+        self._blocks = TextBlocks(message_id)
+        self.cards = ToolCards(self._blocks, known_calls=known_calls, policy=policy, live=live)
+        """The tool parts: calls, approvals, results (:mod:`.tool_cards`)."""
+        self._streamed_text: dict[str, list[str]] = {}
+        self._streamed_thought: dict[str, list[str]] = {}
+        """The partial text of each model call so far, in pieces (joined when its final event
+        comes: adding each delta to a string would copy the whole of it every time)."""
+        self._errored = False
+        self._finished = False
+        self._finish_reason: FinishReason = "stop"
+        self._usage: dict[str, int] = {}
+        self._live_step = 0
+        self._step_has_call = False
+        self._held_calls: list[tuple[str, list[UIMessageChunk]]] = []
+        """Over SSE, the chunks of a step's second and later calls, until the next event shows
+        whether it asks approvals: the AI SDK's own server requests each approval right after
+        its call, and so does this converter (the confirmation event comes after all calls)."""
+        self._heard = HeardSpeech(message_id)
+        self._order = ParallelCalls(self._feed, live=live)
+        """When each event is fed: agents that stream at once (:mod:`.parallel_calls`)."""
+
+    @property
+    def errored(self) -> bool:
+        return self._errored
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> list[UIMessageChunk]:
+        return [Start(message_id=self.message_id)]
+
+    def fail(self, error_text: str) -> list[UIMessageChunk]:
+        """Report a failure no event reported, in words already chosen."""
+        if self._errored:
+            return []
+        return self._release_held_calls() + self._error(error_text)
+
+    def fail_with(self, exception: BaseException) -> list[UIMessageChunk]:
+        """Report an exception the run raised, as ``on_error`` words it."""
+        return self.fail(self.on_error(AgentError(exception=exception)))
+
+    def waiting_on_calls(self) -> None:
+        """The response ends because tool calls wait for the user or the browser."""
+        self.cards.waits = True
+
+    def interrupt(self) -> list[UIMessageChunk]:
+        """The user spoke over the model (live barge-in): end the response where it is."""
+        self._finish_reason = "interrupted"
+        self.cards.waits = False
+        return self.finish()
+
+    def finish(self) -> list[UIMessageChunk]:
+        if self._finished:
+            return []
+        out = self._order.end()  # (a call cut short: what the others said is shown)
+        self._finished = True
+        out += self._release_held_calls() + self._close_step()
+        reason: FinishReason = self._finish_reason
+        if self._errored:
+            reason = "error"
+        elif self.cards.waits and reason != "interrupted":
+            reason = "tool-calls"
+        metadata = {"usage": dict(self._usage)} if self.send_usage and self._usage else None
+        out.append(Finish(finish_reason=reason, message_metadata=metadata))
+        return out
+
+    # --- events ------------------------------------------------------------------------------
+
+    def feed(self, event: Event) -> list[UIMessageChunk]:
+        if self._finished:
+            return []
+        return self._order.feed(event)
+
+    def _feed(self, event: Event) -> list[UIMessageChunk]:
+        if self.speakers:
+            self._blocks.speaker = speaker(event.author)
+        out: list[UIMessageChunk] = []
+        if self._held_calls:
+            if self._approvals_in_call_order(event, out):
+                return out
+            out.extend(self._release_held_calls())
+        if event.author == "user":
+            if self.live and event.input_transcription is not None:
+                out.append(self._heard.chunk(event.input_transcription))
+            return out
+        if self.live and event.output_transcription is not None:
+            self._spoken_transcript(event, event.output_transcription, out)
+        if event.partial:
+            self._feed_partial(event, out)
+        else:
+            self._feed_final(event, out)
+        return out
+
+    def _key(self, event: Event) -> str:
+        """What ties the deltas of one model message together.
+
+        In ``run_async`` the partials and the final event of a model call share ``event.id``. In
+        live mode every message has a new id and the non-partial one repeats the text streamed
+        since the last tool result, so text is matched by accumulation within a live step.
+        """
+        return f"live-{self._live_step}" if self.live else event.id
+
+    @property
+    def live_step(self) -> int:
+        """The live model step the next model event belongs to (it changes after tool results;
+        Gemini Live sends a step's text and its calls as separate events)."""
+        return self._live_step
+
+    def _feed_partial(self, event: Event, out: list[UIMessageChunk]) -> None:
+        content = event.content
+        if content is None or not content.parts:
+            return
+        key = self._key(event)
+        for part in content.parts:
+            if part.text is None or part.function_call is not None:
+                continue
+            if not part.text:
+                continue
+            self._open_step_for(key, out)
+            streamed = self._streamed_thought if part.thought else self._streamed_text
+            streamed.setdefault(key, []).append(part.text)
+            if part.thought:
+                self._blocks.reasoning(key, part.text, out)
+            else:
+                self._blocks.text(key, part.text, out)
+
+    def _feed_final(self, event: Event, out: list[UIMessageChunk]) -> None:
+        content = event.content
+        if content is None:
+            # A confirmed node's output is its call's result; it is also the workflow's answer
+            # when the node is the last (a text step after the card: the stock
+            # ``lastAssistantMessageIsCompleteWithToolCalls`` would take an answer that ends
+            # on a card for a call to go on with). A rejected node shows on its card only.
+            shown = self.cards.node_result(event, out)
+            if not (shown and event.output == REJECTED):
+                content = workflow_answer(event)
+        parts = (content.parts or []) if content is not None else []
+        is_model_call = content is not None and content.role == "model"
+        confirmations = event.actions.requested_tool_confirmations
+        key = self._key(event)
+        if self.live and parts and all(is_live_audio(p) for p in parts):
+            # Gemini Live sends each audio chunk as its own complete message, between the
+            # transcript's deltas: it must not end the text block the transcript streams into.
+            self._event_tail(event, out)
+            return
+        if is_model_call and any(is_shown(p, self.live) for p in parts):
+            self._open_step_for(key, out)
+        remaining_text = "".join(self._streamed_text.pop(key, ()))
+        remaining_thought = "".join(self._streamed_thought.pop(key, ()))
+        calls = [p.function_call.name or "" for p in parts if p.function_call is not None]
+        hold = not self.live and any(self.policy is None or self.policy.may_ask(n) for n in calls)
+        for part in parts:
+            if part.text is not None and part.function_call is None:
+                if part.thought:
+                    remaining_thought = self._blocks.final(
+                        key, part.text, remaining_thought, thought=True, out=out
+                    )
+                else:
+                    remaining_text = self._blocks.final(
+                        key, part.text, remaining_text, thought=False, out=out
+                    )
+            elif part.function_call is not None:
+                call = part.function_call
+                if hold and call.name != CONFIRMATION_TOOL and self._step_has_call:
+                    held: list[UIMessageChunk] = []
+                    self.cards.call(call, event, held)
+                    self._held_calls.append((call.id or "", held))
+                else:
+                    self.cards.call(call, event, out)
+                    self._step_has_call = call.name != CONFIRMATION_TOOL
+            elif part.function_response is not None:
+                self.cards.response(part.function_response, confirmations, out)
+            elif (file := file_chunk(part, live=self.live)) is not None:
+                self._blocks.close(out)
+                out.append(file)
+        self._step_has_call = False
+        self._blocks.close_of(key, out)
+        if self.live and any(p.function_response for p in parts):
+            self._live_step += 1  # the model's answer to these results is a new step
+        self._event_tail(event, out)
+
+    def _event_tail(self, event: Event, out: list[UIMessageChunk]) -> None:
+        """What any complete event may carry besides its parts: sources, usage, how it ended."""
+        out.extend(source_chunks(event))
+        if event.usage_metadata is not None:
+            add_usage(self._usage, event.usage_metadata)
+        if event.finish_reason is not None:
+            self._finish_reason = map_finish_reason(event.finish_reason)
+        if is_abort(event):
+            self.stopped = self._unsaved()
+            self._blocks.close(out)
+            out.append(Abort())
+        elif (event.error_code or event.error_message) and not is_finish_reason(event):
+            error = AgentError(code=event.error_code, message=event.error_message)
+            out.extend(self._error(self.on_error(error)))
+
+    # --- live transcriptions -----------------------------------------------------------------
+
+    def _spoken_transcript(
+        self, event: Event, transcript: types.Transcription, out: list[UIMessageChunk]
+    ) -> None:
+        """What the model says aloud, shown as its text (partials, then the finished whole)."""
+        text = transcript.text or ""
+        key = self._key(event)
+        if not transcript.finished:
+            if text:
+                self._open_step_for(key, out)
+                self._streamed_text.setdefault(key, []).append(text)
+                self._blocks.text(key, text, out)
+            return
+        self._open_step_for(key, out)
+        streamed = "".join(self._streamed_text.pop(key, ()))
+        self._blocks.final(key, text, streamed, thought=False, out=out)
+        self._blocks.close_of(key, out)
+
+    # --- steps -------------------------------------------------------------------------------
+
+    def _open_step_for(self, event_id: str, out: list[UIMessageChunk]) -> None:
+        if self._step_event_id == event_id:
+            return
+        out.extend(self._close_step())
+        self._step_event_id = event_id
+        self.cards.waits = False
+        out.append(StartStep())
+
+    def _close_step(self) -> list[UIMessageChunk]:
+        out: list[UIMessageChunk] = []
+        self._blocks.close(out)
+        if self._step_event_id is not None:
+            out.append(FinishStep())
+            self._step_event_id = None
+        return out
+
+    # --- tools (what a call shows: convert/tool_cards.py; when: here) -----------------------
+
+    def _release_held_calls(self) -> list[UIMessageChunk]:
+        held, self._held_calls = self._held_calls, []
+        return [chunk for _, chunks in held for chunk in chunks]
+
+    def _approvals_in_call_order(self, event: Event, out: list[UIMessageChunk]) -> bool:
+        """If ``event`` asks approvals for the step's calls, emit each request after its call
+        (the held calls' chunks in between) and return True."""
+        asks = [c for c in event.get_function_calls() if c.name == CONFIRMATION_TOOL]
+        if event.partial or not asks:
+            return False
+        requests: dict[str, list[UIMessageChunk]] = {}
+        for ask in asks:
+            chunks: list[UIMessageChunk] = []
+            self.cards.call(ask, event, chunks)
+            for chunk in chunks:
+                if isinstance(chunk, ToolApprovalRequest):
+                    requests.setdefault(chunk.tool_call_id, []).append(chunk)
+        held, self._held_calls = self._held_calls, []
+        held_ids = {call_id for call_id, _ in held}
+        for call_id in [c for c in requests if c not in held_ids]:
+            out.extend(requests.pop(call_id))  # a call sent before the held ones
+        for call_id, chunks in held:
+            out.extend(chunks + requests.pop(call_id, []))
+        for rest in requests.values():
+            out.extend(rest)
+        self._event_tail(event, out)
+        return True
+
+    # --- errors ------------------------------------------------------------------------------
+
+    def _unsaved(self) -> list[types.Part]:
+        """The text and reasoning the client was shown that no stored event holds: the
+        partials of the model call under way (ADK stores only its final event)."""
+        thought = ["".join(t) for t in self._streamed_thought.values()]
+        said = ["".join(t) for t in self._streamed_text.values()]
+        return [types.Part(text=t, thought=True) for t in thought if t] + [
+            types.Part(text=t) for t in said if t
+        ]
+
+    def _error(self, error_text: str) -> list[UIMessageChunk]:
+        """The failure goes into the message (a ``data-error`` part, kept in history) before
+        the ``error`` chunk: the stock client stops reading the stream at that chunk."""
+        self._errored = True
+        self.failure = (self._unsaved(), error_text)
+        out: list[UIMessageChunk] = []
+        self._blocks.close(out)
+        data = {"errorText": error_text}
+        out.append(DataChunk(type=ERROR_PART, id=f"{self.message_id}-error", data=data))
+        out.append(Error(error_text=error_text))
+        return out

@@ -1,0 +1,309 @@
+"""A chat's ADK session rebuilt as the AI SDK's ``UIMessage[]`` (sans-I/O).
+
+This is what ``GET /chat/{id}/messages`` returns, so a page that reloads shows the chat as it
+is on the server: the same message ids the streams announced (every event of a run is tagged
+with them), one ``step-start`` per model call, and tool parts in their *true* states — a call
+still waiting for approval is ``approval-requested``, so the user can approve it after a reload
+and the stock helpers carry on from there. A stored value that cannot be read back (too deep,
+not JSON) is shown as an error, not sent (:mod:`.safe_history`): one bad value never keeps a
+chat from loading.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from google.adk.events.event import Event
+from google.genai import types
+
+from adk_asgi.convert.events import speaker
+from adk_asgi.convert.failures import ERROR_PART
+from adk_asgi.convert.safe_history import lost_input, lost_result, readable
+from adk_asgi.convert.tool_looks import (
+    confirmation_descriptor,
+    node_descriptor,
+    provider_executed,
+    raw_input,
+    result_chunk,
+    waits_for_approval,
+)
+from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl.credentials import asks_credentials, shown_input
+from adk_asgi.hitl.interrupts import client_call_id, node_confirmation, workflow_answer
+from adk_asgi.hitl.pending import (
+    CONFIRMATION_TOOL,
+    ChatState,
+    ToolCall,
+    chat_state,
+    client_approval_id,
+    visible_events,
+)
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.wire.chunks import ProviderMetadata, ToolOutputError
+from adk_asgi.wire.messages import (
+    Approval,
+    DataPart,
+    FilePart,
+    ReasoningPart,
+    StepStartPart,
+    TextPart,
+    ToolPart,
+    UIMessage,
+    UIPart,
+)
+
+UPLOADED: Final = re.compile(r'^\[Uploaded Artifact: "(?P<name>.+)"\]$')
+"""What ADK's ``SaveFilesAsArtifactsPlugin`` leaves in a user message for a file it moved to
+the artifact service (:mod:`adk_asgi.routes.files`)."""
+
+
+def uploaded_names(events: Iterable[Event]) -> list[str]:
+    """The files the user's messages left in the artifact service, in order."""
+    names: list[str] = []
+    for event in events:
+        if event.author != "user" or event.content is None:
+            continue
+        for part in event.content.parts or []:
+            match = UPLOADED.match(part.text or "")
+            if match and match["name"] not in names:
+                names.append(match["name"])
+    return names
+
+
+def rebuild_messages(
+    events: Iterable[Event],
+    policy: ToolPolicy,
+    files: Mapping[str, FilePart] | None = None,
+    *,
+    speakers: bool = False,
+) -> list[UIMessage]:
+    """``files``: the file parts of the uploads the artifact service keeps, by name: shown
+    where the user's message has their placeholder. ``speakers``: text and reasoning parts
+    name the agent that wrote them, as the stream does (a tree of agents)."""
+    files = files or {}
+    persisted = [e for e in visible_events(events) if not e.partial]
+    state = chat_state(persisted, policy)
+    asked = approval_descriptors(persisted)
+    messages: list[UIMessage] = []
+    answers: dict[str, UIMessage] = {}
+
+    def answer_of(event: Event) -> UIMessage:
+        """The assistant message of an event. The end of a live turn the user cut short with a
+        new message is stored after that message: it joins its answer where that is, or, if
+        nothing of it was stored before, goes before the message that cut it."""
+        tags = bookkeeping.read(event)
+        message_id = tags.message_id or event.invocation_id
+        if message_id not in answers:
+            answer = answers[message_id] = UIMessage(id=message_id, role="assistant", parts=[])
+            cut = tags.cut and messages and messages[-1].role == "user"
+            messages.insert(len(messages) - 1 if cut else len(messages), answer)
+        return answers[message_id]
+
+    steps: dict[str, object] = {}
+
+    def step_of(event: Event, message: UIMessage) -> list[UIPart]:
+        """A ``step-start`` per model call; in live mode per model step, as the stream shows
+        it (its text and its calls arrive as separate events, tagged with the step)."""
+        step = bookkeeping.read(event).live_step
+        if step is not None and steps.get(message.id) == step:
+            return []
+        steps[message.id] = step
+        return [StepStartPart()]
+
+    for event in persisted:
+        content = event.content
+        spoken = _transcript_parts(event)
+        if spoken:  # live audio: what was said, as the stream showed it
+            message = answer_of(event)
+            if isinstance(spoken[0], TextPart):
+                message.parts.extend(step_of(event, message))
+            message.parts.extend(spoken)
+            continue
+        error = bookkeeping.read(event).error
+        if error is not None:  # a failed answer: what the client was shown (convert/failures.py)
+            message = answer_of(event)
+            if content is not None and content.parts:
+                message.parts.extend(step_of(event, message))
+                for part in content.parts:
+                    message.parts.extend(_model_part(part, state, policy, event, asked))
+            data = {"errorText": error}
+            message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
+            continue
+        if content is None and event.id not in state.rejected_nodes:
+            content = workflow_answer(event)  # a workflow's answer (as convert/events.py shows it)
+        if content is None or not content.parts:
+            continue
+        if event.author == "user":
+            parts = _user_parts(content.parts, files)
+            if parts:  # function-response-only user events are answers, not messages
+                user_id = bookkeeping.read(event).user_message_id or event.id
+                messages.append(UIMessage(id=user_id, role="user", parts=parts))
+            continue
+        calls = [
+            p
+            for p in content.parts
+            if p.function_call and p.function_call.name != CONFIRMATION_TOOL
+        ]
+        other = [
+            p for p in content.parts if p.function_call is None and p.function_response is None
+        ]
+        if content.role != "model" and asks_credentials(content):  # in the asking call's step
+            assistant = answer_of(event)
+            for part in content.parts:
+                assistant.parts.extend(_model_part(part, state, policy, event, asked))
+            continue
+        if content.role != "model" or not (calls or other):
+            continue  # responses and confirmation requests: reflected in the call's part
+        assistant = answer_of(event)
+        assistant.parts.extend(step_of(event, assistant))
+        author = speaker(event.author) if speakers else None
+        for part in content.parts:
+            assistant.parts.extend(_model_part(part, state, policy, event, asked, author))
+    return messages
+
+
+def _transcript_parts(event: Event) -> list[UIPart]:
+    """ADK keeps a live session's finished transcriptions as events of their own: the user's
+    words become the ``data-transcript`` part the stream showed, the model's speech its text."""
+    heard, said = event.input_transcription, event.output_transcription
+    if heard is not None and heard.finished and heard.text:
+        data = {"role": "user", "text": heard.text, "final": True}
+        return [DataPart(type="data-transcript", id=event.id, data=data)]
+    if said is not None and said.finished and said.text:
+        return [TextPart(text=said.text, state="done")]
+    return []
+
+
+def _user_parts(parts: list[types.Part], files: Mapping[str, FilePart]) -> list[UIPart]:
+    out: list[UIPart] = []
+    for part in parts:
+        uploaded = UPLOADED.match(part.text or "")
+        if uploaded and uploaded["name"] in files:
+            out.append(files[uploaded["name"]])
+        elif part.text:
+            out.append(TextPart(text=part.text))
+        elif file := _file(part):
+            out.append(file)
+    return out
+
+
+def _file(part: types.Part) -> FilePart | None:
+    if part.inline_data is not None and part.inline_data.data:
+        mime = part.inline_data.mime_type or "application/octet-stream"
+        data = base64.b64encode(part.inline_data.data).decode("ascii")
+        return FilePart(
+            media_type=mime,
+            url=f"data:{mime};base64,{data}",
+            filename=part.inline_data.display_name,
+        )
+    if part.file_data is not None and part.file_data.file_uri:
+        return FilePart(
+            media_type=part.file_data.mime_type or "application/octet-stream",
+            url=part.file_data.file_uri,
+            filename=part.file_data.display_name,
+        )
+    return None
+
+
+def _model_part(
+    part: types.Part,
+    state: ChatState,
+    policy: ToolPolicy,
+    event: Event,
+    descriptors: Mapping[str, Any],
+    author: ProviderMetadata | None = None,
+) -> list[UIPart]:
+    if part.text is not None and part.function_call is None:
+        if not part.text:
+            return []
+        if part.thought:
+            return [ReasoningPart(text=part.text, state="done", provider_metadata=author)]
+        return [TextPart(text=part.text, state="done", provider_metadata=author)]
+    if part.function_call is not None:
+        asked = part.function_call
+        call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event))
+        if call is None:
+            return []
+        return [_tool_part(call, state, policy, descriptors.get(call.id), author)]
+    file = _file(part)
+    return [file] if file is not None else []
+
+
+def approval_descriptors(events: Iterable[Event]) -> dict[str, Any]:
+    """What each call's approval asked the user (hint, payload), by call id: kept after the
+    decision, as the client keeps it (ADK's confirmations, recorded live waits, nodes)."""
+    asked: dict[str, Any] = {}
+    for event in events:
+        for call in event.get_function_calls():
+            node = node_confirmation(call)
+            if node is not None and call.id and call.name:
+                asked[client_call_id(call.id, call.name, event)] = node_descriptor(node)
+            elif call.name == CONFIRMATION_TOOL:
+                args = call.args or {}
+                original = (args.get("originalFunctionCall") or {}).get("id")
+                if isinstance(original, str):
+                    asked[original] = confirmation_descriptor(args)
+    return asked
+
+
+def _tool_part(
+    call: ToolCall,
+    state: ChatState,
+    policy: ToolPolicy,
+    descriptor: Any,
+    author: ProviderMetadata | None = None,
+) -> ToolPart:
+    # how the part looks is convert/tool_looks.py's, as in the stream (a node that asks is no tool)
+    node = state.confirmation_of_call.get(call.id) == call.id
+    args, bad_input = readable(call.args)
+    if bad_input is not None:
+        args = {"error": lost_input(bad_input)}
+    part = ToolPart(
+        type=f"tool-{call.name}",
+        tool_call_id=call.id,
+        input=shown_input(call.name, args),
+        state="input-available",
+        provider_executed=provider_executed(policy, call.name, node=node),
+        call_provider_metadata=author,
+    )
+    released = call.id in state.approved_client_calls or state.live_decisions.get(call.id)
+    if waits_for_approval(policy, call.name, call.args) and not released:
+        part.raw_input = raw_input(args)  # the stream sent only its JSON text, not the input
+    approval_id = state.confirmation_of_call.get(call.id)
+    client_approval = call.id in state.gated
+    if client_approval or call.id in state.live_decisions:
+        approval_id = client_approval_id(call.id)
+    reason = state.reasons.get(approval_id or "")
+    if state.denied(call.id):
+        closed = state.closed_unanswered(call.id)
+        if closed is not None:  # not the user's denial: nobody answered
+            part.state, part.error_text = "output-error", closed
+            part.approval = Approval(id=approval_id or "", descriptor=descriptor)
+            return part
+        part.state = "output-denied"
+        part.approval = Approval(
+            id=approval_id or "", approved=False, reason=reason, descriptor=descriptor
+        )
+        return part
+    if approval_id is not None:
+        part.approval = Approval(
+            id=approval_id, approved=True, reason=reason, descriptor=descriptor
+        )
+    stored, lost = readable(state.results[call.id]) if call.id in state.results else (None, None)
+    if lost is not None:
+        part.state, part.error_text = "output-error", lost_result(lost)
+    elif call.id in state.results:
+        result = result_chunk(policy, call.id, call.name, call.args, stored)
+        if isinstance(result, ToolOutputError):
+            part.state, part.error_text = "output-error", result.error_text
+        else:  # (an output drops the raw input, as the client's reducer does)
+            part.state, part.output, part.raw_input = "output-available", result.output, None
+    elif approval_id in state.open_confirmations or (
+        client_approval and call.id not in state.approved_client_calls
+    ):
+        part.state = "approval-requested"
+        part.approval = Approval(id=approval_id or "", descriptor=descriptor)
+    return part

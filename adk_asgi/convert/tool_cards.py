@@ -1,0 +1,226 @@
+"""The tool parts of one assistant message: calls, approvals, results (sans-I/O).
+
+Part of :class:`~.events.EventConverter`, which decides *when* a call is shown (its
+step, the order of a step's calls and their approval requests); this decides *what* the
+client is shown of it:
+
+* a call is announced by the id the client will answer it under (:mod:`adk_asgi.hitl.interrupts`),
+with
+  ``providerExecuted`` when the server runs it with nothing asked of the page (that rule, and
+  how a result looks, are :mod:`.tool_looks`', which history follows too);
+* ADK's ``adk_request_confirmation`` becomes a ``tool-approval-request`` on the original call,
+  a workflow node that asks to run becomes a call with its approval request, and a client tool
+  that needs approval shows its input without ``input-available`` until it is approved;
+* a result, a denial or an approval closed unanswered is shown once per call, and only for a
+  call the client holds a part for (an unknown id makes the client throw).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from google.adk.events.event import Event
+from google.genai import types
+
+from adk_asgi.convert.adk_values import tool_result_chunk
+from adk_asgi.convert.text_blocks import TextBlocks
+from adk_asgi.convert.tool_looks import (
+    confirmation_descriptor,
+    node_descriptor,
+    provider_executed,
+    raw_input,
+    result_chunk,
+    waits_for_approval,
+)
+from adk_asgi.hitl.credentials import shown_input
+from adk_asgi.hitl.interrupts import (
+    client_call_id,
+    confirmed_node,
+    node_confirmation,
+    qualified_prefix,
+)
+from adk_asgi.hitl.pending import CONFIRMATION_TOOL, client_approval_id
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.wire.chunks import (
+    ToolApprovalRequest,
+    ToolInputAvailable,
+    ToolInputDelta,
+    ToolInputStart,
+    ToolOutputDenied,
+    ToolOutputError,
+    UIMessageChunk,
+)
+
+
+class ToolCards:
+    """``known_calls``: the ids the client already holds a tool part for (a continuation's
+    earlier calls). ``blocks``: the message's text blocks, closed before a tool part."""
+
+    def __init__(
+        self,
+        blocks: TextBlocks,
+        *,
+        known_calls: Iterable[str] = (),
+        policy: ToolPolicy | None = None,
+        live: bool = False,
+    ) -> None:
+        self.blocks = blocks
+        self.policy = policy
+        self.live = live
+        self.known: set[str] = set(known_calls)
+        """The ids of the calls the client holds a part for."""
+        self.waits = False
+        """A call shown since the last step waits for the user or the browser."""
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        """The name and arguments of each call announced in this response, by client id."""
+        self._client_ids: dict[str, str] = {}
+        """ADK call id → the id the client knows its latest call by
+        (:mod:`adk_asgi.hitl.interrupts`)."""
+        self._settled: set[str] = set()
+
+    def call(self, call: types.FunctionCall, event: Event, out: list[UIMessageChunk]) -> None:
+        if not call.id or not call.name:
+            return
+        self.blocks.close(out)
+        args = call.args or {}
+        client_id = call.id if self.live else client_call_id(call.id, call.name, event)
+        self._client_ids[call.id] = client_id
+        node = node_confirmation(call)
+        if node is not None:  # a workflow node asks to run: an approval, as for a tool
+            self.known.add(client_id)
+            descriptor = node_descriptor(node)
+            name, author = node.tool_name, self.blocks.speaker
+            out.append(
+                ToolInputStart(tool_call_id=client_id, tool_name=name, provider_metadata=author)
+            )
+            out.append(ToolInputAvailable(tool_call_id=client_id, tool_name=name, input=node.args))
+            out.append(
+                ToolApprovalRequest(
+                    approval_id=client_id, tool_call_id=client_id, approval_descriptor=descriptor
+                )
+            )
+            self.waits = True
+            return
+        if call.name == CONFIRMATION_TOOL:
+            original = args.get("originalFunctionCall") or {}
+            original_id = original.get("id")
+            if isinstance(original_id, str) and original_id in self.known:
+                descriptor = confirmation_descriptor(args)
+                out.append(
+                    ToolApprovalRequest(
+                        approval_id=call.id,
+                        tool_call_id=original_id,
+                        approval_descriptor=descriptor,
+                    )
+                )
+                self.waits = True
+            return
+        self.known.add(client_id)
+        self._calls[client_id] = (call.name, args)
+        by_server = provider_executed(self.policy, call.name)
+        out.append(
+            ToolInputStart(
+                tool_call_id=client_id,
+                tool_name=call.name,
+                provider_executed=by_server,
+                provider_metadata=self.blocks.speaker,
+            )
+        )
+        if waits_for_approval(self.policy, call.name, args):
+            # A client tool that needs approval: show the input and ask, but do not say
+            # "input available" yet — that makes the client run the tool (``onToolCall``).
+            # :meth:`release` says it once the user approved
+            # (docs/architecture.md#browser-tools-that-need-approval).
+            out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=raw_input(args)))
+            out.append(
+                ToolApprovalRequest(
+                    approval_id=client_approval_id(client_id), tool_call_id=client_id
+                )
+            )
+        else:
+            shown = shown_input(call.name, args)
+            out.append(
+                ToolInputAvailable(
+                    tool_call_id=client_id,
+                    tool_name=call.name,
+                    input=shown,
+                    provider_executed=by_server,
+                )
+            )
+        if call.id in (event.long_running_tool_ids or ()):
+            self.waits = True
+
+    def response(
+        self,
+        response: types.FunctionResponse,
+        confirmations: dict[str, Any],
+        out: list[UIMessageChunk],
+    ) -> None:
+        if not response.id or response.id in confirmations:
+            return
+        call_id = self.client_id(response.id)
+        if call_id not in self.known or call_id in self._settled:
+            return
+        self.blocks.close(out)
+        _, args = self._calls.get(call_id, ("", {}))
+        out.append(result_chunk(self.policy, call_id, response.name or "", args, response.response))
+
+    def client_id(self, adk_id: str) -> str:
+        """The id the client knows a call by (:mod:`adk_asgi.hitl.interrupts`): of the call this
+        response announced, else of one the client already holds."""
+        if adk_id in self._client_ids:
+            return self._client_ids[adk_id]
+        prefix = qualified_prefix(adk_id)
+        held = [c for c in self.known if c.startswith(prefix)]
+        return held[0] if len(held) == 1 else adk_id
+
+    def node_result(self, event: Event, out: list[UIMessageChunk]) -> bool:
+        """Show a confirmed workflow node's output as its call's result; whether it was."""
+        asked = confirmed_node(event)
+        if asked is None:
+            return False
+        call_id = self.client_id(asked)
+        if call_id not in self.known:
+            return False
+        if call_id not in self._settled:
+            self._settled.add(call_id)
+            self.blocks.close(out)
+            out.append(tool_result_chunk(call_id, event.output))
+        return True
+
+    def closed_unanswered(self, call_id: str, why: str) -> list[UIMessageChunk]:
+        """A call whose approval closed without the user's answer (it timed out): shown as an
+        error saying so, not as the user's denial."""
+        if call_id not in self.known or call_id in self._settled:
+            return []
+        self._settled.add(call_id)
+        return [ToolOutputError(tool_call_id=call_id, error_text=why)]
+
+    def deny(self, call_id: str) -> list[UIMessageChunk]:
+        """A call the user denied. The request said so; ADK's rejection response that follows
+        is then skipped (matched by id, never by its text)."""
+        if call_id not in self.known or call_id in self._settled:
+            return []
+        self._settled.add(call_id)
+        return [ToolOutputDenied(tool_call_id=call_id)]
+
+    def tool_result(self, call_id: str, response: Any, name: str = "") -> list[UIMessageChunk]:
+        """A call's result known before its function-response event (live mode reads it from
+        the tool pipeline, since ADK merges the responses of a step into one event)."""
+        if call_id not in self.known or call_id in self._settled:
+            return []
+        self._settled.add(call_id)
+        out: list[UIMessageChunk] = []
+        self.blocks.close(out)
+        name, args = self._calls.get(call_id, (name, {}))
+        out.append(result_chunk(self.policy, call_id, name, args, response))
+        return out
+
+    def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:
+        """An approved client tool call: now the browser may run it (``onToolCall`` fires).
+        Sent before any new step, so the client updates the part it already has."""
+        if call_id not in self.known:
+            return []
+        self.waits = True
+        return [ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args)]

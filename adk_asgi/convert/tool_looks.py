@@ -1,0 +1,89 @@
+"""How a tool part looks, decided once for the stream and for history (sans-I/O).
+
+The stream (:mod:`.tool_cards`, which sends a call's chunks as they happen) and history
+(:mod:`.history`, which rebuilds the part from the stored session) must show a call the same
+way, or a reload changes what the user sees and what the stock helpers send next. Each rule
+that both need lives here, and only here:
+
+* ``providerExecuted``: said of a call the server runs with nothing asked of the page — not a
+  browser tool, not ADK's questions for the user, not a tool that asks for approval, not a
+  workflow node that asks to run (:func:`provider_executed`);
+* a call's result as the client is shown it: a credential request's answer without its
+  secrets, the page's own answer as the page sent it, a transfer as a handover, and ADK's
+  ``{"error": …}`` convention as an error (:func:`result_chunk`);
+* an approval shows what the tool (or the workflow node) asked the user, its hint and payload
+  (``approval.descriptor``), whether it is open or decided (:func:`confirmation_descriptor`,
+  :func:`node_descriptor`);
+* a browser tool that waits for approval shows its input only as the raw JSON the stream
+  sent (``tool-input-delta``), not as ``input-available``, until it is approved: the AI SDK
+  client keeps that text as the part's ``rawInput`` (:func:`raw_input`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adk_asgi.convert.adk_values import (
+    approval_descriptor,
+    as_sent,
+    shown_result,
+    to_json,
+    tool_result_chunk,
+)
+from adk_asgi.hitl.credentials import shown_output
+from adk_asgi.hitl.interrupts import ASKING_THE_USER, NodeConfirmation
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.wire.chunks import ToolOutputAvailable, ToolOutputError
+
+
+def provider_executed(policy: ToolPolicy | None, name: str, *, node: bool = False) -> bool | None:
+    """The part's ``providerExecuted``: ``True`` for a call the server runs unasked, else
+    absent (``None``). ``node``: the call is a workflow node asking to run (its approval)."""
+    if node or policy is None or not policy.runs_unasked(name):
+        return None
+    return True
+
+
+def answered_by_page(policy: ToolPolicy | None, name: str) -> bool:
+    """Whether the page answers a call of ``name`` (a browser tool, ADK's questions for the
+    user): its answer reached ADK wrapped (``{"result": value}``) when it was not an object,
+    and is shown as the page sent it."""
+    return name in ASKING_THE_USER or (policy is not None and policy.is_client_tool(name))
+
+
+def shown_answer(policy: ToolPolicy | None, name: str, args: dict[str, Any], response: Any) -> Any:
+    """A call's result as the client is shown it."""
+    response = shown_output(name, response)
+    if answered_by_page(policy, name):
+        return as_sent(response)
+    return shown_result(name, args, response)
+
+
+def result_chunk(
+    policy: ToolPolicy | None, call_id: str, name: str, args: dict[str, Any], response: Any
+) -> ToolOutputAvailable | ToolOutputError:
+    """The chunk that shows a call's result (an output, or ADK's error convention)."""
+    return tool_result_chunk(call_id, shown_answer(policy, name, args, response))
+
+
+def waits_for_approval(policy: ToolPolicy | None, name: str, args: dict[str, Any]) -> bool:
+    """Whether a call of this browser tool waits for the user's approval before the page may
+    run it (its input is then sent as raw JSON, not as ``input-available``)."""
+    return policy is not None and policy.needs_approval(name, args)
+
+
+def raw_input(args: dict[str, Any]) -> str:
+    """The JSON text of a call's args the stream sends (one ``tool-input-delta``) for a browser
+    tool that waits for approval; the client keeps it as ``rawInput`` until the call is
+    released with ``tool-input-available``."""
+    return to_json(args)
+
+
+def confirmation_descriptor(args: dict[str, Any]) -> dict[str, Any] | None:
+    """The descriptor of the approval an ``adk_request_confirmation`` call (``args``) asks."""
+    return approval_descriptor(args.get("toolConfirmation") or {})
+
+
+def node_descriptor(node: NodeConfirmation) -> dict[str, Any] | None:
+    """The descriptor of the approval a workflow node asks to run with."""
+    return approval_descriptor({"hint": node.hint, "payload": node.payload})

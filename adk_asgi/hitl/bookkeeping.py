@@ -1,0 +1,116 @@
+"""What the bridge records about a chat inside ADK's own events: one typed, versioned struct.
+
+ADK's session is the only store (it survives restarts and is shared by every worker), so the
+facts the bridge needs later travel in ``Event.custom_metadata["adk_asgi"]``: the ids the
+client knows, the live stream's steps, and the human-in-the-loop decisions ADK does not record
+itself. This module is the only reader and writer of that key.
+
+One fact has no other way in: the client's id of a message typed in live mode. ADK stores that
+user event itself, with no hook to tag it, and applies only the ``LiveRequest``'s
+``state_delta`` to it (docs/architecture.md#live-mode). Tagging the answer instead would lose
+the id whenever no answer was stored (a connection dropped mid-answer), so the id rides in
+``state_delta`` under :data:`LIVE_USER_MESSAGE_KEY` and stays in ``session.state`` as the id of
+the last message typed live: :func:`live_user_message` writes it, :func:`read` reads it.
+
+Versions: 1 (the first release) wrote the same keys without ``v``; 2 adds ``v``. Both are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import msgspec
+from google.adk.events.event import Event
+from google.genai import types
+
+KEY: Final = "adk_asgi"
+VERSION: Final = 2
+LIVE_USER_MESSAGE_KEY: Final = "adk_asgi:userMessageId"
+TITLE_KEY: Final = "adk_asgi:title"
+"""``session.state``: the chat's title (its first message's text) for ``GET /chats``."""
+TITLE_LENGTH: Final = 80
+
+
+class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    v: int = 1
+    message_id: str | None = None
+    """The assistant message the event belongs to (the id the stream announced)."""
+    user_message_id: str | None = None
+    """The client's id of the user message the run answers."""
+    live_step: str | None = None
+    """Live mode: the stream's step of the event (its text and calls are separate events)."""
+    cut: bool = False
+    """Live mode: the end of a turn a new message cut short (stored after that message)."""
+    approved_call: str | None = None
+    """A client tool call the user approved: the browser was told to run it."""
+    decisions: dict[str, bool] = msgspec.field(default_factory=dict)
+    """Live mode: call id → the user's decision (ADK records no confirmation there)."""
+    closed_approvals: list[str] = msgspec.field(default_factory=list)
+    """ADK confirmations closed as denied because the user moved on."""
+    expired: list[str] = msgspec.field(default_factory=list)
+    """Waits that ended unanswered (approval ids and call ids): a denial or a browser's error
+    recorded for a timeout, not for the user's decision."""
+    error: str | None = None
+    """A failed answer: the error the client was shown (with the text it was shown that ADK
+    did not store, :mod:`adk_asgi.convert.failures`)."""
+    expires: dict[str, float] = msgspec.field(default_factory=dict)
+    """Call id → when its wait for the user or the browser ends (Unix time): a call recorded
+    as waiting by a live connection that is gone is closed after it."""
+
+
+_NONE: Final = Tags()
+
+
+def read(event: Event) -> Tags:
+    """The bridge's tags of an event (empty for an event it never tagged)."""
+    raw = (event.custom_metadata or {}).get(KEY)
+    tags = _NONE
+    if isinstance(raw, dict):
+        try:
+            tags = msgspec.convert(raw, Tags)
+        except msgspec.ValidationError:
+            tags = _NONE  # not ours after all: another plugin's key
+    if tags.user_message_id is None and event.actions.state_delta:
+        live_id = event.actions.state_delta.get(LIVE_USER_MESSAGE_KEY)
+        if isinstance(live_id, str):
+            tags = msgspec.structs.replace(tags, user_message_id=live_id)
+    return tags
+
+
+def live_user_message(message_id: str) -> dict[str, Any]:
+    """The ``state_delta`` of a ``LiveRequest`` that carries a typed message, so the event ADK
+    stores for it records the client's id."""
+    return {LIVE_USER_MESSAGE_KEY: message_id}
+
+
+def title(state: Mapping[str, Any]) -> str | None:
+    value = state.get(TITLE_KEY)
+    return value if isinstance(value, str) else None
+
+
+def title_delta(state: Mapping[str, Any], content: types.Content) -> dict[str, Any]:
+    """The ``state_delta`` that names a chat after ``content``'s text, while it has no name:
+    it is applied with the user's message, in the same write."""
+    if title(state) is not None:  # (a rewind past the first message sets it to None)
+        return {}
+    text = " ".join(" ".join(p.text.split()) for p in content.parts or [] if p.text).strip()
+    if not text:
+        return {}
+    if len(text) > TITLE_LENGTH:
+        text = text[: TITLE_LENGTH - 1].rstrip() + "…"
+    return {TITLE_KEY: text}
+
+
+def with_tags(metadata: dict[str, Any] | None, **tags: Any) -> dict[str, Any]:
+    """``metadata`` (an event's or a run's ``custom_metadata``) with ``tags`` merged into the
+    bridge's key."""
+    raw = (metadata or {}).get(KEY)
+    current = msgspec.convert(raw, Tags) if isinstance(raw, dict) else _NONE
+    merged = msgspec.structs.replace(current, v=VERSION, **tags)
+    return {**(metadata or {}), KEY: msgspec.to_builtins(merged)}
+
+
+def tagged(event: Event, **tags: Any) -> Event:
+    """A copy of ``event`` with ``tags`` merged into its bookkeeping."""
+    return event.model_copy(update={"custom_metadata": with_tags(event.custom_metadata, **tags)})

@@ -1,0 +1,394 @@
+"""Server-side truth about tool calls, read from a chat's ADK session events.
+
+Nothing the client sends about a tool call is believed until it is checked here: an approval
+id must name a confirmation that is still open, a tool result must answer a client-tool call
+that is still open, in *this* user's session. Pure functions of the persisted events (no I/O),
+so the same rules hold for in-memory and database sessions and across restarts.
+
+What the bridge itself must remember — that a client tool call was approved and the browser
+was told to run it — is recorded as a content-less event carrying the bridge's tags
+(:mod:`.bookkeeping`)
+(``approved_marker``), so it lives where ADK keeps everything else about the chat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from google.adk.events._rewind_events import _apply_rewinds
+from google.adk.events.event import Event
+from google.genai import types
+
+from adk_asgi.hitl import bookkeeping, interrupts, outcomes
+from adk_asgi.hitl.interrupts import ASKING_THE_USER, REQUEST_CREDENTIAL, REQUEST_INPUT
+from adk_asgi.hitl.outcomes import reason_of
+from adk_asgi.hitl.policy import ToolPolicy
+
+CONFIRMATION_TOOL: Final = "adk_request_confirmation"
+PAYLOADS_KEY: Final = "confirmationPayloads"
+"""The request body key carrying ADK confirmation payloads: ``{approval id: payload}``."""
+REJECTED: Final = outcomes.REJECTED
+MOVED_ON: Final = outcomes.MOVED_ON
+EXPIRED: Final = outcomes.EXPIRED
+INTERRUPTED: Final = outcomes.INTERRUPTED
+APPROVAL_EXPIRED: Final = outcomes.APPROVAL_EXPIRED
+APPROVAL_MOVED_ON: Final = outcomes.APPROVAL_MOVED_ON
+INPUT_MOVED_ON: Final = outcomes.INPUT_MOVED_ON
+NEEDS_CONFIRMATION: Final = outcomes.NEEDS_CONFIRMATION
+"""(What the bridge answers calls nobody answered, :mod:`.outcomes`; read from here.)"""
+
+
+def client_approval_id(call_id: str) -> str:
+    """The approval id of a client tool call (the bridge's approval, not ADK's)."""
+    return f"approval-{call_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    args: dict[str, Any]
+    invocation_id: str
+    message_id: str | None
+    long_running: bool
+    adk_id: str = ""
+    """The id ADK knows the call by, when the client knows it by another
+    (:func:`~.interrupts.client_call_id`): what its answer is sent under."""
+
+    @property
+    def answered_as(self) -> str:
+        """The id of the function response ADK expects for this call."""
+        return self.adk_id or self.id
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    """An open ``adk_request_confirmation``: ADK waits for the user's decision on ``call``."""
+
+    approval_id: str
+    call_id: str
+    hint: str | None
+    payload: Any
+    answer_id: str = ""
+    """The id of the function response that answers it (``approval_id`` unless a workflow
+    node asks, whose call the client knows by another id)."""
+    answer_name: str = CONFIRMATION_TOOL
+    """The function ADK expects the answer from: ``adk_request_input`` for a workflow node."""
+
+
+@dataclass(slots=True)
+class ChatState:
+    calls: dict[str, ToolCall] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    """Real function responses by call id (ADK's confirmation placeholders excluded)."""
+    open_confirmations: dict[str, Confirmation] = field(default_factory=dict)
+    decided_confirmations: dict[str, bool] = field(default_factory=dict)
+    """Answered confirmations: approval id → confirmed."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Approval id → the reason the user gave with the decision (``addToolApprovalResponse
+    ({reason})``), kept as the confirmation's payload when the tool asked for none."""
+    confirmation_of_call: dict[str, str] = field(default_factory=dict)
+    """Call id → the approval id of its latest confirmation request."""
+    gated: set[str] = field(default_factory=set)
+    """Calls the bridge asks the user about before they run (approval id ``approval-<id>``):
+    client tools that need approval and, in live mode, calls waiting for the user's decision."""
+    approved_client_calls: set[str] = field(default_factory=set)
+    live_decisions: dict[str, bool] = field(default_factory=dict)
+    """Call id → approved, for calls gated by the live bridge (ADK records no confirmation)."""
+    expires: dict[str, float] = field(default_factory=dict)
+    """Call id → when its wait ends (Unix time), for the calls live mode recorded as waiting."""
+    responded: set[str] = field(default_factory=set)
+    """Calls with any response, ADK's confirmation placeholders included."""
+    expired: set[str] = field(default_factory=set)
+    """Approval ids and call ids whose wait ended unanswered (closed for a timeout)."""
+    closed_approvals: set[str] = field(default_factory=set)
+    """Approval ids closed unanswered because the user sent a new message."""
+    rejected_nodes: set[str] = field(default_factory=set)
+    """Ids of the events that hold ADK's rejection of a workflow node the user denied: shown
+    on its card, not as the workflow's answer."""
+    server_answered: set[str] = field(default_factory=set)
+    """Long-running calls the page has no part in (a back office's approval): only the app
+    answers them (:mod:`.server_answers`), never the browser. Known only with a policy."""
+
+    def waiting(self) -> list[ToolCall]:
+        """The calls that wait for the user or the browser: open confirmations, open browser
+        calls (not the app's own long-running calls: nobody on the page can answer those)."""
+        ids = [c.call_id for c in self.open_confirmations.values()]
+        ids += [
+            c
+            for c in self.calls
+            if c not in ids and c not in self.server_answered and self.open_client_call(c)
+        ]
+        return [self.calls[c] for c in ids if c in self.calls]
+
+    def dangling(self) -> list[ToolCall]:
+        """Calls left with no response at all and nothing waiting on them: a server stopped
+        while they ran."""
+        return [
+            call
+            for call in self.calls.values()
+            if call.id not in self.responded and not call.long_running
+        ]
+
+    def closed_unanswered(self, call_id: str) -> str | None:
+        """Why the approval of ``call_id`` was closed without the user's answer
+        (:data:`APPROVAL_EXPIRED`, :data:`APPROVAL_MOVED_ON`), or ``None``."""
+        ids = {call_id, client_approval_id(call_id), self.confirmation_of_call.get(call_id)}
+        if ids & self.expired:
+            return APPROVAL_EXPIRED
+        if ids & self.closed_approvals:
+            return APPROVAL_MOVED_ON
+        return None
+
+    def open_client_call(self, call_id: str) -> ToolCall | None:
+        call = self.calls.get(call_id)
+        if call is None or not call.long_running or call_id in self.results:
+            return None
+        return call
+
+    def denied(self, call_id: str) -> bool:
+        """Whether the user denied this call (through ADK's confirmation or the bridge's)."""
+        approval_id = self.confirmation_of_call.get(call_id)
+        if approval_id is not None and self.decided_confirmations.get(approval_id) is False:
+            return True
+        if self.live_decisions.get(call_id) is False:
+            return True
+        call = self.calls.get(call_id)
+        return call is not None and call.long_running and self.results.get(call_id) == REJECTED
+
+
+def approved_marker(call: ToolCall, author: str) -> Event:
+    """The event that records a client tool call as approved (and sent to the browser)."""
+    return Event(
+        invocation_id=call.invocation_id,
+        author=author,
+        custom_metadata=bookkeeping.with_tags(
+            None, message_id=call.message_id, approved_call=call.id
+        ),
+    )
+
+
+def visible_events(events: Iterable[Event]) -> list[Event]:
+    """The session's events as the model sees them: without what a rewind took back (a
+    regenerated or edited turn), by ADK's own rule (``_apply_rewinds``, which its prompt
+    building and compaction share; private in ADK 2.13, pinned by the regenerate tests)."""
+    return _apply_rewinds(list(events))
+
+
+def user_turn(events: Iterable[Event], message_id: str) -> str | None:
+    """The invocation of the stored user message the client calls ``message_id``, or
+    ``None``: where a rewind goes back to when that message is sent again (regenerated or
+    edited)."""
+    for event in visible_events(events):
+        if event.author == "user" and bookkeeping.read(event).user_message_id == message_id:
+            return event.invocation_id
+    return None
+
+
+def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> ChatState:
+    """The chat's tool calls as its stored events say; ``policy`` tells which calls are the
+    bridge's to approve (without it, none)."""
+    state = ChatState()
+    latest: dict[str, str] = {}  # ADK call id -> the id the client knows its latest call by
+    for event in visible_events(events):
+        if event.partial:
+            continue
+        tags = bookkeeping.read(event)
+        asked = interrupts.confirmed_node(event)
+        if asked is not None and asked in latest:  # the confirmed node ran (or was rejected)
+            state.results[latest[asked]] = event.output
+            if event.output == REJECTED:
+                state.rejected_nodes.add(event.id)
+        if tags.approved_call is not None:
+            state.approved_client_calls.add(tags.approved_call)
+        state.live_decisions.update(tags.decisions)  # live mode records the user's decisions
+        state.expires.update(tags.expires)
+        state.expired.update(tags.expired)
+        state.closed_approvals.update(tags.closed_approvals)
+        for approval_id in tags.closed_approvals:  # the user moved on
+            if state.open_confirmations.pop(approval_id, None) is not None:
+                state.decided_confirmations[approval_id] = False
+            elif approval_id in state.calls:  # a question for the user, left unanswered
+                state.results.setdefault(approval_id, INPUT_MOVED_ON)
+        placeholders = event.actions.requested_tool_confirmations or {}
+        long_running = event.long_running_tool_ids or set()
+        for call in event.get_function_calls():
+            if not call.id or not call.name:
+                continue
+            args = dict(call.args or {})
+            if call.name == CONFIRMATION_TOOL:
+                original = args.get("originalFunctionCall") or {}
+                confirmation = args.get("toolConfirmation") or {}
+                call_id = original.get("id")
+                if isinstance(call_id, str):
+                    state.open_confirmations[call.id] = Confirmation(
+                        approval_id=call.id,
+                        call_id=call_id,
+                        hint=confirmation.get("hint"),
+                        payload=confirmation.get("payload"),
+                    )
+                    state.confirmation_of_call[call_id] = call.id
+                continue
+            client_id = latest[call.id] = interrupts.client_call_id(call.id, call.name, event)
+            node = interrupts.node_confirmation(call)
+            if node is not None:  # a workflow node asks for approval: its call is the node's
+                state.open_confirmations[client_id] = Confirmation(
+                    approval_id=client_id,
+                    call_id=client_id,
+                    hint=node.hint,
+                    payload=node.payload,
+                    answer_id=call.id,
+                    answer_name=call.name,
+                )
+                state.confirmation_of_call[client_id] = client_id
+                name, args = node.tool_name, node.args
+            else:
+                name = call.name
+            state.calls[client_id] = ToolCall(
+                id=client_id,
+                name=name,
+                args=args,
+                invocation_id=event.invocation_id,
+                message_id=tags.message_id,
+                long_running=call.id in long_running,
+                adk_id=call.id if client_id != call.id else "",
+            )
+            if call.id in long_running and policy and policy.needs_approval(call.name, args):
+                state.gated.add(call.id)
+            if call.id in long_running and policy and _answered_by_server(call.name, policy):
+                state.server_answered.add(client_id)
+        for response in event.get_function_responses():
+            if not response.id:
+                continue
+            answered = latest.get(response.id, response.id)
+            state.responded.add(answered)
+            if answered in state.open_confirmations and response.name == REQUEST_INPUT:
+                _decide(state, answered, response.response)  # a node's: its output follows
+                continue
+            if response.name == CONFIRMATION_TOOL:
+                if response.id in state.open_confirmations:
+                    _decide(state, response.id, response.response)
+                continue
+            if response.id in placeholders:
+                continue
+            state.results[answered] = response.response
+    return state
+
+
+def _answered_by_server(name: str, policy: ToolPolicy) -> bool:
+    """Whether only the app can answer a long-running call of ``name``: the page answers its
+    browser tools and ADK's questions for the user, nothing else."""
+    return not policy.is_client_tool(name) and name not in ASKING_THE_USER
+
+
+def _decide(state: ChatState, approval_id: str, answer: dict[str, Any] | None) -> None:
+    """Record the user's answer to an open confirmation."""
+    state.open_confirmations.pop(approval_id)
+    answer = answer or {}
+    state.decided_confirmations[approval_id] = answer.get("confirmed") is True
+    reason = reason_of(answer.get("payload"))
+    if reason is not None:
+        state.reasons[approval_id] = reason
+
+
+def closing_answers(
+    state: ChatState, policy: ToolPolicy, *, now: float, moved_on: bool
+) -> Event | None:
+    """What closes the calls that must not stay open before the model runs again, or ``None``.
+
+    - ``moved_on`` (a new user message): every call left waiting. A browser call left without
+      a response would stay in the model's history forever (ADK keeps long-running calls, and
+      Gemini refuses a call turn not followed by its responses), so a browser call waiting for
+      approval is denied and one waiting for the browser gets :data:`MOVED_ON`. An open ADK
+      confirmation needs no answer for the model (ADK gave it a placeholder response) but is
+      closed as denied, so an old card can never run its tool later.
+    - Calls whose recorded wait ended at ``now`` (a live connection left them): the same,
+      with :data:`EXPIRED` for the browser's.
+    - Calls a crashed server left with no response at all get :data:`INTERRUPTED`: the model
+      must not take them for unanswered and issue them again.
+
+    Other long-running tools (a ticket a human closes days later) are the app's business.
+    """
+    parts: list[types.Part] = []
+    closed: list[str] = []
+    expired: list[str] = []
+    invocation_id = ""
+    approvals = {c.call_id: a for a, c in state.open_confirmations.items()}
+    for call in state.waiting():
+        ended = state.expires.get(call.id, float("inf")) <= now
+        if not (moved_on or ended):
+            continue
+        invocation_id = invocation_id or call.invocation_id
+        answered = approvals.get(call.id, call.id)
+        if call.id in approvals:
+            closed.append(answered)
+        elif policy.is_client_tool(call.name):
+            unapproved = call.id in state.gated and call.id not in state.approved_client_calls
+            result = REJECTED if unapproved else MOVED_ON if moved_on else EXPIRED
+            parts.append(_response(call, result))
+            if unapproved and moved_on:
+                closed.append(client_approval_id(call.id))
+        elif moved_on and call.name == REQUEST_INPUT:
+            if interrupts.asks_for_a_workflow(call.args):
+                closed.append(call.id)  # any answer would resume the workflow: none is sent
+            else:  # the model's question: it must read an answer before the new message
+                parts.append(_response(call, INPUT_MOVED_ON))
+        elif moved_on and call.name == REQUEST_CREDENTIAL:
+            closed.append(call.id)  # an answer would run the old turn again: none is sent
+        else:
+            continue
+        if not moved_on:
+            expired.append(answered)
+    for call in state.dangling():
+        invocation_id = invocation_id or call.invocation_id
+        parts.append(_response(call, INTERRUPTED))
+    if not parts and not closed:
+        return None
+    return _answers_event(invocation_id, parts, closed, expired)
+
+
+def _response(call: ToolCall, result: dict[str, Any]) -> types.Part:
+    response = types.FunctionResponse(id=call.answered_as, name=call.name, response=dict(result))
+    return types.Part(function_response=response)
+
+
+def split_confirmation_answers(
+    state: ChatState, responses: list[types.Part]
+) -> tuple[Event | None, list[types.Part]]:
+    """The function responses of a continuation as ADK must get them: ADK leaves an event that
+    answers a confirmation out of the model's context with all it holds, so when answers to
+    other calls (the browser's) come with confirmations, they are stored first as an event of
+    their own, and only the confirmations go to the run."""
+    confirmations = [p for p in responses if _answers_confirmation(p)]
+    others = [p for p in responses if not _answers_confirmation(p)]
+    if not confirmations or not others:
+        return None, responses
+    first = others[0].function_response
+    assert first is not None and first.id is not None
+    call = next(c for c in state.calls.values() if c.answered_as == first.id)
+    return _answers_event(call.invocation_id, others, []), confirmations
+
+
+def _answers_confirmation(part: types.Part) -> bool:
+    response = part.function_response
+    return response is not None and response.name in (CONFIRMATION_TOOL, REQUEST_CREDENTIAL)
+
+
+def _answers_event(
+    invocation_id: str,
+    parts: list[types.Part],
+    closed: list[str],
+    expired: list[str] | None = None,
+) -> Event:
+    """The user's answers, stored by the bridge itself (not through a run)."""
+    tags: dict[str, Any] = {"closed_approvals": closed} if closed else {}
+    if expired:
+        tags["expired"] = expired
+    return Event(
+        invocation_id=invocation_id,
+        author="user",
+        content=types.Content(role="user", parts=parts) if parts else None,
+        custom_metadata=bookkeeping.with_tags(None, **tags) if tags else None,
+    )

@@ -1,0 +1,10 @@
+"""The live transport: ``WS /live`` runs ``Runner.run_live`` for one chat per connection.
+
+At its heart a sans-I/O protocol machine in h11's manner (:mod:`.protocol`, its phase table in
+:mod:`.phases`, its jobs in :mod:`.turns`, :mod:`.events`, :mod:`.waits` and :mod:`.replay`):
+frames and ADK events in, :mod:`.outputs` out. Around it the I/O: the endpoint and its task
+group (:mod:`.endpoint`), the session task (:mod:`.session`), the bounded outbox
+(:mod:`.outbox`), the stream store's record (:mod:`.record`) and the plugin that holds a tool
+call until the user answers (:mod:`.tools`). It may import :mod:`adk_asgi.serving` and every
+layer under it, never :mod:`adk_asgi.sse`.
+"""

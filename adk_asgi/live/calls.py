@@ -1,0 +1,166 @@
+"""The tool calls of one live connection and what they wait for (sans-I/O).
+
+ADK records no confirmation in live mode, so this is the server-side truth a live continuation
+is checked against: a :class:`~adk_asgi.hitl.pending.ChatState` kept up to date as calls arrive,
+start waiting for the user (an approval) or the browser (a result), and get their answers. A
+call is open exactly while it waits. Answers go out as :class:`~.outputs.Resolve`
+for the tool pipeline (:mod:`.tools`), which holds the only futures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from adk_asgi.hitl.continuation import Continuation
+from adk_asgi.hitl.interrupts import REQUEST_INPUT
+from adk_asgi.hitl.pending import INPUT_MOVED_ON, MOVED_ON, ChatState, ToolCall, client_approval_id
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.live.outputs import Output, Resolve
+from adk_asgi.wire.chunks import ToolApprovalRequest, UIMessageChunk
+
+UNANSWERED: Final = "unanswered"
+"""The outcome of an approval wait the user left by sending a new message (not a denial)."""
+
+WaitKind = Literal["approval", "result"]
+
+
+@dataclass(slots=True)
+class Wait:
+    call: ToolCall
+    kind: WaitKind
+    asked: bool = False
+    """The client was told (the response paused on it)."""
+
+
+class LiveCalls:
+    def __init__(self, out: list[Output], tools: ToolPolicy) -> None:
+        self.out = out
+        self.tools = tools
+        self.state = ChatState()
+        self.waits: dict[str, Wait] = {}
+        self.early_results: dict[str, Any] = {}
+        """Browser results that came with their approval, for the call to take when released."""
+        self.step: list[str] = []
+        """The calls of the model's last step."""
+        self.finished: set[str] = set()
+        self.descriptors: dict[str, Any] = {}
+        """Call id → what a tool asked the user (``request_confirmation(hint, payload)``)."""
+        self.told_server: set[str] = set()
+        """Calls left to the server (:meth:`left_to_server`) whose response ended on them."""
+        self.payloads: dict[str, Any] = {}
+        """Call id → the payload the user confirmed it with (``confirmationPayloads``)."""
+
+    def remember(self, call: ToolCall) -> ToolCall:
+        call = self.state.calls.setdefault(call.id, call)
+        if call.id not in self.waits:
+            self.state.results.setdefault(call.id, None)  # closed unless it waits
+        return call
+
+    def new_step(self, calls: list[ToolCall]) -> None:
+        self.step = [self.remember(call).id for call in calls]
+
+    def open(self, call: ToolCall, kind: WaitKind) -> None:
+        """``call`` waits for the user's decision or the browser's result."""
+        self.waits[call.id] = Wait(call, kind)
+        self.state.calls[call.id] = dataclasses.replace(call, long_running=True)
+        self.state.results.pop(call.id, None)
+        if kind == "approval":
+            self.state.gated.add(call.id)
+
+    def close(self, wait: Wait) -> bool:
+        """``wait`` is over; False if it was over already."""
+        call_id = wait.call.id
+        if self.waits.get(call_id) is not wait:
+            return False
+        del self.waits[call_id]
+        self.state.calls[call_id] = dataclasses.replace(wait.call, long_running=False)
+        self.state.results[call_id] = None
+        if call_id not in self.state.approved_client_calls:
+            self.state.gated.discard(call_id)
+        return True
+
+    def resolve(self, wait: Wait, value: Any) -> None:
+        if self.close(wait):
+            self.out.append(Resolve(wait.call.id, value))
+
+    def move_on(self) -> None:
+        """A new user message: pending waits are closed unanswered (:data:`UNANSWERED`, or
+        :data:`MOVED_ON` for a browser's result)."""
+        for wait in list(self.waits.values()):
+            if wait.kind == "approval":
+                self.resolve(wait, UNANSWERED)
+            else:
+                asked_user = wait.call.name == REQUEST_INPUT
+                self.resolve(wait, INPUT_MOVED_ON if asked_user else MOVED_ON)
+
+    def answer(self, answers: Continuation, payloads: dict[str, Any]) -> None:
+        """Resolve the waits a checked continuation answers."""
+        for call_id in answers.denied:
+            self.resolve(self.waits[call_id], False)
+        for call in answers.released:
+            if client_approval_id(call.id) in payloads:
+                self.payloads[call.id] = payloads[client_approval_id(call.id)]
+            if self.tools.is_client_tool(call.name):
+                self.state.approved_client_calls.add(call.id)
+            self.resolve(self.waits[call.id], True)
+        for part in answers.responses:
+            response = part.function_response
+            assert response is not None and response.id is not None
+            if response.id in answers.denied:
+                continue
+            wait = self.waits[response.id]
+            if wait.kind == "approval":  # approved with its result in the same request
+                self.early_results[response.id] = response.response
+                self.state.approved_client_calls.add(response.id)
+                self.resolve(wait, True)
+            else:
+                self.resolve(wait, response.response)
+
+    def left_to_server(self, call_id: str) -> None:
+        """A long-running tool returned nothing (a back office decides): its call stays open,
+        for the app to answer (:mod:`.server_answers`), never the browser."""
+        call = self.state.calls.get(call_id)
+        if call is None or call_id in self.waits:
+            return
+        self.state.calls[call_id] = dataclasses.replace(call, long_running=True)
+        self.state.results.pop(call_id, None)
+        self.state.server_answered.add(call_id)
+
+    def still_paused(self) -> bool:
+        """Some calls the client was asked about are unanswered."""
+        return any(wait.asked for wait in self.waits.values())
+
+    def pause(self) -> list[UIMessageChunk] | None:
+        """If every call of the last step waits or is done and the client was not told yet,
+        what ends the response (the approval requests of gated server tools); else ``None``.
+
+        Waiting for the whole step keeps parallel approvals in one response: the stock approvals
+        helper only sends when every tool of the step is answered.
+        """
+        waiting = [self.waits[c] for c in self.step if c in self.waits]
+        if not all(c in self.waits or c in self.finished for c in self.step):
+            return None
+        # Calls left to the server give the model nothing to answer: when no other call of
+        # the step did, the model is silent until the app answers, and the response ends.
+        left = [c for c in self.step if c in self.state.server_answered]
+        silent = all(c in self.waits or c in left for c in self.step)
+        untold = silent and bool(set(left) - self.told_server)
+        self.told_server.update(left if silent else ())
+        if not (waiting or untold) or (all(w.asked for w in waiting) and not untold):
+            return None
+        chunks: list[UIMessageChunk] = []
+        for wait in waiting:
+            if wait.asked:
+                continue
+            wait.asked = True
+            if wait.kind == "approval" and not self.tools.is_client_tool(wait.call.name):
+                chunks.append(
+                    ToolApprovalRequest(
+                        approval_id=client_approval_id(wait.call.id),
+                        tool_call_id=wait.call.id,
+                        approval_descriptor=self.descriptors.pop(wait.call.id, None),
+                    )
+                )
+        return chunks

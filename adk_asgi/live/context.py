@@ -1,0 +1,94 @@
+"""What the jobs of one live protocol machine share (sans-I/O).
+
+The machine (:mod:`.protocol`) is split by job — user turns (:mod:`.turns`),
+``run_live`` events (:mod:`.events`), tool waits (:mod:`.waits`), stored replays
+(:mod:`.replay`) — and each job works on the same connection: its output list, its request
+streams, its tool calls, its clock and its options. This holds them, and the few steps more
+than one job takes (a converter for a message, the response under way, the pause of a turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from adk_asgi.convert.events import EventConverter
+from adk_asgi.convert.failures import ErrorHandler
+from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.live.calls import LiveCalls
+from adk_asgi.live.outputs import Output
+from adk_asgi.live.streams import Response, Streams
+
+
+class LiveContext:
+    __slots__ = (
+        "audio",
+        "calls",
+        "clock",
+        "new_message_id",
+        "on_error",
+        "out",
+        "send_usage",
+        "speakers",
+        "streams",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        *,
+        out: list[Output],
+        streams: Streams,
+        tools: ToolPolicy,
+        new_message_id: Callable[[], str],
+        clock: Callable[[], float],
+        audio: bool,
+        send_usage: bool,
+        on_error: ErrorHandler,
+        speakers: bool,
+    ) -> None:
+        self.out = out
+        self.streams = streams
+        self.tools = tools
+        self.calls = LiveCalls(out, tools)
+        self.new_message_id = new_message_id
+        self.clock = clock
+        self.audio = audio
+        self.send_usage = send_usage
+        self.on_error = on_error
+        self.speakers = speakers
+
+    def take(self) -> list[Output]:
+        """What the machine asked for since the last call, in order."""
+        out = list(self.out)
+        self.out.clear()
+        return out
+
+    def converter(self, message_id: str, known_calls: set[str] | None = None) -> EventConverter:
+        return EventConverter(
+            message_id=message_id,
+            known_calls=set(self.calls.state.calls) if known_calls is None else known_calls,
+            send_usage=self.send_usage,
+            policy=self.tools,
+            live=True,
+            on_error=self.on_error,
+            speakers=self.speakers,
+        )
+
+    def unasked_response(self, message_id: str | None = None) -> Response:
+        """The response under way, or a new one that no request reads yet (a ``resume`` or a
+        late answer will), for ``message_id`` (a paused message going on) or a new message."""
+        response = self.streams.response
+        if response is None:
+            response = self.streams.begin(self.converter(message_id or self.new_message_id()))
+            self.streams.emit(response.converter.start(), self.clock())
+        return response
+
+    def maybe_pause(self) -> None:
+        """End the request stream once every call of the last step waits or is done."""
+        response = self.streams.response
+        if response is None:
+            return
+        chunks = self.calls.pause()
+        if chunks is not None:
+            response.converter.waiting_on_calls()
+            self.streams.end(chunks + response.converter.finish(), self.clock())

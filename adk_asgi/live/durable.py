@@ -1,0 +1,105 @@
+"""What a live connection records in the session about a call that waits, so the wait outlives it.
+
+ADK's live flow records no confirmation: a call held in the tool pipeline for the user lives in
+the connection's memory only, and would die with a dropped socket or a restarted worker. So the
+moment a live call starts waiting it is recorded the way ADK records a paused call over SSE:
+
+- a server tool waiting for approval: ADK's placeholder response with the requested
+  confirmation, then the ``adk_request_confirmation`` call (its id is the approval id the live
+  client was given), so ADK itself runs the tool when the answer comes from any worker, in
+  either mode;
+- a browser tool: ADK already stored its long-running call; only the end of its wait is added.
+
+Each record carries when the wait ends; the decision made on the connection is recorded too.
+A connection that is gone leaves the call open in the session, answerable until then, and
+closed after (:func:`~adk_asgi.hitl.pending.closing_answers`). Sans-I/O: it builds events.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.adk.tools.tool_confirmation import ToolConfirmation
+from google.genai import types
+
+from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl.pending import (
+    CONFIRMATION_TOOL,
+    NEEDS_CONFIRMATION,
+    ToolCall,
+    client_approval_id,
+)
+
+ClosedHow = Literal["expired", "moved-on"]
+"""How a wait closed without the user's answer."""
+
+
+def _tags(call: ToolCall, **tags: object) -> dict[str, object]:
+    return bookkeeping.with_tags(None, message_id=call.message_id, **tags)
+
+
+def waiting_for_confirmation(
+    call: ToolCall, author: str, asked: ToolConfirmation, expires: float
+) -> list[Event]:
+    """``call`` waits for the user's decision until ``expires`` (Unix time)."""
+    placeholder = types.FunctionResponse(
+        id=call.id, name=call.name, response=dict(NEEDS_CONFIRMATION)
+    )
+    original = types.FunctionCall(id=call.id, name=call.name, args=call.args)
+    request = types.FunctionCall(
+        id=client_approval_id(call.id),
+        name=CONFIRMATION_TOOL,
+        args={
+            "originalFunctionCall": original.model_dump(exclude_none=True, by_alias=True),
+            "toolConfirmation": asked.model_dump(by_alias=True, exclude_none=True),
+        },
+    )
+    return [
+        Event(
+            invocation_id="",
+            author=author,
+            content=types.Content(role="user", parts=[types.Part(function_response=placeholder)]),
+            actions=EventActions(requested_tool_confirmations={call.id: asked}),
+            custom_metadata=_tags(call),
+        ),
+        Event(
+            invocation_id="",
+            author=author,
+            content=types.Content(role="model", parts=[types.Part(function_call=request)]),
+            long_running_tool_ids={request.id or ""},
+            custom_metadata=_tags(call, expires={call.id: expires}),
+        ),
+    ]
+
+
+def waiting_for_browser(call: ToolCall, expires: float) -> list[Event]:
+    """``call`` (a browser tool) waits for the user's approval or the browser's result until
+    ``expires`` (Unix time)."""
+    tags = _tags(call, expires={call.id: expires})
+    return [Event(invocation_id="", author="user", custom_metadata=tags)]
+
+
+def decided(
+    call: ToolCall, approved: bool, *, confirmation: bool, closed: ClosedHow | None = None
+) -> list[Event]:
+    """The decision on ``call`` made on the connection — the user's, or a denial because
+    nobody answered (``closed``: the wait ran out, or the user sent a new message; tagged so):
+    the answer to its recorded confirmation, or a browser tool's approval (its denial is the
+    rejection ADK records)."""
+    tags = None
+    if closed == "expired":
+        tags = _tags(call, expired=[client_approval_id(call.id) if confirmation else call.id])
+    elif closed == "moved-on":
+        tags = _tags(call, closed_approvals=[client_approval_id(call.id)])
+    if confirmation:
+        answer = types.FunctionResponse(
+            id=client_approval_id(call.id), name=CONFIRMATION_TOOL, response={"confirmed": approved}
+        )
+        content = types.Content(role="user", parts=[types.Part(function_response=answer)])
+        return [Event(invocation_id="", author="user", content=content, custom_metadata=tags)]
+    if approved:
+        marker = _tags(call, approved_call=call.id)
+        return [Event(invocation_id="", author="user", custom_metadata=marker)]
+    return [Event(invocation_id="", author="user", custom_metadata=tags)] if tags else []

@@ -1,0 +1,108 @@
+"""``run_live``'s events on one live connection: into responses, and tagged for history
+(sans-I/O).
+
+A request stream ends at the model's ``turn_complete`` — or earlier, when the turn pauses
+because its tool calls wait for the user (an approval) or the browser (a client tool), so the
+client, which only acts on a finished stream, can answer (:meth:`LiveContext.maybe_pause`).
+"""
+
+from __future__ import annotations
+
+from google.adk.events.event import Event
+
+from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl.pending import ToolCall
+from adk_asgi.live.context import LiveContext
+
+
+class ModelEvents:
+    __slots__ = ("context", "turn_called_tools")
+
+    def __init__(self, context: LiveContext) -> None:
+        self.context = context
+        self.turn_called_tools = False
+
+    def event(self, event: Event) -> None:
+        context = self.context
+        streams, now = context.streams, context.clock()
+        if streams.draining is not None:  # the end of a turn a new message cut short
+            self._audio(event)
+            if event.interrupted or event.turn_complete:
+                streams.draining = None
+            return
+        response = streams.response
+        if response is None:  # the model speaks with no request open (voice, buffering)
+            response = streams.begin(context.converter(context.new_message_id()))
+            streams.voice_answer_due = False
+            parked = streams.unpark(answer=False)
+            if parked is not None:  # a resume was waiting for this answer
+                response.request_id = parked
+                streams.frame(type="start", requestId=parked)
+            streams.emit(response.converter.start(), now)
+        self._audio(event)
+        if event.interrupted:
+            if response.answered:
+                streams.end(response.converter.interrupt(), now)
+            # else the model was cut short before it said anything of this response: the
+            # interruption is of an earlier answer (to the history a new session sends, say)
+            return
+        response.answered = True
+        streams.emit(response.converter.feed(event), now)
+        calls = event.get_function_calls() if not event.partial else []
+        if calls:
+            self.turn_called_tools = True
+            message_id = response.message_id
+            context.calls.new_step(
+                [
+                    ToolCall(
+                        c.id, c.name, dict(c.args or {}), event.invocation_id, message_id, False
+                    )
+                    for c in calls
+                    if c.id and c.name
+                ]
+            )
+            context.maybe_pause()
+        if event.actions.transfer_to_agent:
+            # The agent that called for the transfer ends its turn without a ``turn_complete``:
+            # the response ends when the agent it handed over to completes its own turn.
+            self.turn_called_tools = False
+        if event.turn_complete:
+            # A turn that called tools is followed by the model's answer to their results
+            # (ADK sends them back): the response goes on until a turn without calls ends.
+            if self.turn_called_tools:
+                self.turn_called_tools = False
+            elif not context.calls.waits and streams.response is not None:
+                streams.end(streams.response.converter.finish(), now)
+
+    def _audio(self, event: Event) -> None:
+        """Model speech goes straight out as binary frames (it is not part of the message)."""
+        context = self.context
+        if not context.audio:
+            return
+        if event.interrupted:
+            context.streams.frame(type="interrupted")  # the client stops playing what is queued
+        for part in (event.content.parts or []) if event.content is not None else []:
+            blob = part.inline_data
+            if blob is not None and blob.data and (blob.mime_type or "").startswith("audio/"):
+                context.streams.send(blob.data)
+
+    def tag(self, event: Event) -> Event | None:
+        """Tag an event with the ids the client knows and the user's decisions (history)."""
+        streams = self.context.streams
+        response = streams.draining or streams.response
+        if response is None or event.partial:
+            return None
+        decisions = self.context.calls.state.live_decisions
+        return bookkeeping.tagged(
+            event,
+            message_id=response.message_id,
+            # History's steps are the stream's: a step of this response (each response, a
+            # continuation too, opens a step with its first model event).
+            live_step=f"{response.key}.{response.converter.live_step}",
+            cut=response is streams.draining,  # stored after the message that cut it
+            decisions={
+                r.id: decisions[r.id]
+                for r in event.get_function_responses()
+                if r.id in decisions and r.id is not None
+            },
+        )

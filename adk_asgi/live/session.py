@@ -1,0 +1,211 @@
+"""The session task of one live connection: the chat's lock, its stored state, ``run_live``.
+
+A connection (:mod:`.endpoint`) spawns it when its protocol machine asks to open the chat
+(:class:`~.outputs.OpenSession`). It holds the chat's lock for the session's life,
+settles what the stored session leaves waiting for the user before the model runs, starts
+``run_live`` and feeds its events to the machine, and tells the machine how the session ended.
+It records the chat's answers for the stream store while it holds the chat, so that another
+connection (on any worker) can resume them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+
+from google.adk.events.event import Event
+from google.adk.sessions.session import Session
+from google.genai import types
+
+from adk_asgi.errors import ClientError
+from adk_asgi.hitl.pending import (
+    CONFIRMATION_TOOL,
+    PAYLOADS_KEY,
+    ChatState,
+    chat_state,
+    visible_events,
+)
+from adk_asgi.live.outputs import KeepFailure, Output, Record, Settle
+from adk_asgi.live.phases import LiveProtocolError
+from adk_asgi.live.protocol import LiveProtocol
+from adk_asgi.live.record import LiveRecorder
+from adk_asgi.live.tools import LiveQueue, ToolWaits
+from adk_asgi.serving.answers import accept_answers, close_left_calls, keep_shown
+from adk_asgi.serving.finish_tools import finish_ran_tools
+from adk_asgi.serving.pace import RunSignal, paced_by
+from adk_asgi.serving.services import Services
+from adk_asgi.serving.session_handover import hand_over
+from adk_asgi.stores.locks import ChatBusy, ChatKey
+
+logger = logging.getLogger("adk_asgi")
+
+
+class LiveSession:
+    """The session task of one connection (:meth:`run`), and what the connection hands it:
+    the requests to settle against the stored session (:attr:`settles`)."""
+
+    def __init__(
+        self,
+        services: Services,
+        user_id: str,
+        protocol: LiveProtocol,
+        carry_out: Callable[[list[Output]], None],
+        *,
+        queue: LiveQueue,
+        waits: ToolWaits,
+        audio: bool,
+    ) -> None:
+        self.services = services
+        self.user_id = user_id
+        self.protocol = protocol
+        self.carry_out = carry_out
+        self.queue = queue
+        self.waits = waits
+        self.audio = audio
+        self.settles: asyncio.Queue[Settle] = asyncio.Queue()
+        self.recorder: LiveRecorder | None = None
+        """Records the chat's answers for the stream store while the session holds the chat."""
+        self._opened: Session | None = None
+
+    async def run(self, chat_id: str) -> None:
+        services = self.services
+        key = services.chat_key(self.user_id, chat_id)
+        try:
+            async with services.locks.hold(key, services.limits.busy_timeout):
+                if services.streams is not None:
+                    self.recorder = LiveRecorder(services.streams, key)
+                try:
+                    await self._session(chat_id, key)
+                    self.carry_out(self.protocol.session_ended(None))
+                except LiveProtocolError:
+                    raise  # the connection closes with its code (live/endpoint.py)
+                except Exception as exc:
+                    # run_live raises without an error event (unlike run_async): the client
+                    # reads what ``on_error`` says, and what it was shown is kept
+                    logger.exception("adk_asgi: the live session failed")
+                    outputs = self.protocol.session_ended(exc)
+                    # Kept, and its recording ended, before the client hears of it: a page
+                    # that reloads at once finds it in history, not a stream still open.
+                    for output in outputs:
+                        if isinstance(output, KeepFailure):
+                            await self._keep_failure(output)
+                        elif isinstance(output, Record) and self.recorder is not None:
+                            self.recorder.record(output)
+                    if self.recorder is not None:
+                        await self.recorder.aclose()
+                    self.carry_out(outputs)
+                finally:
+                    if self.recorder is not None:
+                        # (while the chat is still this connection's: the next one to hold
+                        # it may start a stream of its own at once)
+                        await self.recorder.aclose()
+        except ChatBusy:
+            # The connection stays open until its request is refused with this reason.
+            self.carry_out(self.protocol.session_busy())
+        except LiveProtocolError:
+            raise
+        except Exception as exc:  # the chat's lock could not be taken (its backend failed)
+            logger.exception("adk_asgi: the live session could not start")
+            self.carry_out(self.protocol.session_ended(exc))
+
+    async def _session(self, chat_id: str, key: ChatKey) -> None:
+        """The chat's live session, from its stored state to the end of ``run_live``."""
+        services = self.services
+        protocol = self.protocol
+        self.waits.claim = functools.partial(_claim_one, services, key)
+        session = self._opened = await services.open_session(self.user_id, chat_id)
+        stored = await close_left_calls(services, session, moved_on=False)
+        then, stored = await self._settle_waiting_calls(session, stored)
+        history = _ends_with_user_turn(session.events)
+        self.carry_out(
+            protocol.session_started(answers_history=history, stored=stored, state=session.state)
+        )
+        later = [] if then is None else [then]
+        while not self.settles.empty():  # sent while the last answers were recorded
+            later.append(self.settles.get_nowait())
+        for settle in later:
+            self.carry_out(protocol.dispatch(settle.request_id, settle.chat))
+        hand_over(session)  # not read again (serving/session_handover.py)
+        events = services.live_runner.run_live(
+            user_id=self.user_id,
+            session_id=chat_id,
+            live_request_queue=self.queue,
+            run_config=services.live_run_config_for(audio=self.audio),
+        )
+
+        async def consume() -> None:
+            async for event in events:
+                self.carry_out(protocol.event(event))
+
+        # A closed socket stops the session only once the tools that ran have their results
+        # stored (serving/finish_tools.py); the signal is the session's, as an SSE run's is.
+        signal = RunSignal()
+        with paced_by(signal):
+            await finish_ran_tools(consume(), signal, services.limits.live_detached_timeout)
+
+    async def _keep_failure(self, failure: KeepFailure) -> None:
+        """The answer the session failed in is kept as the client saw it."""
+        shown, error_text = failure.shown, failure.error_text
+        await keep_shown(self.services, self._opened, failure.message_id, shown, error_text)
+
+    async def _settle_waiting_calls(
+        self, session: Session, state: ChatState
+    ) -> tuple[Settle | None, ChatState]:
+        """Before the model runs on a chat whose stored calls wait for the user (a connection
+        that is gone left them), the client's requests are settled against the session, as
+        over SSE: answers are checked, claimed and recorded — ADK runs the confirmed tools as
+        ``run_live`` starts — until no call waits. A new user message closes what waits and
+        is returned, for the open session. ``state``: the chat's calls now; returned as they
+        stand once settled."""
+        services = self.services
+        if not state.waiting():
+            return None, state
+        self.carry_out(self.protocol.session_waiting())
+        while True:
+            settle = await self.settles.get()
+            message = settle.chat.messages[-1]
+            if message.role == "user":
+                return settle, await close_left_calls(services, session, moved_on=True)
+            payloads = settle.chat.extra.get(PAYLOADS_KEY, {})
+            try:
+                answers, content = await accept_answers(
+                    services, self.user_id, session, message, payloads
+                )
+            except ClientError as exc:  # a Conflict, or a misfit answer (422 over SSE)
+                self.carry_out(self.protocol.refused(settle.request_id, str(exc)))
+                continue
+            if content is not None:
+                answer = Event(invocation_id=Event.new_id(), author="user", content=content)
+                await services.session_service.append_event(session, answer)
+            state = chat_state(session.events, services.tools)
+            waiting = bool(state.waiting())
+            self.carry_out(self.protocol.answered(settle.request_id, answers, waiting=waiting))
+            if not waiting:
+                return None, state
+
+
+async def _claim_one(services: Services, key: ChatKey, answer_id: str) -> bool:
+    return await services.claims.claim(key, [answer_id])
+
+
+def _ends_with_user_turn(events: list[Event]) -> bool:
+    """Whether the model answers the history as the session opens: Gemini does when what it
+    is sent ends with the user's turn (text, or the answers to calls). ADK leaves its
+    confirmation requests and answers out of what the model sees, and so does this; a spoken
+    answer is the model's turn though ADK stores only its transcription."""
+    for event in reversed(visible_events(events)):
+        said = event.output_transcription
+        if not event.partial and said is not None and said.finished and said.text:
+            return False  # an answer spoken aloud: ADK keeps only its transcription
+        if event.partial or event.content is None:
+            continue
+        if any(not _is_confirmation(part) for part in event.content.parts or []):
+            return event.content.role == "user"
+    return False
+
+
+def _is_confirmation(part: types.Part) -> bool:
+    named = part.function_call or part.function_response
+    return named is not None and named.name == CONFIRMATION_TOOL

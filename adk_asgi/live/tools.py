@@ -1,0 +1,286 @@
+"""Human in the loop inside ADK's live tool pipeline: the plugin, and the only futures.
+
+ADK 2.13 cannot confirm a tool in live mode, but it does run plugin tool callbacks there
+(docs/architecture.md#adk-facts). :class:`LiveToolGate` holds a gated call in
+``before_tool_callback`` until the user decides (or a timeout denies it), then lets ADK run the
+tool (approved) or answers the model with ADK's own rejection; a client tool's call waits for
+the browser's result the same way. The results go through ADK's normal tool pipeline, so they
+are persisted like any other.
+
+The plugin finds the connection through the ``LiveRequestQueue`` ADK hands it: each connection
+runs ``run_live`` with a :class:`LiveQueue` that carries its :class:`ToolWaits`. What a wait
+means is the protocol machine's business (:mod:`.protocol`), asked through its methods
+(:mod:`.waits`), never its fields; :class:`ToolWaits` owns only the futures and timeouts,
+and hands every output to the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.agents.live_request_queue import LiveRequest, LiveRequestQueue
+from google.adk.events.event import Event
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_confirmation import ToolConfirmation
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from adk_asgi.convert.adk_values import approval_descriptor
+from adk_asgi.hitl.interrupts import REQUEST_INPUT
+from adk_asgi.hitl.pending import REJECTED, ToolCall, client_approval_id
+from adk_asgi.hitl.tools import ClientTool
+from adk_asgi.live import durable
+from adk_asgi.live.calls import UNANSWERED, WaitKind
+from adk_asgi.live.outputs import Output
+from adk_asgi.live.protocol import LiveProtocol
+
+logger = logging.getLogger("adk_asgi")
+
+TAKEN: Final = {"error": "This call was answered in another request."}
+"""What the model gets from a browser call whose result another request delivered first."""
+
+
+class ToolWaits:
+    """The waits of one connection's tool calls: a future per call, with its timeout."""
+
+    def __init__(
+        self,
+        protocol: LiveProtocol,
+        carry_out: Callable[[list[Output]], None],
+        *,
+        approval_timeout: float,
+        client_tool_timeout: float,
+    ) -> None:
+        self.protocol = protocol
+        self.carry_out = carry_out
+        self.approval_timeout = approval_timeout
+        self.client_tool_timeout = client_tool_timeout
+        self._futures: dict[str, asyncio.Future[Any]] = {}
+        self._timed_out: set[str] = set()
+        """Approvals whose wait ran out (recorded as such, not as the user's denial)."""
+        self.claim: Callable[[str], Awaitable[bool]] | None = None
+        """Claims an answer for the chat, once across workers (:mod:`adk_asgi.stores.claims`); set
+        when the connection's session opens."""
+
+    async def _taken(self, answer_id: str) -> bool:
+        """Whether another request (a connection or an SSE request, on any worker) acted on
+        ``answer_id`` first: this one must not."""
+        if self.claim is None or await self.claim(answer_id):
+            return False
+        logger.warning("adk_asgi: %s was answered by another request; not acted on here", answer_id)
+        return True
+
+    def resolve(self, call_id: str, value: Any) -> None:
+        """The protocol's answer to a waiting call (a ``Resolve`` output)."""
+        future = self._futures.pop(call_id, None)
+        if future is not None and not future.done():
+            future.set_result(value)
+
+    def cancel_all(self) -> None:
+        """The connection is over: nothing waits any more."""
+        for future in self._futures.values():
+            future.cancel()
+        self._futures.clear()
+
+    async def gate(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        """``before_tool_callback``: hold the call until the user (or the browser) answers."""
+        if not tool_context.function_call_id:
+            return None
+        if tool_context.tool_confirmation is not None:
+            return None  # ADK runs a call confirmed in the stored session (live/durable.py)
+        call = self._call_of(tool, args, tool_context)
+        record = _Recorder(tool_context)
+        if isinstance(tool, ClientTool) or tool.name == REQUEST_INPUT:  # the user answers
+            needs_approval = isinstance(tool, ClientTool) and tool.needs_approval(args)
+            if needs_approval and not await self._approved(call, record, None):
+                return REJECTED
+            early = self.protocol.early_result(call.id)
+            if early is not None:
+                result: dict[str, Any] = early
+                return result
+            expires = time.time() + self.client_tool_timeout
+            await record(durable.waiting_for_browser(call, expires))
+            result = await self._wait(call, "result", self.client_tool_timeout)
+            return TAKEN if await self._taken(call.id) else result
+        if await tool.check_require_confirmation(args, tool_context) is True:
+            if not await self._approved(call, record, ToolConfirmation()):
+                return REJECTED
+            tool_context.tool_confirmation = ToolConfirmation(confirmed=True)
+        return None
+
+    async def confirm(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any]:
+        """A tool asked for confirmation itself (``tool_context.request_confirmation``).
+
+        Over SSE ADK pauses the run and calls the tool again with the user's answer; its live
+        flow cannot (it only ever refuses). So the user is asked here, in the tool pipeline,
+        and the tool is called again with ``tool_confirmation`` set, as ADK would: the tool
+        decides what approval (with the user's payload) and denial mean.
+        """
+        asked = tool_context.actions.requested_tool_confirmations.pop(
+            tool_context.function_call_id or "", None
+        )
+        call = self._call_of(tool, args, tool_context)
+        if asked is not None:
+            self.protocol.asked(call.id, approval_descriptor(asked.model_dump()))
+        asked = asked or ToolConfirmation()
+        approved = await self._approved(call, _Recorder(tool_context), asked)
+        payload = self.protocol.confirmed_payload(call.id) if approved else None
+        tool_context.tool_confirmation = ToolConfirmation(confirmed=approved, payload=payload)
+        tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
+        result = await tool.run_async(args=args, tool_context=tool_context)
+        return result if isinstance(result, dict) else {"result": result}
+
+    def _call_of(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> ToolCall:
+        call_id = tool_context.function_call_id
+        assert call_id is not None
+        return self.protocol.call(call_id, tool.name, args, tool_context.invocation_id)
+
+    async def _approved(
+        self, call: ToolCall, record: _Recorder, asked: ToolConfirmation | None
+    ) -> bool:
+        """Wait for the user's decision on ``call``: a server tool's (``asked``: what ADK
+        would ask over SSE) or a browser tool's. The wait and the decision are recorded in the
+        session as they happen, so the call outlives this connection (:mod:`.durable`)."""
+        limit = self.approval_timeout
+        expires = time.time() + limit
+        if asked is None:
+            await record(durable.waiting_for_browser(call, expires))
+        else:
+            await record(durable.waiting_for_confirmation(call, record.author, asked, expires))
+        decision = await self._wait(call, "approval", limit)
+        timed_out = call.id in self._timed_out
+        self._timed_out.discard(call.id)
+        if await self._taken(client_approval_id(call.id)):
+            self.carry_out(self.protocol.decided(call, False))
+            return False  # decided (and recorded) by whoever took it
+        approved = decision is True
+        closed: durable.ClosedHow | None = None
+        if timed_out:
+            closed = "expired"
+        elif decision == UNANSWERED:
+            closed = "moved-on"
+        self.carry_out(self.protocol.decided(call, approved, closed=closed))
+        confirmation = asked is not None
+        await record(durable.decided(call, approved, confirmation=confirmation, closed=closed))
+        return approved
+
+    async def _wait(self, call: ToolCall, kind: WaitKind, limit: float) -> Any:
+        future = self._futures[call.id] = asyncio.get_running_loop().create_future()
+        self.carry_out(self.protocol.wait(call, kind))
+        try:
+            async with asyncio.timeout(limit):
+                return await future
+        except TimeoutError:
+            self._futures.pop(call.id, None)
+            if kind == "approval":
+                self._timed_out.add(call.id)
+            outcome, outputs = self.protocol.timed_out(call.id)
+            self.carry_out(outputs)
+            return outcome
+
+
+class _Recorder:
+    """Appends the bridge's records of a call to the session of the run that makes it."""
+
+    def __init__(self, tool_context: ToolContext) -> None:
+        self.context = tool_context.get_invocation_context()
+        self.author = getattr(self.context.agent, "name", "") or "model"
+
+    async def __call__(self, events: list[Event]) -> None:
+        context = self.context
+        for event in events:
+            event.invocation_id = context.invocation_id
+            await context.session_service.append_event(context.session, event)
+
+
+class LiveQueue(LiveRequestQueue):
+    """The ``LiveRequestQueue`` of one connection: it carries the connection's
+    :class:`ToolWaits` to the plugin, and counts the microphone audio the model has not taken.
+
+    ``send_realtime`` never blocks (ADK's queue is unbounded), so a client that streams audio
+    faster than the model takes it would grow the server's memory without limit; the reader
+    waits on :meth:`room` instead.
+    """
+
+    def __init__(self, waits: ToolWaits | None = None) -> None:
+        super().__init__()
+        self.waits = waits
+        self.audio_backlog = 0
+        self._taken = asyncio.Event()
+
+    def send_realtime(self, blob: types.Blob) -> None:
+        self.audio_backlog += len(blob.data or b"")
+        super().send_realtime(blob)
+
+    async def get(self) -> LiveRequest:
+        request = await super().get()
+        if request.blob is not None:
+            self.audio_backlog -= len(request.blob.data or b"")
+            self._taken.set()
+        return request
+
+    async def room(self, limit: int) -> None:
+        """Return once no more than ``limit`` bytes of audio wait for the model."""
+        while self.audio_backlog > limit:
+            self._taken.clear()
+            await self._taken.wait()
+
+
+class LiveToolGate(BasePlugin):
+    """Lends ADK's tool pipeline to the live connection that runs the invocation.
+
+    Registered on every ``AdkApp``; outside a live connection of this package it does nothing.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="adk_asgi_live_tool_gate")
+
+    @staticmethod
+    def _waits(context: InvocationContext) -> ToolWaits | None:
+        queue = context.live_request_queue
+        return queue.waits if isinstance(queue, LiveQueue) else None
+
+    async def before_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        waits = self._waits(tool_context.get_invocation_context())
+        return None if waits is None else await waits.gate(tool, tool_args, tool_context)
+
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        waits = self._waits(tool_context.get_invocation_context())
+        if waits is None:
+            return None
+        call_id = tool_context.function_call_id
+        replaced: dict[str, Any] | None = None
+        asked = tool_context.actions.requested_tool_confirmations
+        if call_id and call_id in asked and tool_context.tool_confirmation is None:
+            replaced = result = await waits.confirm(tool, tool_args, tool_context)
+        # (ADK stores a result that is not an object as ``{"result": ...}``: shown as stored)
+        stored = result if isinstance(result, dict) else {"result": result}
+        if result is None and tool.is_long_running:  # left open: only the app answers it
+            stored = None  # (server_answers.py); ADK stores no response
+        waits.carry_out(waits.protocol.tool_finished(call_id, stored))
+        return replaced
+
+    async def on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
+        waits = self._waits(invocation_context)
+        return None if waits is None else waits.protocol.tag(event)

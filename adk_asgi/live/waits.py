@@ -1,0 +1,122 @@
+"""Tool calls waiting for the user, as one live connection's machine sees them (sans-I/O).
+
+ADK's tool pipeline asks (through the plugin of :mod:`.tools`, which holds the futures)
+what a call waits for and what its answer means; these are the answers, as methods of the
+machine (:mod:`.protocol`), so the plugin never reads its fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adk_asgi.hitl.outcomes import EXPIRED as TIMED_OUT
+from adk_asgi.hitl.pending import ToolCall, client_approval_id
+from adk_asgi.live.calls import WaitKind
+from adk_asgi.live.context import LiveContext
+from adk_asgi.live.durable import ClosedHow
+from adk_asgi.live.outputs import Output
+from adk_asgi.live.phases import Phases
+
+
+class WaitAPI:
+    """The machine's methods for the tool pipeline, mixed into
+    :class:`~.protocol.LiveProtocol`: each is the ``tool`` move of its phase
+    table (legal while the session is open, and after it closed for a tool that finishes
+    late), then its effect; those that send return the outputs."""
+
+    _context: LiveContext
+    _phases: Phases
+
+    def call(self, call_id: str, name: str, args: dict[str, Any], invocation_id: str) -> ToolCall:
+        """The call ADK is about to run (it may run before its event reached the machine)."""
+        self._phases.move("tool")
+        calls = self._context.calls
+        known = calls.state.calls.get(call_id)
+        if known is not None:
+            return known
+        return calls.remember(ToolCall(call_id, name, dict(args), invocation_id, None, False))
+
+    def early_result(self, call_id: str) -> Any | None:
+        """The browser's result that came with the call's approval, taken (once)."""
+        self._phases.move("tool")
+        return self._context.calls.early_results.pop(call_id, None)
+
+    def asked(self, call_id: str, descriptor: Any) -> None:
+        """What the tool asks the user about the call (``request_confirmation``), shown with
+        its approval request."""
+        self._phases.move("tool")
+        self._context.calls.descriptors[call_id] = descriptor
+
+    def confirmed_payload(self, call_id: str) -> Any | None:
+        """The payload the user confirmed the call with (``confirmationPayloads``), taken."""
+        self._phases.move("tool")
+        return self._context.calls.payloads.pop(call_id, None)
+
+    def wait(self, call: ToolCall, kind: WaitKind) -> list[Output]:
+        """``call`` waits for the user's decision or the browser's result; the answer comes
+        as a :class:`~.outputs.Resolve` (or :meth:`timed_out` is called)."""
+        self._phases.move("tool")
+        self._context.calls.open(call, kind)
+        self._context.maybe_pause()
+        return self._context.take()
+
+    def timed_out(self, call_id: str) -> tuple[Any, list[Output]]:
+        """The wait of ``call_id`` ran out: its outcome (denied, or :data:`TIMED_OUT`) and what
+        to send. The paused message goes on with no request open: what follows reaches the
+        client as that message's continuation (``resume``, or the user's late answer)."""
+        self._phases.move("tool")
+        context = self._context
+        wait = context.calls.waits.get(call_id)
+        if wait is None or not context.calls.close(wait):
+            return None, context.take()
+        if wait.kind == "result":
+            context.unasked_response(wait.call.message_id)
+            return TIMED_OUT, context.take()
+        return False, context.take()
+
+    def decided(
+        self, call: ToolCall, approved: bool, *, closed: ClosedHow | None = None
+    ) -> list[Output]:
+        """The decision on a gated call is final: the user's, or a denial because nobody
+        answered (``closed``), which the client sees as an error saying so, not as a
+        denial."""
+        self._phases.move("tool")
+        context = self._context
+        state = context.calls.state
+        state.live_decisions[call.id] = approved
+        approval_id = client_approval_id(call.id)
+        if closed == "expired":
+            state.expired.add(approval_id)
+        elif closed == "moved-on":
+            state.closed_approvals.add(approval_id)
+        if not approved:
+            message_id = state.calls.get(call.id, call).message_id
+            converter = context.unasked_response(message_id).converter
+            why = state.closed_unanswered(call.id)
+            chunks = (
+                converter.cards.deny(call.id)
+                if why is None
+                else converter.cards.closed_unanswered(call.id, why)
+            )
+            context.streams.emit(chunks, context.clock())
+        return context.take()
+
+    def tool_finished(self, call_id: str | None, result: Any) -> list[Output]:
+        """A tool call's result, from the tool pipeline: shown at once, so a server tool's
+        output reaches the client before the turn pauses for its sibling calls."""
+        self._phases.move("tool")
+        context = self._context
+        if not call_id:
+            return context.take()
+        calls = context.calls
+        calls.finished.add(call_id)
+        if result is None:  # a long-running tool left it open for the app to answer
+            calls.left_to_server(call_id)
+        response = context.streams.response
+        if response is not None and result is not None:
+            call = calls.state.calls.get(call_id)
+            name = call.name if call is not None else ""
+            shown = response.converter.cards.tool_result(call_id, result, name)
+            context.streams.emit(shown, context.clock())
+        context.maybe_pause()
+        return context.take()
