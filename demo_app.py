@@ -42,8 +42,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from adk_asgi import AdkApp, client_tool
-from adk_asgi.resumable import InMemoryStreamStore
+from adk_asgi import AdkApp, InMemoryStreamStore, client_tool
 from adk_asgi.testing import demo_model
 from adk_asgi.testing.demo_grammar import PLANNER, planner_model
 
