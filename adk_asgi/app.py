@@ -32,6 +32,7 @@ from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from adk_asgi.convert.failures import ErrorHandler, mask_errors
+from adk_asgi.convert.metadata import MessageMetadata
 from adk_asgi.convert.safe_history import ReadableRequests
 from adk_asgi.hitl.policy import ToolPolicy, toolsets
 from adk_asgi.live.endpoint import LiveEndpoint
@@ -124,6 +125,12 @@ class AdkApp:
     the session state before the run; raise ``ValueError`` to refuse them (``422``)
     (:mod:`adk_asgi.serving.request_state`, docs/sse.md#request-extras). Without it they are
     ignored.
+
+    ``message_metadata(moment) -> dict | None``: the metadata an assistant message's ``start``
+    and ``finish`` carry (the AI SDK's ``messageMetadata``), from what ADK knows of the
+    response: when it started, its model, author, usage and finish reason
+    (:class:`~adk_asgi.convert.metadata.MessageMoment`). History calls it again with the same
+    moments, so it must depend on nothing else (docs/metadata.md).
     """
 
     def __init__(
@@ -141,6 +148,7 @@ class AdkApp:
         identify: Identify | None = None,
         ai_sdk_version: Literal[6, 7] = 6,
         send_usage: bool = False,
+        message_metadata: MessageMetadata | None = None,
         max_body_size: int = 4 * 1024 * 1024,
         max_frame_size: int | None = None,
         body_timeout: float = 15.0,
@@ -240,6 +248,7 @@ class AdkApp:
             browser_identity=BrowserCookieIdentity(),
             ai_sdk_version=ai_sdk_version,
             send_usage=send_usage,
+            message_metadata=message_metadata,
             new_message_id=message_id_factory or _new_message_id,
             on_error=on_error or mask_errors,
             speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),

@@ -30,7 +30,6 @@ from typing import Any
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_asgi.convert.events import EventConverter
 from adk_asgi.errors import AdkAsgiError
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.pending import ChatState, ToolCall, visible_events
@@ -100,14 +99,7 @@ async def answer_call(
             raise CallAlreadyAnswered(f"tool call {call_id!r} was answered by another request")
         going_on = call.message_id is not None and call.message_id == _last_message(session)
         message_id = call.message_id if going_on and call.message_id else services.new_message_id()
-        converter = EventConverter(
-            message_id=message_id,
-            known_calls={call.id} if going_on else (),
-            send_usage=services.send_usage,
-            policy=services.tools,
-            on_error=services.on_error,
-            speakers=services.speakers,
-        )
+        converter = services.converter(message_id, {call.id} if going_on else ())
         lead = converter.cards.tool_result(call.id, response, call.name)
         answer = types.FunctionResponse(id=call.answered_as, name=call.name, response=response)
         abort = asyncio.Event()
@@ -115,7 +107,7 @@ async def answer_call(
             user_id=user_id,
             session_id=chat_id,
             new_message=types.Content(role="user", parts=[types.Part(function_response=answer)]),
-            run_config=services.sse_run_config(message_id, None),
+            run_config=services.sse_run_config(converter, None),
             abort_signal=abort,
         )
         encoder = ChunkEncoder(v7=services.ai_sdk_version == 7)
@@ -124,7 +116,9 @@ async def answer_call(
         if converter.failure is not None:
             shown, error_text = converter.failure
             after = await services.session(user_id, chat_id)
-            await keep_shown(services, after, message_id, shown, error_text)
+            await keep_shown(
+                services, after, message_id, shown, error_text, converter.facts.started_at
+            )
     return message_id
 
 

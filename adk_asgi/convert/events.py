@@ -30,16 +30,15 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from adk_asgi.convert.adk_values import (
-    add_usage,
     file_chunk,
     is_abort,
     is_finish_reason,
     is_live_audio,
     is_shown,
-    map_finish_reason,
     source_chunks,
 )
 from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors
+from adk_asgi.convert.metadata import MessageMetadata, ResponseFacts, merged, metadata_of
 from adk_asgi.convert.parallel_calls import ParallelCalls
 from adk_asgi.convert.text_blocks import HeardSpeech, TextBlocks
 from adk_asgi.convert.tool_cards import ToolCards
@@ -59,6 +58,9 @@ from adk_asgi.wire.chunks import (
     StartStep,
     ToolApprovalRequest,
     UIMessageChunk,
+)
+from adk_asgi.wire.chunks import (
+    MessageMetadata as MessageMetadataChunk,
 )
 
 
@@ -83,6 +85,8 @@ class EventConverter:
         message_id: str,
         known_calls: Iterable[str] = (),
         send_usage: bool = False,
+        message_metadata: MessageMetadata | None = None,
+        started_at: float | None = None,
         policy: ToolPolicy | None = None,
         live: bool = False,
         on_error: ErrorHandler = show_errors,
@@ -101,6 +105,10 @@ class EventConverter:
         event holds."""
         self.live = live
         self.send_usage = send_usage
+        self.message_metadata = message_metadata
+        """The app's hook for the metadata of ``start`` and ``finish`` (:mod:`.metadata`)."""
+        self.facts = ResponseFacts(message_id, started_at)
+        """What the response's events say of it: usage, model, author, how it ended."""
         self.policy = policy
         """Which client calls wait for approval, and which tools may ask (a step's later calls
         are held only then: holding delays their cards until the step's tools ran). ``None``:
@@ -115,8 +123,7 @@ class EventConverter:
         comes: adding each delta to a string would copy the whole of it every time)."""
         self._errored = False
         self._finished = False
-        self._finish_reason: FinishReason = "stop"
-        self._usage: dict[str, int] = {}
+        self._interrupted = False
         self._live_step = 0
         self._step_has_call = False
         self._held_calls: list[tuple[str, list[UIMessageChunk]]] = []
@@ -134,7 +141,8 @@ class EventConverter:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> list[UIMessageChunk]:
-        return [Start(message_id=self.message_id)]
+        metadata = metadata_of(self.message_metadata, self.facts.start())
+        return [Start(message_id=self.message_id, message_metadata=metadata)]
 
     def fail(self, error_text: str) -> list[UIMessageChunk]:
         """Report a failure no event reported, in words already chosen."""
@@ -152,7 +160,7 @@ class EventConverter:
 
     def interrupt(self) -> list[UIMessageChunk]:
         """The user spoke over the model (live barge-in): end the response where it is."""
-        self._finish_reason = "interrupted"
+        self._interrupted = True
         self.cards.waits = False
         return self.finish()
 
@@ -162,13 +170,15 @@ class EventConverter:
         out = self._order.end()  # (a call cut short: what the others said is shown)
         self._finished = True
         out += self._release_held_calls() + self._close_step()
-        reason: FinishReason = self._finish_reason
+        reason: FinishReason = "interrupted" if self._interrupted else self.facts.finish_reason
         if self._errored:
             reason = "error"
-        elif self.cards.waits and reason != "interrupted":
+        elif self.cards.waits and not self._interrupted:
             reason = "tool-calls"
-        metadata = {"usage": dict(self._usage)} if self.send_usage and self._usage else None
-        out.append(Finish(finish_reason=reason, message_metadata=metadata))
+        usage = self.facts.usage
+        metadata = {"usage": dict(usage)} if self.send_usage and usage else None
+        hooked = metadata_of(self.message_metadata, self.facts.finish(reason))
+        out.append(Finish(finish_reason=reason, message_metadata=merged(metadata, hooked)))
         return out
 
     # --- events ------------------------------------------------------------------------------
@@ -195,6 +205,7 @@ class EventConverter:
         if event.partial:
             self._feed_partial(event, out)
         else:
+            self.facts.see(event)
             self._feed_final(event, out)
         return out
 
@@ -289,10 +300,6 @@ class EventConverter:
     def _event_tail(self, event: Event, out: list[UIMessageChunk]) -> None:
         """What any complete event may carry besides its parts: sources, usage, how it ended."""
         out.extend(source_chunks(event))
-        if event.usage_metadata is not None:
-            add_usage(self._usage, event.usage_metadata)
-        if event.finish_reason is not None:
-            self._finish_reason = map_finish_reason(event.finish_reason)
         if is_abort(event):
             self.stopped = self._unsaved()
             self._blocks.close(out)
@@ -388,5 +395,8 @@ class EventConverter:
         self._blocks.close(out)
         data = {"errorText": error_text}
         out.append(DataChunk(type=ERROR_PART, id=f"{self.message_id}-error", data=data))
+        hooked = metadata_of(self.message_metadata, self.facts.finish("error"))
+        if hooked is not None:  # (the client reads no ``finish`` after the error)
+            out.append(MessageMetadataChunk(message_metadata=hooked))
         out.append(Error(error_text=error_text))
         return out

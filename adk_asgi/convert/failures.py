@@ -65,14 +65,20 @@ def show_errors(error: AgentError) -> str:
 
 
 def shown_answer(
-    author: str, message_id: str, shown: list[types.Part], error_text: str | None = None
+    author: str,
+    message_id: str,
+    shown: list[types.Part],
+    error_text: str | None = None,
+    started_at: float | None = None,
 ) -> Event:
     """The event that keeps an answer cut short — it failed (``error_text``, tagged), or the
     user stopped it — as the client saw it: the text it was shown that ADK did not store
     (``shown``), in the message ``message_id``."""
     content = types.Content(role="model", parts=shown) if shown else None
     tags = {"error": error_text} if error_text is not None else {}
-    metadata = bookkeeping.with_tags(None, message_id=message_id, **tags)
+    metadata = bookkeeping.with_tags(
+        None, message_id=message_id, started_at=started_at, kept=True, **tags
+    )
     return Event(
         invocation_id=Event.new_id(), author=author, content=content, custom_metadata=metadata
     )

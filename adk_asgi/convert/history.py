@@ -21,6 +21,7 @@ from google.genai import types
 
 from adk_asgi.convert.events import speaker
 from adk_asgi.convert.failures import ERROR_PART
+from adk_asgi.convert.metadata import MessageMetadata, history_metadata
 from adk_asgi.convert.safe_history import lost_input, lost_result, readable
 from adk_asgi.convert.tool_looks import (
     confirmation_descriptor,
@@ -79,10 +80,14 @@ def rebuild_messages(
     files: Mapping[str, FilePart] | None = None,
     *,
     speakers: bool = False,
+    metadata: MessageMetadata | None = None,
+    send_usage: bool = False,
 ) -> list[UIMessage]:
     """``files``: the file parts of the uploads the artifact service keeps, by name: shown
     where the user's message has their placeholder. ``speakers``: text and reasoning parts
-    name the agent that wrote them, as the stream does (a tree of agents)."""
+    name the agent that wrote them, as the stream does (a tree of agents). ``metadata`` and
+    ``send_usage``: each assistant message's metadata, as its stream sent it
+    (:mod:`.metadata`)."""
     files = files or {}
     persisted = [e for e in visible_events(events) if not e.partial]
     state = chat_state(persisted, policy)
@@ -162,6 +167,9 @@ def rebuild_messages(
         author = speaker(event.author) if speakers else None
         for part in content.parts:
             assistant.parts.extend(_model_part(part, state, policy, event, asked, author))
+    for message_id, shown in history_metadata(persisted, metadata, send_usage).items():
+        if message_id in answers:
+            answers[message_id].metadata = shown
     return messages
 
 

@@ -54,6 +54,12 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     error: str | None = None
     """A failed answer: the error the client was shown (with the text it was shown that ADK
     did not store, :mod:`adk_asgi.convert.failures`)."""
+    kept: bool = False
+    """The bridge's record of an answer cut short (it failed, or was stopped), kept as the
+    client saw it: not one of ADK's events (:func:`adk_asgi.convert.failures.shown_answer`)."""
+    started_at: float | None = None
+    """When the response the event belongs to started (Unix time): the moments history hands
+    the app's message metadata hook (:mod:`adk_asgi.convert.metadata`)."""
     expires: dict[str, float] = msgspec.field(default_factory=dict)
     """Call id → when its wait for the user or the browser ends (Unix time): a call recorded
     as waiting by a live connection that is gone is closed after it."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.failures import ErrorHandler
+from adk_asgi.convert.metadata import MessageMetadata
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.live.calls import LiveCalls
 from adk_asgi.live.outputs import Output
@@ -24,6 +25,7 @@ class LiveContext:
         "audio",
         "calls",
         "clock",
+        "message_metadata",
         "new_message_id",
         "on_error",
         "out",
@@ -31,6 +33,7 @@ class LiveContext:
         "speakers",
         "streams",
         "tools",
+        "wall_clock",
     )
 
     def __init__(
@@ -43,6 +46,8 @@ class LiveContext:
         clock: Callable[[], float],
         audio: bool,
         send_usage: bool,
+        message_metadata: MessageMetadata | None,
+        wall_clock: Callable[[], float] | None,
         on_error: ErrorHandler,
         speakers: bool,
     ) -> None:
@@ -54,6 +59,9 @@ class LiveContext:
         self.clock = clock
         self.audio = audio
         self.send_usage = send_usage
+        self.message_metadata = message_metadata
+        self.wall_clock = wall_clock
+        """Unix time, for when a response starts (message metadata); ``None``: not known."""
         self.on_error = on_error
         self.speakers = speakers
 
@@ -68,6 +76,8 @@ class LiveContext:
             message_id=message_id,
             known_calls=set(self.calls.state.calls) if known_calls is None else known_calls,
             send_usage=self.send_usage,
+            message_metadata=self.message_metadata,
+            started_at=self.wall_clock() if self.wall_clock is not None else None,
             policy=self.tools,
             live=True,
             on_error=self.on_error,

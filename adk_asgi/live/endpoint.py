@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Coroutine
 from typing import Any
 
@@ -116,6 +117,8 @@ class _Connection:
             v7=params.get("sdk", "7") != "6",
             audio=self.audio,
             send_usage=services.send_usage,
+            message_metadata=services.message_metadata,
+            wall_clock=time.time,
             write_interval=limits.live_write_interval,
             under_load=load.under_load,
             stored_streams=services.streams is not None,

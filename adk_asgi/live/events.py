@@ -100,6 +100,7 @@ class ModelEvents:
             # continuation too, opens a step with its first model event).
             live_step=f"{response.key}.{response.converter.live_step}",
             cut=response is streams.draining,  # stored after the message that cut it
+            started_at=response.converter.facts.started_at,
             decisions={
                 r.id: decisions[r.id]
                 for r in event.get_function_responses()

@@ -97,6 +97,8 @@ class KeepFailure:
     message_id: str
     shown: list[types.Part]
     error_text: str
+    started_at: float | None = None
+    """When the failed response started (its message metadata, :mod:`adk_asgi.convert.metadata`)."""
 
 
 Output = (

@@ -22,6 +22,7 @@ from typing import Any, Final
 from google.adk.events.event import Event
 
 from adk_asgi.convert.failures import AgentError, ErrorHandler, show_errors
+from adk_asgi.convert.metadata import MessageMetadata
 from adk_asgi.convert.translate import user_content
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl import bookkeeping
@@ -80,6 +81,8 @@ class LiveProtocol(WaitAPI):
         v7: bool = True,
         audio: bool = False,
         send_usage: bool = False,
+        message_metadata: MessageMetadata | None = None,
+        wall_clock: Callable[[], float] | None = None,
         write_interval: float = 0.0,
         under_load: Callable[[float], float] | None = None,
         stored_streams: bool = False,
@@ -98,6 +101,8 @@ class LiveProtocol(WaitAPI):
             clock=clock,
             audio=audio,
             send_usage=send_usage,
+            message_metadata=message_metadata,
+            wall_clock=wall_clock,
             on_error=on_error,
             speakers=speakers,
         )
@@ -373,7 +378,9 @@ class LiveProtocol(WaitAPI):
         self.streams.end(failure + converter.finish(), self.clock())
         if converter.failure is not None:
             shown, text = converter.failure
-            self.out.append(KeepFailure(converter.message_id, shown, text))
+            self.out.append(
+                KeepFailure(converter.message_id, shown, text, converter.facts.started_at)
+            )
         self._closed("the live session ended after an error", 1011)
         self.out.append(Close(1011))  # the writer sends what is queued, then closes
         return self._take()

@@ -148,7 +148,14 @@ class LiveSession:
     async def _keep_failure(self, failure: KeepFailure) -> None:
         """The answer the session failed in is kept as the client saw it."""
         shown, error_text = failure.shown, failure.error_text
-        await keep_shown(self.services, self._opened, failure.message_id, shown, error_text)
+        await keep_shown(
+            self.services,
+            self._opened,
+            failure.message_id,
+            shown,
+            error_text,
+            started_at=failure.started_at,
+        )
 
     async def _settle_waiting_calls(
         self, session: Session, state: ChatState

@@ -56,7 +56,12 @@ class MessagesEndpoint:
             return json_refusal(ClientError(503, STORE_FAILED), headers)
         services = self.services
         messages = rebuild_messages(
-            session.events, services.tools, files, speakers=services.speakers
+            session.events,
+            services.tools,
+            files,
+            speakers=services.speakers,
+            metadata=services.message_metadata,
+            send_usage=services.send_usage,
         )
         return Response(
             msgspec.json.encode(messages), media_type="application/json", headers=headers

@@ -75,11 +75,12 @@ async def keep_shown(
     message_id: str,
     shown: list[types.Part],
     error_text: str | None = None,
+    started_at: float | None = None,
 ) -> None:
     """Keep an answer cut short (it failed: ``error_text``; or was stopped) as the client saw
     it: ADK stores no partial text (:func:`~adk_asgi.convert.failures.shown_answer`). The answer was
     sent already, so a store that fails loses only its record, which is logged."""
-    event = shown_answer(services.author, message_id, shown, error_text)
+    event = shown_answer(services.author, message_id, shown, error_text, started_at)
     try:
         if session is not None:
             await services.session_service.append_event(session, event)

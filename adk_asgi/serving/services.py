@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,7 +23,9 @@ from google.genai import types
 from starlette.requests import HTTPConnection
 from starlette.types import Scope
 
+from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.failures import ErrorHandler
+from adk_asgi.convert.metadata import MessageMetadata
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.policy import ToolPolicy
@@ -108,6 +111,9 @@ class Services:
     """Which other file URLs than ``data:`` and the chat's uploads pass (:mod:`.file_urls`)."""
     request_state: RequestState | None = None
     """What the request's extras write into the session state (:mod:`.request_state`)."""
+    message_metadata: MessageMetadata | None = None
+    """The metadata of an assistant message's ``start`` and ``finish``
+    (:mod:`adk_asgi.convert.metadata`)."""
 
     async def identity_of(self, conn: HTTPConnection) -> Identity:
         """Who is asking, or a 401 :class:`ClientError`."""
@@ -157,12 +163,27 @@ class Services:
                 raise
             return session
 
-    def sse_run_config(self, message_id: str, user_message_id: str | None) -> RunConfig:
-        """The run options of one request: the app's, tagged with the ids the client knows."""
+    def converter(self, message_id: str, known_calls: Iterable[str] = ()) -> EventConverter:
+        """The converter of one SSE response, started now, with the app's options."""
+        return EventConverter(
+            message_id=message_id,
+            known_calls=known_calls,
+            send_usage=self.send_usage,
+            message_metadata=self.message_metadata,
+            started_at=time.time(),
+            policy=self.tools,
+            on_error=self.on_error,
+            speakers=self.speakers,
+        )
+
+    def sse_run_config(self, converter: EventConverter, user_message_id: str | None) -> RunConfig:
+        """The run options of one request: the app's, tagged with the ids the client knows and
+        the time its response started."""
         tagged = bookkeeping.with_tags(
             self.run_config.custom_metadata,
-            message_id=message_id,
+            message_id=converter.message_id,
             user_message_id=user_message_id,
+            started_at=converter.facts.started_at,
         )
         return self.run_config.model_copy(update={"custom_metadata": tagged})
 

@@ -154,7 +154,7 @@ class ChatEndpoint:
         """A new user turn: the browser calls the user left open are closed
         ([moving on](docs/architecture.md#moving-on)), the run gets the message."""
         await close_left_calls(self.services, session, moved_on=True)
-        converter = self._converter(self.services.new_message_id())
+        converter = self.services.converter(self.services.new_message_id())
         delta = state | bookkeeping.title_delta(session.state, content)
         return _Plan(session, content, converter, [], message_id, delta or None)
 
@@ -169,19 +169,9 @@ class ChatEndpoint:
         answers, content = await accept_answers(  # a Conflict is a 409 ClientError
             services, identity.user_id, session, message, payloads
         )
-        converter = self._converter(message.id, answers.known_calls)
+        converter = self.services.converter(message.id, answers.known_calls)
         lead = answers.lead(converter.cards, services.tools)
         return _Plan(session, content, converter, lead, None)
-
-    def _converter(self, message_id: str, known_calls: set[str] | None = None) -> EventConverter:
-        return EventConverter(
-            message_id=message_id,
-            known_calls=known_calls or (),
-            send_usage=self.services.send_usage,
-            policy=self.services.tools,
-            on_error=self.services.on_error,
-            speakers=self.services.speakers,
-        )
 
     async def _stream(
         self,
@@ -198,7 +188,7 @@ class ChatEndpoint:
         events = None
         if plan.new_message is not None:
             hand_over(plan.session)  # not read again (serving/session_handover.py)
-            run_config = services.sse_run_config(plan.converter.message_id, plan.user_message_id)
+            run_config = services.sse_run_config(plan.converter, plan.user_message_id)
             events = retried_when_stale(  # another writer came first (serving/stale_sessions.py)
                 lambda: services.runner.run_async(
                     user_id=identity.user_id,
@@ -273,7 +263,10 @@ class ChatEndpoint:
         except Exception:  # the answer was sent: only its record is lost
             logger.exception("adk_asgi: a failed answer could not be recorded")
             return
-        await keep_shown(self.services, session, converter.message_id, shown, error_text)
+        started_at = converter.facts.started_at
+        await keep_shown(
+            self.services, session, converter.message_id, shown, error_text, started_at
+        )
 
 
 async def _recorded(

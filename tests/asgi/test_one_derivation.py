@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
+import msgspec
 import pytest
 from google.adk.agents import BaseAgent
 from google.adk.tools import ToolContext
@@ -29,6 +30,7 @@ from google.adk.workflow import START, Workflow
 from google.genai import types
 
 from adk_asgi import AdkApp
+from adk_asgi.convert.metadata import MessageMoment
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import Call, ChatClient, Text, demo_model, read_ui_message
 from adk_asgi.testing.auto_send import stock_send_automatically_when
@@ -172,10 +174,23 @@ SCENARIOS = {
 LIVE_SCENARIOS = {name: scenario for name, scenario in SCENARIOS.items() if scenario.live}
 
 
+def every_fact(moment: MessageMoment) -> dict[str, Any]:
+    """A message metadata hook that shows all a moment says (docs/metadata.md), keyed by
+    its kind: the stream and a reload must agree on every fact of every response."""
+    return {moment.kind: msgspec.to_builtins(moment)}
+
+
 def scenario_app(scenario: Scenario, **options: Any) -> AdkApp:
     if scenario.live_agent is not None:
         options["live_agent"] = scenario.live_agent()
-    return AdkApp(scenario.agent(), identify=lambda _: "alice", approval_timeout=5, **options)
+    return AdkApp(
+        scenario.agent(),
+        identify=lambda _: "alice",
+        approval_timeout=5,
+        message_metadata=every_fact,
+        send_usage=True,
+        **options,
+    )
 
 
 class Chat(Protocol):

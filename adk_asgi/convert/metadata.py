@@ -1,0 +1,170 @@
+"""Message metadata: what the app's hook adds to an assistant message at its start and finish.
+
+The AI SDK's own servers take a ``messageMetadata`` callback that is called for the stream's
+``start`` and ``finish`` parts; the client merges each dict it returns into
+``message.metadata``. ``AdkApp(message_metadata=hook)`` is that callback, called with what ADK
+knows of the response: a :class:`MessageMoment`.
+
+History calls the same hook with the same moments, rebuilt from the stored events by the same
+fold (:class:`ResponseFacts`), and merges them in the same order. ADK's session is the only
+store, so nothing else is kept, and a reload shows what the stream showed — provided the hook
+is a function of its moment: the moment carries the time the response started, so a hook
+needs no clock of its own (sans-I/O).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+import msgspec
+from google.adk.events.event import Event
+
+from adk_asgi.convert.adk_values import add_usage, is_finish_reason, map_finish_reason
+from adk_asgi.hitl import bookkeeping
+from adk_asgi.wire.chunks import FinishReason
+
+
+class MessageMoment(msgspec.Struct, frozen=True, kw_only=True):
+    """What the bridge knows of one response of an assistant message, at its start or its
+    finish. A message continued after the user answered its tool calls has one response per
+    continuation: the client merges the dicts of each, in order."""
+
+    kind: Literal["start", "finish"]
+    message_id: str
+    """The assistant message's id (the one the stream announced)."""
+    started_at: float | None
+    """When the response started (Unix time); ``None`` for a response stored by a release
+    that did not record it."""
+    finish_reason: FinishReason | None = None
+    """``finish``: why the response ended, as the ``finish`` chunk says it."""
+    author: str | None = None
+    """``finish``: the agent that wrote the response's last model event."""
+    model_version: str | None = None
+    """``finish``: the model version of the response's last model event that names one."""
+    usage: Mapping[str, int] = msgspec.field(default_factory=dict)
+    """``finish``: the response's token counts (``inputTokens``, ``outputTokens``,
+    ``reasoningTokens``, ``totalTokens``), summed over its model calls."""
+
+
+MessageMetadata = Callable[[MessageMoment], Mapping[str, Any] | None]
+"""``AdkApp(message_metadata=)``: the metadata a moment adds to its message, or ``None``."""
+
+
+class ResponseFacts:
+    """What the complete events of one response say about it, folded one event at a time:
+    by the converter as they stream, by history from the stored events."""
+
+    def __init__(self, message_id: str, started_at: float | None) -> None:
+        self.message_id = message_id
+        self.started_at = started_at
+        self.author: str | None = None
+        self.model_version: str | None = None
+        self.usage: dict[str, int] = {}
+        self.finish_reason: FinishReason = "stop"
+
+    def see(self, event: Event) -> None:
+        if event.partial or event.author == "user":
+            return
+        self.author = event.author
+        if event.model_version:
+            self.model_version = event.model_version
+        if event.usage_metadata is not None:
+            add_usage(self.usage, event.usage_metadata)
+        if event.finish_reason is not None:
+            self.finish_reason = map_finish_reason(event.finish_reason)
+
+    def start(self) -> MessageMoment:
+        return MessageMoment(kind="start", message_id=self.message_id, started_at=self.started_at)
+
+    def finish(self, reason: FinishReason) -> MessageMoment:
+        return MessageMoment(
+            kind="finish",
+            message_id=self.message_id,
+            started_at=self.started_at,
+            finish_reason=reason,
+            author=self.author,
+            model_version=self.model_version,
+            usage=dict(self.usage),
+        )
+
+
+def metadata_of(hook: MessageMetadata | None, moment: MessageMoment) -> dict[str, Any] | None:
+    """The hook's dict for a moment, as a plain ``dict`` (``None``: nothing to send)."""
+    if hook is None:
+        return None
+    metadata = hook(moment)
+    return dict(metadata) if metadata else None
+
+
+def merged(current: dict[str, Any] | None, update: Mapping[str, Any] | None) -> Any:
+    """Metadata merged as the AI SDK's client merges it (``mergeObjects``: nested objects
+    merged key by key, anything else replaced)."""
+    if update is None:
+        return current
+    if current is None:
+        return dict(update)
+    out = dict(current)
+    for key, value in update.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def history_metadata(
+    events: Iterable[Event], hook: MessageMetadata | None, send_usage: bool = False
+) -> dict[str, Any]:
+    """Each assistant message's metadata, by message id, as its client merged it: the stored
+    events of each of its responses (tagged with the time it started) folded as the converter
+    folded them while they streamed, and the moments handed to ``hook`` again, in order."""
+    if hook is None and not send_usage:
+        return {}
+    responses: dict[tuple[str, float | str], list[Event]] = {}
+    latest: dict[str, tuple[str, float | str]] = {}
+    for event in events:
+        tags = bookkeeping.read(event)
+        if tags.message_id is None:
+            continue
+        if tags.started_at is not None:
+            key: tuple[str, float | str] = (tags.message_id, tags.started_at)
+        else:  # what the bridge records after a response's events (waits, a failure), or
+            # a response stored before releases recorded the time
+            key = latest.get(tags.message_id, (tags.message_id, event.invocation_id))
+        latest[tags.message_id] = key
+        responses.setdefault(key, []).append(event)
+    out: dict[str, Any] = {}
+    for (message_id, started), stored in responses.items():
+        facts = ResponseFacts(message_id, started if isinstance(started, float) else None)
+        for event in stored:
+            if not bookkeeping.read(event).kept:  # (what the client saw, not ADK's event)
+                facts.see(event)
+        reason = _finish_reason(stored, facts.finish_reason)
+        usage = (
+            {"usage": dict(facts.usage)}
+            if send_usage and facts.usage and reason != "error"
+            else None
+        )
+        updates = (metadata_of(hook, facts.start()), usage, metadata_of(hook, facts.finish(reason)))
+        for update in updates:  # (a failure's finish: in a ``message-metadata`` chunk)
+            out[message_id] = merged(out.get(message_id), update)
+    return out
+
+
+def _finish_reason(events: list[Event], reason: FinishReason) -> FinishReason:
+    """How a stored response ended, as its ``finish`` chunk said: an error it showed; calls
+    left waiting for the user or the browser (called in it and not answered in it); else the
+    model's own reason."""
+    if any(_failed(event) for event in events):
+        return "error"
+    answered = {r.id for event in events for r in event.get_function_responses()}
+    if any(c.id not in answered for event in events for c in event.get_function_calls()):
+        return "tool-calls"
+    return reason
+
+
+def _failed(event: Event) -> bool:
+    if bookkeeping.read(event).error is not None:
+        return True
+    return bool(event.error_code or event.error_message) and not is_finish_reason(event)
