@@ -13,6 +13,7 @@ transports share), the transports :mod:`adk_asgi.sse` and :mod:`adk_asgi.live`,
 from adk_asgi.app import AdkApp
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.failures import AgentError, show_errors
+from adk_asgi.convert.metadata import MessageMetadata, MessageMoment
 from adk_asgi.convert.translate import TranslationError, user_content
 from adk_asgi.errors import AdkAsgiError, ClientError
 from adk_asgi.hitl.tools import ClientTool, client_tool
@@ -45,6 +46,8 @@ __all__ = [
     "InMemoryClaims",
     "InMemoryStreamStore",
     "Lease",
+    "MessageMetadata",
+    "MessageMoment",
     "RequestError",
     "StreamStore",
     "TranslationError",

@@ -144,8 +144,10 @@ def rebuild_messages(
         if event.author == "user":
             parts = _user_parts(content.parts, files)
             if parts:  # function-response-only user events are answers, not messages
-                user_id = bookkeeping.read(event).user_message_id or event.id
-                messages.append(UIMessage(id=user_id, role="user", parts=parts))
+                tags = bookkeeping.read(event)
+                user_id = tags.user_message_id or event.id
+                shown = tags.user_metadata  # (the client's own, returned as it sent it)
+                messages.append(UIMessage(id=user_id, role="user", parts=parts, metadata=shown))
             continue
         calls = [
             p

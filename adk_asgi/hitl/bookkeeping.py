@@ -27,6 +27,7 @@ from google.genai import types
 KEY: Final = "adk_asgi"
 VERSION: Final = 2
 LIVE_USER_MESSAGE_KEY: Final = "adk_asgi:userMessageId"
+LIVE_USER_METADATA_KEY: Final = "adk_asgi:userMetadata"
 TITLE_KEY: Final = "adk_asgi:title"
 """``session.state``: the chat's title (its first message's text) for ``GET /chats``."""
 TITLE_LENGTH: Final = 80
@@ -38,6 +39,9 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     """The assistant message the event belongs to (the id the stream announced)."""
     user_message_id: str | None = None
     """The client's id of the user message the run answers."""
+    user_metadata: Any = None
+    """The metadata the client put on that user message (``sendMessage({metadata})``): history
+    returns it with the message."""
     live_step: str | None = None
     """Live mode: the stream's step of the event (its text and calls are separate events)."""
     cut: bool = False
@@ -78,16 +82,21 @@ def read(event: Event) -> Tags:
         except msgspec.ValidationError:
             tags = _NONE  # not ours after all: another plugin's key
     if tags.user_message_id is None and event.actions.state_delta:
-        live_id = event.actions.state_delta.get(LIVE_USER_MESSAGE_KEY)
+        delta = event.actions.state_delta
+        live_id = delta.get(LIVE_USER_MESSAGE_KEY)
         if isinstance(live_id, str):
-            tags = msgspec.structs.replace(tags, user_message_id=live_id)
+            metadata = delta.get(LIVE_USER_METADATA_KEY)
+            tags = msgspec.structs.replace(tags, user_message_id=live_id, user_metadata=metadata)
     return tags
 
 
-def live_user_message(message_id: str) -> dict[str, Any]:
+def live_user_message(message_id: str, metadata: Any = None) -> dict[str, Any]:
     """The ``state_delta`` of a ``LiveRequest`` that carries a typed message, so the event ADK
-    stores for it records the client's id."""
-    return {LIVE_USER_MESSAGE_KEY: message_id}
+    stores for it records the client's id and the message's metadata."""
+    delta: dict[str, Any] = {LIVE_USER_MESSAGE_KEY: message_id}
+    if metadata is not None:
+        delta[LIVE_USER_METADATA_KEY] = metadata
+    return delta
 
 
 def title(state: Mapping[str, Any]) -> str | None:

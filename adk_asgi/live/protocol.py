@@ -335,7 +335,7 @@ class LiveProtocol(WaitAPI):
             raise ClientError(409, "a response is still streaming on this connection")
         last = chat.messages[-1]
         if last.role == "user":
-            self._turns.user_turn(request_id, user_content(last), last.id)
+            self._turns.user_turn(request_id, user_content(last), last.id, last.metadata)
         else:
             self._turns.answers(request_id, chat)
 

@@ -8,7 +8,7 @@ rest of the turn streams under it (docs/architecture.md#live-turn).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from google.adk.agents.live_request_queue import LiveRequest
 from google.genai import types
@@ -53,7 +53,9 @@ class Turns:
         if kind != "activity-start":
             self.context.streams.speech_ended()
 
-    def user_turn(self, request_id: str, content: types.Content, message_id: str) -> None:
+    def user_turn(
+        self, request_id: str, content: types.Content, message_id: str, metadata: Any = None
+    ) -> None:
         """A new user message: pending waits are abandoned (denied), the model gets the text.
 
         A response still under way (aborted, or the model speaking unasked) is not this
@@ -66,7 +68,7 @@ class Turns:
         # A new message: the answers just given to old calls belong to their own messages.
         context.streams.begin(context.converter(context.new_message_id(), known_calls=set()))
         context.streams.open(request_id, [], context.clock())
-        state_delta = bookkeeping.live_user_message(message_id)
+        state_delta = bookkeeping.live_user_message(message_id, metadata)
         if not self.titled:
             title = bookkeeping.title_delta({}, content)
             state_delta |= title

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from google.adk.events.event import Event
 from google.adk.sessions.session import Session
@@ -36,6 +37,7 @@ class StoredMessage:
     message_id: str
     content: types.Content
     invocation_id: str
+    metadata: Any = None
 
 
 def stored_message(events: Iterable[Event], message_id: str | None) -> StoredMessage | None:
@@ -46,7 +48,11 @@ def stored_message(events: Iterable[Event], message_id: str | None) -> StoredMes
     for event in visible_events(events):
         tags = bookkeeping.read(event)
         if event.author == "user" and event.content and tags.user_message_id is not None:
-            users.append(StoredMessage(tags.user_message_id, event.content, event.invocation_id))
+            users.append(
+                StoredMessage(
+                    tags.user_message_id, event.content, event.invocation_id, tags.user_metadata
+                )
+            )
         elif answered is None and message_id is not None and tags.message_id == message_id:
             answered = event.invocation_id
     for message in reversed(users):

@@ -60,6 +60,11 @@ is a genai ``Part`` to build and store (about 9 µs each), so 125,000 of them he
 loop for over a second; a long agentic turn holds a few hundred."""
 
 
+MAX_METADATA = 4 * 1024
+"""The JSON bytes a user message's own ``metadata`` may take: it is stored with the message
+(in the tags of each event of its run) and returned by history."""
+
+
 def _check_ids(chat: ChatRequest) -> None:
     """Every id the client sends is matched whole and bounded (:data:`.CLIENT_ID`): they are
     echoed in frames and stored in the session. And the last message is bounded in parts."""
@@ -73,6 +78,9 @@ def _check_ids(chat: ChatRequest) -> None:
     last = len(chat.messages) - 1
     if len(chat.messages[last].parts) > MAX_PARTS:
         raise ClientError(413, f"{chat.where(last)}.parts: a message holds at most {MAX_PARTS}")
+    metadata = chat.messages[last].metadata
+    if metadata is not None and len(msgspec.json.encode(metadata)) > MAX_METADATA:
+        raise ClientError(413, f"{chat.where(last)}.metadata: at most {MAX_METADATA} bytes of JSON")
     for j, part in enumerate(chat.messages[last].parts):
         if not isinstance(part, ToolPart):
             continue

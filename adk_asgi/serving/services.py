@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from google.adk.agents.run_config import RunConfig
 from google.adk.artifacts.base_artifact_service import BaseArtifactService
@@ -176,13 +176,16 @@ class Services:
             speakers=self.speakers,
         )
 
-    def sse_run_config(self, converter: EventConverter, user_message_id: str | None) -> RunConfig:
-        """The run options of one request: the app's, tagged with the ids the client knows and
-        the time its response started."""
+    def sse_run_config(
+        self, converter: EventConverter, user_message_id: str | None, user_metadata: Any = None
+    ) -> RunConfig:
+        """The run options of one request: the app's, tagged with the ids the client knows, the
+        user message's metadata and the time its response started."""
         tagged = bookkeeping.with_tags(
             self.run_config.custom_metadata,
             message_id=converter.message_id,
             user_message_id=user_message_id,
+            user_metadata=user_metadata,
             started_at=converter.facts.started_at,
         )
         return self.run_config.model_copy(update={"custom_metadata": tagged})

@@ -52,6 +52,7 @@ class _Plan:
         lead: list[UIMessageChunk],
         user_message_id: str | None,
         state_delta: dict[str, Any] | None = None,
+        user_metadata: Any = None,
     ) -> None:
         self.session = session
         """As read for the checks, with what they wrote: the run starts from it."""
@@ -60,6 +61,7 @@ class _Plan:
         self.lead = lead
         self.user_message_id = user_message_id
         self.state_delta = state_delta
+        self.user_metadata = user_metadata
 
     @property
     def continues(self) -> bool:
@@ -135,7 +137,8 @@ class ChatEndpoint:
         services = self.services
         if not chat.messages:  # a regenerate of a message the session holds (serving/again.py)
             session, stored = await regenerated(services, identity.user_id, chat)
-            return await self._user_plan(session, stored.content, stored.message_id, state)
+            content, message_id = stored.content, stored.message_id
+            return await self._user_plan(session, content, message_id, state, stored.metadata)
         last = chat.messages[-1]
         if last.role == "user":
             try:
@@ -143,20 +146,25 @@ class ChatEndpoint:
             except TranslationError as exc:
                 raise ClientError(400, f"{chat.where(len(chat.messages) - 1)}: {exc}") from None
             session = await session_for(services, identity.user_id, chat)
-            return await self._user_plan(session, content, last.id, state)
+            return await self._user_plan(session, content, last.id, state, last.metadata)
         plan = await self._continue(identity, chat)
         plan.state_delta = state or None
         return plan
 
     async def _user_plan(
-        self, session: Session, content: types.Content, message_id: str, state: dict[str, Any]
+        self,
+        session: Session,
+        content: types.Content,
+        message_id: str,
+        state: dict[str, Any],
+        metadata: Any,
     ) -> _Plan:
         """A new user turn: the browser calls the user left open are closed
         ([moving on](docs/architecture.md#moving-on)), the run gets the message."""
         await close_left_calls(self.services, session, moved_on=True)
         converter = self.services.converter(self.services.new_message_id())
         delta = state | bookkeeping.title_delta(session.state, content)
-        return _Plan(session, content, converter, [], message_id, delta or None)
+        return _Plan(session, content, converter, [], message_id, delta or None, metadata)
 
     async def _continue(self, identity: Identity, chat: ChatRequest) -> _Plan:
         """A continuation of the assistant message: answers to its waiting tool calls."""
@@ -188,7 +196,9 @@ class ChatEndpoint:
         events = None
         if plan.new_message is not None:
             hand_over(plan.session)  # not read again (serving/session_handover.py)
-            run_config = services.sse_run_config(plan.converter, plan.user_message_id)
+            run_config = services.sse_run_config(
+                plan.converter, plan.user_message_id, plan.user_metadata
+            )
             events = retried_when_stale(  # another writer came first (serving/stale_sessions.py)
                 lambda: services.runner.run_async(
                     user_id=identity.user_id,

@@ -16,7 +16,7 @@ from google.adk.sessions import DatabaseSessionService
 
 from adk_asgi import AdkApp
 from adk_asgi.serving import checks
-from adk_asgi.serving.checks import MAX_PARTS
+from adk_asgi.serving.checks import MAX_METADATA, MAX_PARTS
 from adk_asgi.sse import chat
 from adk_asgi.testing import Text, demo_model, read_ui_message
 from adk_asgi.wire.decoding import MAX_DEPTH
@@ -161,6 +161,21 @@ async def test_a_message_of_more_parts_than_the_limit_is_refused_with_413() -> N
         response = await client.post("/chat", json=request)
     reason = f"messages[0].parts: a message holds at most {MAX_PARTS}"
     assert (response.status_code, response.json()) == (413, {"error": reason})
+
+
+async def test_a_user_messages_metadata_over_the_limit_is_refused_with_413_and_not_stored() -> None:
+    """The metadata is stored with the message (history returns it): its size is bounded."""
+    app = echo_app()
+    metadata = {"note": "x" * MAX_METADATA}
+    message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    async with in_loop_uvicorn(app) as url, httpx.AsyncClient(base_url=url) as client:
+        response = await client.post(
+            "/chat", json={"id": "c1", "messages": [{**message, "metadata": metadata}]}
+        )
+        history = await client.get("/chat/c1/messages")
+    reason = f"messages[0].metadata: at most {MAX_METADATA} bytes of JSON"
+    assert (response.status_code, response.json()) == (413, {"error": reason})
+    assert history.status_code == 404
 
 
 async def test_a_body_that_stops_mid_way_gets_408_and_its_connection_is_closed() -> None:

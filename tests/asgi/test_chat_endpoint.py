@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import httpx
@@ -207,7 +208,9 @@ async def test_a_chat_keeps_its_history_across_requests() -> None:
 
 
 async def test_the_run_is_tagged_with_the_ids_the_client_knows() -> None:
+    """The ids the client knows and the time the answer started (its metadata moments)."""
     app = make_app(scripted_agent([[Text("ok")]]))
+    before = time.time()
     async with client_for(app) as client:
         await client.post("/chat", json=user_body("hi", message_id="user-msg-7"))
         user_id = "browser:" + client.cookies["adk_asgi_uid"]
@@ -216,7 +219,10 @@ async def test_the_run_is_tagged_with_the_ids_the_client_knows() -> None:
     )
     assert session is not None
     tags = [e.custom_metadata for e in session.events if e.author != "user"]
-    assert tags == [{"adk_asgi": {"v": 2, "messageId": MID, "userMessageId": "user-msg-7"}}]
+    started = tags[0]["adk_asgi"]["startedAt"] if tags and tags[0] else None
+    assert isinstance(started, float) and before <= started <= time.time()
+    expected = {"v": 2, "messageId": MID, "userMessageId": "user-msg-7", "startedAt": started}
+    assert tags == [{"adk_asgi": expected}]
 
 
 # --- identity ------------------------------------------------------------------------------

@@ -29,8 +29,7 @@ from google.adk.tools import ToolContext
 from google.adk.workflow import START, Workflow
 from google.genai import types
 
-from adk_asgi import AdkApp
-from adk_asgi.convert.metadata import MessageMoment
+from adk_asgi import AdkApp, MessageMoment
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import Call, ChatClient, Text, demo_model, read_ui_message
 from adk_asgi.testing.auto_send import stock_send_automatically_when
@@ -58,6 +57,9 @@ PIXEL = {
     "url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4"
     "DwABBAEAwS2OUAAAAABJRU5ErkJggg==",
 }
+USER_METADATA = {"sentAt": "2026-11-27T09:00:00Z", "draft": {"edited": False}}
+"""What the page puts on each user message (``sendMessage({text, metadata})``): history
+returns it with the message."""
 BROWSER_OUTPUTS: dict[str, Any] = {"change_bgm": {"playing": 2}, "get_location": LOCATION}
 """What the page's ``onToolCall`` answers for each browser tool."""
 
@@ -255,7 +257,7 @@ class SseChat:
         return self.client.messages
 
     async def send(self, text: str, files: list[dict[str, Any]]) -> None:
-        await self.client.send(text, files=files)
+        await self.client.send(text, files=files, metadata=USER_METADATA)
 
     async def submit(self) -> None:
         await self.client.submit()
@@ -289,7 +291,8 @@ class LiveChat:
 
     async def send(self, text: str, files: list[dict[str, Any]]) -> None:
         parts = [*files, {"type": "text", "text": text}]
-        self.messages.append({"id": self._ids(), "role": "user", "parts": parts})
+        message = {"id": self._ids(), "role": "user", "parts": parts, "metadata": USER_METADATA}
+        self.messages.append(message)
         await self._request(None)
 
     async def submit(self) -> None:
@@ -354,7 +357,8 @@ class ResumingChat:
 
     async def send(self, text: str, files: list[dict[str, Any]]) -> None:
         parts = [*files, {"type": "text", "text": text}]
-        self.messages.append({"id": self._ids(), "role": "user", "parts": parts})
+        message = {"id": self._ids(), "role": "user", "parts": parts, "metadata": USER_METADATA}
+        self.messages.append(message)
         await self._request(None)
 
     async def submit(self) -> None:
