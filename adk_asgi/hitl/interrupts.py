@@ -35,7 +35,7 @@ from google.adk.workflow.utils._workflow_hitl_utils import confirmation_interrup
 from google.genai import types
 
 from adk_asgi.errors import ClientError
-from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl import bookkeeping, node_tools
 
 REQUEST_INPUT: Final = "adk_request_input"
 REQUEST_CREDENTIAL: Final = "adk_request_credential"
@@ -107,8 +107,11 @@ def confirmed_node(event: Event) -> str | None:
 def workflow_answer(event: Event) -> types.Content | None:
     """A workflow's output, shown as the model's text: the value its last node returned (a
     string as it is, any other value as JSON). Outputs of inner nodes feed the next node and
-    are not shown; a node shows something by yielding content."""
+    are not shown; a node shows something by yielding content. A workflow run as an agent's
+    tool answers that agent, not the user: its output is the tool's result."""
     if event.output is None or event.content is not None or event.partial:
+        return None
+    if node_tools.on_tool_branch(event.branch):
         return None
     if not any("/" not in path for path in event.node_info.output_for or ()):
         return None

@@ -34,6 +34,12 @@ NEEDS_CONFIRMATION: Final = {
 """ADK's placeholder result of a call waiting for the user's confirmation."""
 
 
+def unanswered(expired: bool) -> dict[str, str]:
+    """The result of a question for the user closed unanswered: the user moved on, or (a live
+    connection's) its wait ran out."""
+    return EXPIRED if expired else INPUT_MOVED_ON
+
+
 def reason_payload(reason: str) -> dict[str, str]:
     """The payload a confirmation answer carries for the user's reason, when the tool asked
     for no payload of its own (the tool reads it as ``tool_confirmation.payload``)."""

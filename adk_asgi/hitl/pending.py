@@ -21,9 +21,9 @@ from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.hitl import bookkeeping, interrupts, outcomes
+from adk_asgi.hitl import bookkeeping, interrupts, node_tools, outcomes
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, REQUEST_CREDENTIAL, REQUEST_INPUT
-from adk_asgi.hitl.outcomes import reason_of
+from adk_asgi.hitl.outcomes import reason_of, unanswered
 from adk_asgi.hitl.policy import ToolPolicy
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
@@ -56,6 +56,8 @@ class ToolCall:
     adk_id: str = ""
     """The id ADK knows the call by, when the client knows it by another
     (:func:`~.interrupts.client_call_id`): what its answer is sent under."""
+    branch: str = ""
+    """The branch of the event that made it: a tool call's, inside a workflow run as a tool."""
 
     @property
     def answered_as(self) -> str:
@@ -124,12 +126,13 @@ class ChatState:
         return [self.calls[c] for c in ids if c in self.calls]
 
     def dangling(self) -> list[ToolCall]:
-        """Calls left with no response at all and nothing waiting on them: a server stopped
-        while they ran."""
+        """Calls left with no response at all and nothing waiting on them (a workflow run as
+        a tool waits on its question, :mod:`.node_tools`): a server stopped while they ran."""
+        held = node_tools.suspended(self.calls.values(), self.waiting(), self.responded)
         return [
             call
             for call in self.calls.values()
-            if call.id not in self.responded and not call.long_running
+            if call.id not in self.responded and not call.long_running and call not in held
         ]
 
     def closed_unanswered(self, call_id: str) -> str | None:
@@ -211,7 +214,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
             if state.open_confirmations.pop(approval_id, None) is not None:
                 state.decided_confirmations[approval_id] = False
             elif approval_id in state.calls:  # a question for the user, left unanswered
-                state.results.setdefault(approval_id, INPUT_MOVED_ON)
+                state.results.setdefault(approval_id, unanswered(approval_id in tags.expired))
         placeholders = event.actions.requested_tool_confirmations or {}
         long_running = event.long_running_tool_ids or set()
         for call in event.get_function_calls():
@@ -254,6 +257,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
                 message_id=tags.message_id,
                 long_running=call.id in long_running,
                 adk_id=call.id if client_id != call.id else "",
+                branch=event.branch or "",
             )
             if call.id in long_running and policy and policy.needs_approval(call.name, args):
                 state.gated.add(call.id)
@@ -341,6 +345,8 @@ def closing_answers(
             continue
         if not moved_on:
             expired.append(answered)
+    held = node_tools.suspended(state.calls.values(), state.waiting(), state.responded)
+    parts += [_response(call, INPUT_MOVED_ON) for call in held] if moved_on else []  # (above)
     for call in state.dangling():
         invocation_id = invocation_id or call.invocation_id
         parts.append(_response(call, INTERRUPTED))
