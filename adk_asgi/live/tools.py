@@ -33,9 +33,11 @@ from google.genai import types
 
 from adk_asgi.convert.adk_values import approval_descriptor
 from adk_asgi.hitl.interrupts import REQUEST_INPUT
+from adk_asgi.hitl.outcomes import EXPIRED as TIMED_OUT
+from adk_asgi.hitl.outcomes import INPUT_MOVED_ON, MOVED_ON
 from adk_asgi.hitl.pending import REJECTED, ToolCall, client_approval_id
 from adk_asgi.hitl.tools import ClientTool
-from adk_asgi.live import durable
+from adk_asgi.live import durable, node_tools
 from adk_asgi.live.calls import UNANSWERED, WaitKind
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.protocol import LiveProtocol
@@ -44,6 +46,8 @@ logger = logging.getLogger("adk_asgi")
 
 TAKEN: Final = {"error": "This call was answered in another request."}
 """What the model gets from a browser call whose result another request delivered first."""
+_NO_ANSWER: Final = (TIMED_OUT, INPUT_MOVED_ON, MOVED_ON)
+"""What a wait for the page's answer resolves to when none came (the constants themselves)."""
 
 
 class ToolWaits:
@@ -102,14 +106,10 @@ class ToolWaits:
             needs_approval = isinstance(tool, ClientTool) and tool.needs_approval(args)
             if needs_approval and not await self._approved(call, record, None):
                 return REJECTED
-            early = self.protocol.early_result(call.id)
-            if early is not None:
-                result: dict[str, Any] = early
-                return result
-            expires = time.time() + self.client_tool_timeout
-            await record(durable.waiting_for_browser(call, expires))
-            result = await self._wait(call, "result", self.client_tool_timeout)
-            return TAKEN if await self._taken(call.id) else result
+            result: dict[str, Any] = (await self.answer(call, record))[1]
+            return result
+        if node_tools.runs_a_workflow(tool):  # which may stop for the user's answers
+            return await node_tools.run(tool, args, tool_context, _Page(self, record))
         if await tool.check_require_confirmation(args, tool_context) is True:
             if not await self._approved(call, record, ToolConfirmation()):
                 return REJECTED
@@ -139,6 +139,20 @@ class ToolWaits:
         tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
         result = await tool.run_async(args=args, tool_context=tool_context)
         return result if isinstance(result, dict) else {"result": result}
+
+    async def answer(self, call: ToolCall, record: _Recorder) -> tuple[bool, Any]:
+        """Wait for the page's answer to ``call`` (a browser tool's result, the user's answer
+        to a question): ``(True, answer)``, or ``(False, outcome)`` when none came (its wait
+        ran out, or another request took it)."""
+        early = self.protocol.early_result(call.id)
+        if early is not None:
+            return True, early
+        expires = time.time() + self.client_tool_timeout
+        await record(durable.waiting_for_browser(call, expires))
+        result = await self._wait(call, "result", self.client_tool_timeout)
+        if await self._taken(call.id):
+            return False, TAKEN
+        return not any(result is none for none in _NO_ANSWER), result
 
     def _call_of(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> ToolCall:
         call_id = tool_context.function_call_id
@@ -187,6 +201,25 @@ class ToolWaits:
             outcome, outputs = self.protocol.timed_out(call.id)
             self.carry_out(outputs)
             return outcome
+
+
+class _Page:
+    """The questions a workflow run as a tool asks, answered on this connection as the
+    ``request_input`` tool's are (:mod:`.node_tools`)."""
+
+    def __init__(self, waits: ToolWaits, record: _Recorder) -> None:
+        self.waits = waits
+        self.record = record
+
+    async def ask(self, question: types.FunctionCall) -> tuple[bool, Any]:
+        assert question.id is not None
+        invocation_id = self.record.context.invocation_id
+        args = question.args or {}
+        call = self.waits.protocol.call(question.id, REQUEST_INPUT, args, invocation_id)
+        return await self.waits.answer(call, self.record)
+
+    def answered(self, call_id: str, answer: Any) -> None:
+        self.waits.carry_out(self.waits.protocol.tool_finished(call_id, answer))
 
 
 class _Recorder:
