@@ -15,6 +15,9 @@ Mounted apps (each answers ``POST /chat``, ``GET /chat/{id}/messages``, ``WS /li
 * ``/workflow-input``: an ADK 2 ``Workflow`` whose first node asks for a name
   (``RequestInput``), the next one greets it.
 * ``/workflow-confirm``: a ``Workflow`` whose ``pay`` node requires confirmation.
+* ``/workflow-tool``: ``receptionist`` calls the workflow ``greeter`` as a tool (ADK's
+  ``NodeTool``); its first node asks for a name (``RequestInput``), the next one greets it,
+  and the greeting is the tool's result.
 
 Every model is a ``ScriptedLlm`` answering from the conversation (``responder=``), so every chat
 of the session gets the same answers, over SSE and over the live connection alike. In live mode
@@ -43,7 +46,7 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.tool_context import ToolContext
 from google.adk.workflow import START, Workflow, node
 from google.genai import types
-from pydantic import PrivateAttr
+from pydantic import BaseModel, PrivateAttr
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -230,6 +233,38 @@ def greet(node_input: dict[str, str]) -> str:
     return f"Hello {node_input['name']}"
 
 
+class Visit(BaseModel):
+    reason: str
+
+
+VISIT = {"reason": "a visit"}
+"""What ``receptionist`` calls ``greeter`` with."""
+
+
+def workflow_tool() -> LlmAgent:
+    """Calls the workflow ``greeter`` as a tool (ADK wraps it in a ``NodeTool``): it asks the
+    user's name and greets it; the model then says what the tool returned."""
+
+    def receptionist(contents: list[types.Content]) -> list[Segment]:
+        results = [
+            part.function_response.response
+            for content in this_turn(contents)
+            for part in content.parts or ()
+            if part.function_response is not None and part.function_response.name == "greeter"
+        ]
+        if not results:
+            return [Call("greeter", VISIT)]
+        return [Text(f"The greeter said: {(results[-1] or {}).get('result')}.")]
+
+    greeter = Workflow(
+        name="greeter",
+        description="Greets the visitor by name.",
+        edges=[(START, ask_name, greet)],
+        input_schema=Visit,
+    )
+    return LlmAgent(name="receptionist", model=ScriptedLlm(responder=receptionist), tools=[greeter])
+
+
 PAY_RUNS: Counter[str] = Counter()
 """How many times ``pay`` really ran, per chat."""
 
@@ -261,6 +296,7 @@ def create_app() -> Starlette:
         "/request-input": AdkApp(booking()),
         "/workflow-input": AdkApp(Workflow(name="asking", edges=[(START, ask_name, greet)])),
         "/workflow-confirm": AdkApp(Workflow(name="paying", edges=[(START, plan, pay)])),
+        "/workflow-tool": AdkApp(workflow_tool()),
     }
 
     @asynccontextmanager
