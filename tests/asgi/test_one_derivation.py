@@ -125,6 +125,10 @@ SHAPES = {
         outputs={"adk_request_input": {"name": "Bob"}},
         live=False,
     ),
+    "workflow tool input": Scenario(
+        "hi", agent=shapes.workflow_tool, outputs={"adk_request_input": {"name": "Bob"}}
+    ),
+    "workflow tool input left waiting": Scenario("hi", agent=shapes.workflow_tool),
     **{
         f"workflow node confirmed {a}": Scenario(
             "go",
