@@ -161,7 +161,7 @@ def text(words: str, author: str | None = None) -> dict[str, Any]:
     return part
 
 
-RUN_UNASKED = {"task_completed", "finish", "transfer_to_agent", "expert"}
+RUN_UNASKED = {"task_completed", "finish", "transfer_to_agent", "expert", "greeter"}
 """The server's tools that ask nothing of the page: announced ``providerExecuted``."""
 
 
@@ -369,6 +369,55 @@ def test_workflow_request_input(shapes_server: str, client: tuple[str, int]) -> 
     # the answer went back as the client's own continuation of the message
     sent = report["requests"][1]["messages"][-1]["parts"][1]
     assert (sent["state"], sent["output"]) == ("output-available", {"name": "Bob"})
+    assert report["history"] == report["messages"]
+
+
+# --- a workflow used as a tool, whose workflow asks the user --------------------------------
+
+
+@ALL
+def test_workflow_tool_request_input(shapes_server: str, client: tuple[str, int]) -> None:
+    """The agent calls the workflow ``greeter`` as a tool; its ``RequestInput`` is answered
+    with the stock ``addToolOutput``, the stock ``lastAssistantMessageIsCompleteWithToolCalls``
+    sends it (the tool's own part, the server's, waits meanwhile), the workflow resumes, and
+    the tool's part ends with its output. Over SSE the question has a step of its own; live
+    mode shows the call and the question in one step and keeps ADK's ids."""
+    report = run(
+        shapes_server,
+        "/workflow-tool",
+        client,
+        "hi",
+        {"addToolOutput": {"tool": "adk_request_input", "output": {"name": "Bob"}}},
+        sendAutomaticallyWhen="toolCalls",
+    )
+    assert outcome(report) == ("ready", None, 2)
+    sse = client[0] == "sse"
+    asked = {
+        "interruptId": "<interrupt1>" if sse else "<call2>",
+        "payload": None,
+        "message": "What is your name?",
+        "response_schema": NAME_SCHEMA,
+    }
+    greeter = tool("greeter", "<call1>", {"reason": "a visit"}, {"result": "Hello Bob"})
+    question = tool("adk_request_input", "<call2>", asked, {"name": "Bob"})
+    assert normalized(report["messages"]) == said(
+        "hi",
+        STEP,
+        greeter,
+        *([STEP] if sse else []),
+        question,
+        STEP,
+        text("The greeter said: Hello Bob."),
+    )
+    if sse:
+        part = report["messages"][1]["parts"][3]
+        assert part["toolCallId"].startswith(part["input"]["interruptId"] + "~")
+    # the answer went back as the client's own continuation, the tool's part still waiting
+    sent = report["requests"][1]["messages"][-1]["parts"]
+    assert [(p.get("type"), p.get("state")) for p in sent if "toolCallId" in p] == [
+        ("tool-greeter", "input-available"),
+        ("tool-adk_request_input", "output-available"),
+    ]
     assert report["history"] == report["messages"]
 
 
