@@ -48,8 +48,9 @@ _SEPARATOR: Final = "~"
 def client_call_id(call_id: str, name: str, event: Event) -> str:
     """The id the client knows a call by: a request for the user's input is qualified by the
     event that asked, since ADK asks again under the same id (module docstring). A live
-    connection's calls keep ADK's ids: a live run is one invocation of an agent (workflows
-    cannot run live), whose model gives every call an id of its own."""
+    connection's calls keep ADK's ids: a live run is one invocation of an agent (a workflow
+    cannot be its root; one run as a tool asks within it), whose model gives every call an id
+    of its own."""
     if name not in ASKING_THE_USER or bookkeeping.read(event).live_step is not None:
         return call_id
     return f"{call_id}{_SEPARATOR}{event.id}"
