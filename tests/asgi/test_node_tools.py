@@ -1,17 +1,26 @@
 """A workflow used as an agent's tool (ADK's ``NodeTool``) whose workflow asks the user, over
 SSE through the ASGI client: the question reaches the page as a root workflow's does (a
 ``tool-adk_request_input`` part answered with the stock ``addToolOutput``, checked against
-its ``response_schema``), the answer resumes the workflow, and the agent's call of the tool
-then ends with the tool's output. Each test checks a reload (history) shows what streamed.
+its ``response_schema``; a node's ``require_confirmation``, an approval), the answer resumes
+the workflow, and the agent's call of the tool then ends with the tool's output. Each test
+checks a reload (history) shows what streamed.
 
 The agent is ``receptionist`` of tests/e2e/shapes_app.py: it calls the workflow ``greeter``
 (ask the name, then greet it) and says what the tool returned."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from adk_asgi.hitl.pending import INPUT_MOVED_ON
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.workflow import START, Workflow, node
+from google.genai import types
+from pydantic import BaseModel
+
+from adk_asgi.hitl.pending import INPUT_MOVED_ON, REJECTED
+from adk_asgi.testing import Call, ScriptedLlm, Segment, Text
 from tests.asgi.test_workflows import NAME_SCHEMA, Chat
 from tests.e2e import shapes_app as shapes
 from tests.support import answer, normalize_ids
@@ -140,3 +149,84 @@ async def test_a_new_message_closes_the_question_and_the_tools_call() -> None:
             {**left[3], **closed},
         ]
         assert history[2:] == chat.messages[2:]
+
+
+# --- a node of a workflow tool that requires confirmation ---------------------------------
+
+
+class Bill(BaseModel):
+    amount: int
+
+
+class Cashier:
+    """``cashier`` calls the workflow ``payer`` as a tool, whose node ``pay`` requires the
+    user's confirmation; the model says what the tool returned."""
+
+    def __init__(self) -> None:
+        self.runs: Counter[int] = Counter()
+
+        @node(require_confirmation=True)
+        def pay(node_input: Bill) -> str:
+            self.runs[node_input.amount] += 1
+            return f"paid {node_input.amount}"
+
+        def respond(contents: list[types.Content]) -> list[Segment]:
+            results = [
+                part.function_response.response
+                for content in shapes.this_turn(contents)
+                for part in content.parts or ()
+                if part.function_response is not None and part.function_response.name == "payer"
+            ]
+            return [Text(f"Payer: {results[-1]}.")] if results else [Call("payer", {"amount": 30})]
+
+        payer = Workflow(name="payer", description="Pays.", edges=[(START, pay)], input_schema=Bill)
+        self.agent = LlmAgent(name="cashier", model=ScriptedLlm(responder=respond), tools=[payer])
+
+
+@pytest.mark.parametrize("approved", [True, False], ids=["approved", "denied"])
+async def test_a_confirmation_asked_inside_a_workflow_tool_is_an_approval(approved: bool) -> None:
+    cashier = Cashier()
+    async with Chat(cashier.agent) as chat:
+        first = await chat.send("pay")
+        approval = next(c for c in first if c["type"] == "tool-approval-request")
+        assert approval["toolCallId"].startswith(
+            f"wf_tool_confirmation:cashier@1/payer@{first[2]['toolCallId']}/pay@1~"
+        )
+        assert await chat.history() == chat.messages
+
+        second = await chat.resume(tool="pay", approved=approved)
+        result = {"result": "paid 30"} if approved else REJECTED
+        # the node's part, then the tool's, settle before the model's step
+        settled: list[dict[str, Any]] = (
+            [
+                {"type": "tool-output-available", "toolCallId": "<pay>", "output": "paid 30"},
+                {"type": "tool-output-available", "toolCallId": "<payer>", "output": result},
+            ]
+            if approved
+            else [
+                {"type": "tool-output-denied", "toolCallId": "<pay>"},
+                {
+                    "type": "tool-output-error",
+                    "toolCallId": "<payer>",
+                    "errorText": REJECTED["error"],
+                },
+            ]
+        )
+        named = {approval["toolCallId"]: "<pay>", first[2]["toolCallId"]: "<payer>"}
+        assert [
+            {**c, "toolCallId": named[c["toolCallId"]]} if "toolCallId" in c else c
+            for c in second
+            if c["type"] != "text-delta"
+        ] == [
+            {"type": "start", "messageId": "msg1"},
+            *settled,
+            {"type": "start-step"},
+            {"type": "text-start", "id": "msg1-txt1"},
+            {"type": "text-end", "id": "msg1-txt1"},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+        text = "".join(c["delta"] for c in second if c["type"] == "text-delta")
+        assert text == f"Payer: {result}."
+        assert cashier.runs == ({30: 1} if approved else {})
+        assert await chat.history() == chat.messages
