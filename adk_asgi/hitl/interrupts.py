@@ -112,9 +112,8 @@ def workflow_answer(event: Event) -> types.Content | None:
     tool answers that agent, not the user: its output is the tool's result."""
     if event.output is None or event.content is not None or event.partial:
         return None
-    if node_tools.on_tool_branch(event.branch):
-        return None
-    if not any("/" not in path for path in event.node_info.output_for or ()):
+    tops = [path for path in event.node_info.output_for or () if "/" not in path]
+    if not tops or all(node_tools.run_by_a_tool(path) for path in tops):
         return None
     value = event.output
     text = value if isinstance(value, str) else _json(value)

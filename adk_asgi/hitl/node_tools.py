@@ -35,12 +35,13 @@ class _Call(Protocol):
     def answered_as(self) -> str: ...
 
 
-def on_tool_branch(branch: str | None) -> bool:
-    """Whether an event lies inside a node run as a tool: its branch holds a tool call's
-    segment (an agent's branch segments are agent names, which hold no ``@``). Over SSE the
-    node path says so too (``<agent>@1/<tool>@<call id>/...``); a live run has no path
-    for its agent, so the branch is what tells."""
-    return any("@" in segment for segment in (branch or "").split("."))
+def run_by_a_tool(path: str) -> bool:
+    """Whether a node path with no parent is that of a node a tool ran: a tool runs its node
+    under its call's id (``<name>@<call id>``), the runner under a number (``wf@1``: ADK keeps
+    numeric run ids for those it makes). Over SSE a tool's node lies under the calling agent's
+    path, never at the top; a live run gives its agent no path, and this tells."""
+    _, _, run_id = path.rpartition("@")
+    return not run_id.isdigit()
 
 
 def runs_within(inner: _Call, outer: _Call) -> bool:
