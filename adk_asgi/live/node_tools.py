@@ -103,5 +103,5 @@ def _open_questions(
         for event in events
         if event.invocation_id == invocation_id and segment in (event.branch or "").split(".")
         for call in event.get_function_calls()
-        if call.name == REQUEST_INPUT and call.id not in answered
+        if call.name == REQUEST_INPUT and call.id and call.id not in answered
     ]
