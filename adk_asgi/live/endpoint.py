@@ -33,6 +33,7 @@ from google.genai import types
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from adk_asgi.errors import ClientError
+from adk_asgi.live.extras import Decoded, decode_send, with_request_state
 from adk_asgi.live.outbox import NOT_READING, Outbox, frame_size, too_large
 from adk_asgi.live.outputs import (
     Close,
@@ -51,11 +52,10 @@ from adk_asgi.live.protocol import LiveProtocol
 from adk_asgi.live.session import LiveSession
 from adk_asgi.live.tools import LiveQueue, ToolWaits
 from adk_asgi.serving import file_urls, load
-from adk_asgi.serving.checks import decode_send_frame, frame_head
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
 from adk_asgi.wire.decoding import OFF_LOOP
-from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, ChatRequest
+from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE
 
 logger = logging.getLogger("adk_asgi")
 
@@ -264,9 +264,11 @@ class _Connection:
                     await self._on_audio(data)
                 continue
             if text is not None:
-                decoded = None
+                decoded: Decoded = None
                 if len(text) > OFF_LOOP:  # decoded in a thread: other clients do not wait
-                    decoded = await asyncio.to_thread(_decode_send, text)
+                    decoded = await asyncio.to_thread(decode_send, text)
+                if (hook := self.services.request_state) is not None:  # live/extras.py
+                    decoded = await with_request_state(hook, self.user_id, text, decoded)
                 self.carry_out(self.protocol.receive(text, decoded))
         self.outbox.client_gone()
         if self.session.recorder is not None and self.protocol.streaming:
@@ -373,16 +375,6 @@ class _Connection:
             self.carry_out(self.protocol.tick())
         except Exception as exc:  # the connection ends with it, as with any of its tasks'
             self._spawn(_raise(exc), "timer")
-
-
-def _decode_send(text: str) -> ChatRequest | ClientError | None:
-    """A long frame's request when it is a ``send`` (or why it is refused), for
-    :meth:`LiveProtocol.receive`; run off the event loop. ``None``: not a ``send``."""
-    try:
-        head = frame_head(text)
-        return decode_send_frame(text) if head is not None and head[0] == "send" else None
-    except ClientError as exc:
-        return exc
 
 
 async def _raise(exc: Exception) -> None:

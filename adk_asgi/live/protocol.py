@@ -23,7 +23,6 @@ from google.adk.events.event import Event
 
 from adk_asgi.convert.failures import AgentError, ErrorHandler, show_errors
 from adk_asgi.convert.metadata import MessageMetadata
-from adk_asgi.convert.translate import user_content
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.continuation import Continuation
@@ -333,9 +332,8 @@ class LiveProtocol(WaitAPI):
             return
         if self.streams.busy():
             raise ClientError(409, "a response is still streaming on this connection")
-        last = chat.messages[-1]
-        if last.role == "user":
-            self._turns.user_turn(request_id, user_content(last), last.id, last.metadata)
+        if chat.messages[-1].role == "user":
+            self._turns.user_turn(request_id, chat)
         else:
             self._turns.answers(request_id, chat)
 

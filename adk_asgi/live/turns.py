@@ -8,11 +8,11 @@ rest of the turn streams under it (docs/architecture.md#live-turn).
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from google.adk.agents.live_request_queue import LiveRequest
-from google.genai import types
 
+from adk_asgi.convert.translate import user_content
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.continuation import Conflict, Continuation, continuation
 from adk_asgi.hitl.pending import PAYLOADS_KEY
@@ -53,22 +53,27 @@ class Turns:
         if kind != "activity-start":
             self.context.streams.speech_ended()
 
-    def user_turn(
-        self, request_id: str, content: types.Content, message_id: str, metadata: Any = None
-    ) -> None:
-        """A new user message: pending waits are abandoned (denied), the model gets the text.
+    def user_turn(self, request_id: str, chat: ChatRequest) -> None:
+        """A new user message (the request's last): pending waits are abandoned (denied), the
+        model gets the text. What the app's ``request_state`` hook made of the request's
+        extras (``chat.state``, :mod:`.extras`) is written with it, before the model gets it.
 
         A response still under way (aborted, or the model speaking unasked) is not this
         message's: the rest of its turn, up to the model's ``interrupted`` or
         ``turn_complete``, is drained into it, so it neither ends nor fills the new response.
         """
+        last = chat.messages[-1]
+        content = user_content(last)
         context = self.context
         context.calls.move_on()
         context.streams.cut_short()
         # A new message: the answers just given to old calls belong to their own messages.
         context.streams.begin(context.converter(context.new_message_id(), known_calls=set()))
         context.streams.open(request_id, [], context.clock())
-        state_delta = bookkeeping.live_user_message(message_id, metadata)
+        state_delta = {
+            **(chat.state or {}),
+            **bookkeeping.live_user_message(last.id, last.metadata),
+        }
         if not self.titled:
             title = bookkeeping.title_delta({}, content)
             state_delta |= title

@@ -195,6 +195,10 @@ class ChatRequest(msgspec.Struct, kw_only=True):
     last_only: bool = False
     """The body held ``message`` (or no message), not ``messages``: the client keeps no
     copy of the chat for the server, so a message it sends again is recognized by its id."""
+    state: dict[str, Any] | None = None
+    """What the app's ``request_state`` hook made of :attr:`extra`, once asked: a live
+    connection asks as it reads the ``send`` frame (the hook may be async; the protocol machine
+    that then takes the request is sans-I/O). Never decoded from the body."""
 
     def where(self, index: int) -> str:
         """How the body names ``messages[index]``, for a reason the client can act on."""

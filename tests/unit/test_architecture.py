@@ -19,6 +19,7 @@ SANS_IO_ELSEWHERE = [
     "live.context",
     "live.durable",
     "live.events",
+    "live.extras",
     "live.outputs",
     "live.phases",
     "live.protocol",

@@ -1,0 +1,186 @@
+"""``AdkApp(request_state=...)`` in live mode: the ``body`` extras of a ``send`` frame, checked
+by the app's hook, written into the session's state with the user's message, before the model
+gets it (docs/sse.md#request-extras). A tool of that turn reads the value of that turn; a
+refused value is an ``error`` frame, changes nothing, and the connection goes on.
+
+Against a real uvicorn: raw frames as the stock ``WebSocketChatTransport`` sends them (every
+chunk asserted), then the real clients: ai@7's ``WebSocketChatTransport`` and ``transport.js``
+with ai@6 and ai@7, extras from the transport's ``body`` and ``sendMessage``'s.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+import httpx
+import msgspec
+import pytest
+import pytest_asyncio
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from adk_asgi import AdkApp
+from adk_asgi.testing import Call, Text, Turn
+from tests.e2e.node_client import drive_chat_async
+from tests.live.test_live_connection import _history, _users, open_live, serve
+from tests.live.test_live_requests import next_frame
+from tests.support import normalize_ids, scripted_agent
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+REFUSED = "Invalid enum value 'loud' - at `$.mode`"
+"""The hook's ``msgspec.ValidationError``, as the client reads it."""
+
+
+class Extras(msgspec.Struct):
+    """What the app takes from a request's extras; any other key is ignored."""
+
+    mode: Literal["terse", "chatty"] | None = None
+
+
+def request_state(extras: dict[str, Any], user_id: str) -> dict[str, Any]:
+    """A request that names no mode changes none (the hook writes nothing)."""
+    mode = msgspec.convert(extras, Extras).mode  # a ValidationError is a ValueError: refused
+    return {} if mode is None else {"mode": mode}
+
+
+def read_mode(tool_context: ToolContext) -> dict[str, str]:
+    """The mode the user asked for, as the session's state holds it now."""
+    return {"mode": tool_context.state.get("mode", "unset")}
+
+
+def responder(contents: list[types.Content]) -> Turn:
+    """Each user message: the model calls ``read_mode``, then says what it read."""
+    for part in contents[-1].parts or []:
+        if part.function_response is not None:
+            response = part.function_response.response or {}
+            return [Text(f"Answering in {response['mode']} mode.")]
+    return [Call("read_mode")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server() -> AsyncIterator[tuple[AdkApp, str]]:
+    agent = scripted_agent(responder=responder, tools=[read_mode], chunk_size=100)
+    app = AdkApp(agent, request_state=request_state)
+    async with serve(app) as url:
+        yield app, url
+
+
+CALL = {"toolCallId": "<call1>", "toolName": "read_mode", "providerExecuted": True}
+"""A server tool's call (``providerExecuted``: the client does not run it)."""
+
+
+def answer(mode: str) -> list[dict[str, Any]]:
+    """The whole response to one user message: the tool's call and result, then the text."""
+    return [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {**CALL, "type": "tool-input-start"},
+        {**CALL, "type": "tool-input-available", "input": {}},
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": {"mode": mode}},
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block1>"},
+        {"type": "text-delta", "id": "<block1>", "delta": f"Answering in {mode} mode."},
+        {"type": "text-end", "id": "<block1>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+async def state_of(app: AdkApp, chat_id: str) -> dict[str, Any]:
+    [user_id] = _users(app, chat_id)
+    session = await app.session_service.get_session(
+        app_name=app.app_name, user_id=user_id, session_id=chat_id
+    )
+    assert session is not None
+    return {k: v for k, v in session.state.items() if not k.startswith("adk_asgi:")}
+
+
+async def test_each_turn_reads_its_extras_and_a_refused_one_changes_nothing(
+    server: tuple[AdkApp, str],
+) -> None:
+    app, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        live.body = {"mode": "terse", "theme": "dark"}  # an unknown key is ignored
+        assert normalize_ids(await live.turn("hello")) == answer("terse")
+        live.body = {"mode": "chatty"}
+        assert normalize_ids(await live.turn("more")) == answer("chatty")
+        live.body = {"mode": "loud"}
+        refused = await live.send("shout")
+        error = {"type": "error", "requestId": refused, "errorText": REFUSED}
+        assert await next_frame(live) == error
+        assert await state_of(app, live.chat_id) == {"mode": "chatty"}
+        live.body = {}  # no mode: the one the session holds
+        assert normalize_ids(await live.turn("again")) == answer("chatty")
+        live.body = {"mode": "terse"}
+        assert normalize_ids(await live.turn("short")) == answer("terse")
+    assert await state_of(app, live.chat_id) == {"mode": "terse"}
+    history = await _history(app, live.chat_id)
+    users = [m["parts"][0]["text"] for m in history if m["role"] == "user"]
+    assert users == ["hello", "more", "again", "short"]  # the refused message never ran
+
+
+def texts(message: dict[str, Any]) -> list[str]:
+    return [p["text"] for p in message["parts"] if p["type"] == "text"]
+
+
+@pytest.mark.parametrize(("transport", "sdk"), [("ws", 7), ("ws-js", 6), ("ws-js", 7)])
+async def test_the_real_clients_body_extras_reach_the_turns_tools(
+    server: tuple[AdkApp, str], transport: str, sdk: int
+) -> None:
+    """The transport's ``body`` and ``sendMessage``'s, merged by the client into the ``send``
+    frame's ``body``; the refused message is the chat's error, and the next one is answered."""
+    app, url = server
+    base = url.replace("ws", "http", 1).removesuffix("/live")
+    cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    spec = {
+        "transport": transport,
+        "wsUrl": url,
+        "transportJsUrl": f"{base}/transport.js",
+        "chatId": chat_id,
+        "headers": {"cookie": cookie},
+        "body": {"mode": "terse", "theme": "dark"},
+        "steps": [
+            {"send": "hello"},
+            {"send": {"text": "more", "body": {"mode": "chatty"}}},
+            {"send": {"text": "shout", "body": {"mode": "loud"}}},
+            {"send": {"text": "again", "body": {"mode": "chatty"}}},
+            {"send": "short"},
+        ],
+    }
+    report = await drive_chat_async(spec, sdk)
+    assert (report["status"], report["error"], report["loop"]) == ("ready", None, False)
+    sent = [(r["body"], r["messages"][-1]["parts"][0]["text"]) for r in report["requests"]]
+    assert sent == [
+        ({"mode": "terse", "theme": "dark"}, "hello"),
+        ({"mode": "chatty", "theme": "dark"}, "more"),
+        ({"mode": "loud", "theme": "dark"}, "shout"),
+        ({"mode": "chatty", "theme": "dark"}, "again"),
+        ({"mode": "terse", "theme": "dark"}, "short"),
+    ]
+    errors = [f["frame"] for f in report["frames"] if f["frame"].get("type") == "error"]
+    assert errors == [
+        {"type": "error", "requestId": report["requests"][2]["requestId"], "errorText": REFUSED}
+    ]
+    said = [(m["role"], texts(m)) for m in report["messages"]]
+    assert said == [
+        ("user", ["hello"]),
+        ("assistant", ["Answering in terse mode."]),
+        ("user", ["more"]),
+        ("assistant", ["Answering in chatty mode."]),
+        ("user", ["shout"]),  # refused: no answer
+        ("user", ["again"]),
+        ("assistant", ["Answering in chatty mode."]),
+        ("user", ["short"]),
+        ("assistant", ["Answering in terse mode."]),
+    ]
+    async with httpx.AsyncClient(base_url=base, headers={"cookie": cookie}) as http:
+        stored = (await http.get(f"/chat/{chat_id}/messages")).json()
+    shown = [m for m in report["messages"] if texts(m) != ["shout"]]
+    assert [(m["role"], texts(m)) for m in stored] == [(m["role"], texts(m)) for m in shown]
+    assert await state_of(app, chat_id) == {"mode": "terse"}
