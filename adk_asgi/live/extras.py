@@ -18,10 +18,19 @@ now would be read; its extras stay ignored (docs/sse.md#request-extras).
 
 from __future__ import annotations
 
+import logging
+from typing import Final
+
 from adk_asgi.errors import ClientError
 from adk_asgi.serving.checks import check_chat, decode_send_frame, frame_head
 from adk_asgi.serving.request_state import RequestState, state_delta
 from adk_asgi.wire.messages import ChatRequest
+
+logger = logging.getLogger("adk_asgi")
+
+HOOK_FAILED: Final = "Internal Server Error"
+"""What the client reads of a hook that failed (it raised, or returned what a session cannot
+store): what an SSE request's ``500`` says; the server logs why."""
 
 Decoded = ChatRequest | ClientError | None
 """A frame's request, why it is refused, or ``None``: not a ``send`` (or not one that
@@ -60,4 +69,7 @@ async def with_request_state(
         chat.state = await state_delta(hook, body if isinstance(body, dict) else {}, user_id)
     except ClientError as exc:
         return exc
+    except Exception:  # the app's bug (a 500 over SSE): this request fails, the others go on
+        logger.exception("adk_asgi: the request_state hook failed")
+        return ClientError(500, HOOK_FAILED)
     return chat

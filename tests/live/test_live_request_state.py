@@ -22,7 +22,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import Call, Text, Turn
+from adk_asgi.testing import Call, ScriptedLlm, Text, Turn
 from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import _history, _users, open_live, serve
 from tests.live.test_live_requests import next_frame
@@ -60,10 +60,14 @@ def responder(contents: list[types.Content]) -> Turn:
     return [Call("read_mode")]
 
 
+AGENT = scripted_agent(
+    responder=responder, tools=[read_mode], chunk_size=100, instruction="Be {mode?}."
+)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[tuple[AdkApp, str]]:
-    agent = scripted_agent(responder=responder, tools=[read_mode], chunk_size=100)
-    app = AdkApp(agent, request_state=request_state)
+    app = AdkApp(AGENT, request_state=request_state)
     async with serve(app) as url:
         yield app, url
 
@@ -122,6 +126,59 @@ async def test_each_turn_reads_its_extras_and_a_refused_one_changes_nothing(
     history = await _history(app, live.chat_id)
     users = [m["parts"][0]["text"] for m in history if m["role"] == "user"]
     assert users == ["hello", "more", "again", "short"]  # the refused message never ran
+
+
+def buggy(extras: dict[str, Any], user_id: str) -> Any:
+    """Returns what no session can store when asked for ``bug``."""
+    return ["mode"] if extras.get("bug") else {"mode": "terse"}
+
+
+async def test_a_failing_hook_fails_its_request_and_the_connection_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with serve(AdkApp(AGENT, request_state=buggy)) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            live.body = {"bug": True}
+            failed = await live.send("hello")
+            error = {"type": "error", "requestId": failed, "errorText": "Internal Server Error"}
+            assert await next_frame(live) == error
+            live.body = {}
+            assert normalize_ids(await live.turn("again")) == answer("terse")
+    [record] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert (record.name, record.message) == (
+        "adk_asgi",
+        "adk_asgi: the request_state hook failed",
+    )
+    assert record.exc_info is not None
+    assert str(record.exc_info[1]) == "request_state returned list, not a mapping"
+
+
+def instructions() -> list[str]:
+    """The system instruction of each live session the model opened, in order."""
+    model = AGENT.model
+    assert isinstance(model, ScriptedLlm)
+    return [str(r.config.system_instruction).split("\n\n")[0] for r in model.requests]
+
+
+async def test_the_instruction_reads_the_state_as_the_session_opens(
+    server: tuple[AdkApp, str],
+) -> None:
+    """The Live API takes the system instruction once, as the session connects: ``{mode}``
+    there reads what the chat held then; the connection's own extras reach the next
+    session's."""
+    _, url = server
+    cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
+    before = len(instructions())
+    live, socket = await open_live(url, cookie=cookie)
+    async with socket:
+        live.body = {"mode": "terse"}
+        assert normalize_ids(await live.turn("hello")) == answer("terse")
+    again, socket = await open_live(url, live.chat_id, cookie=cookie, chatId=live.chat_id)
+    async with socket:
+        again.body = {"mode": "chatty"}
+        assert normalize_ids(await again.turn("more")) == answer("chatty")
+    assert instructions()[before:] == ["Be .", "Be terse."]
 
 
 def texts(message: dict[str, Any]) -> list[str]:
