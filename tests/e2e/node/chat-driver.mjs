@@ -19,6 +19,8 @@
 //   "wsTransportOptions": {...},  ws/ws-js: extra (JSON) options for the transport constructor,
 //       e.g. {"headers": {...}} (stock: sent inside each request frame) or {"protocols": [...]}
 //   "chatId": "c1",                                      optional (chat id sent as body.id)
+//   "messages": [UIMessage, ...],   optional: the chat starts with them (useChat({messages}), a
+//       page rendered on the server with the chat's history)
 //   "headers": {...}, "body": {...}, "credentials": "include"   DefaultChatTransport options.
 //       ws/ws-js: headers.cookie (any case) is sent as the Cookie header of the opening
 //       handshake (the `ws` constructor is wrapped, as a browser sends its cookies); the other

@@ -231,7 +231,7 @@ export class ChatDriver {
         );
       }
     }
-    this.chat = this.#makeChat(undefined);
+    this.chat = this.#makeChat(this.spec.messages); // a page rendered with its history
   }
 
   #touch() {
