@@ -7,7 +7,9 @@ body}}``): the hook gets that object, as it gets the body's extra keys over SSE.
 be async, so the connection asks it here, as it reads the frame (in frame order: a later frame
 waits), and the machine gets the request with the hook's answer in ``state``; the user's turn
 carries it to ADK (``LiveRequest.state_delta``, :mod:`.turns`), which writes it into the live
-invocation's own session with the user's message, before the model gets the message. A
+invocation's own session with the user's message, before the model gets the message; the
+state of the message that opens the session is written before ``run_live`` starts, too
+(:mod:`.session`), since the Live API takes the instruction once, as it connects. A
 refusal is the request's :class:`~adk_asgi.errors.ClientError`: the machine answers it with an
 ``error`` frame and the connection goes on.
 

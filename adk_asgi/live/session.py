@@ -14,8 +14,10 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
 from google.adk.sessions.session import Session
 from google.genai import types
 
@@ -118,6 +120,9 @@ class LiveSession:
         session = self._opened = await services.open_session(self.user_id, chat_id)
         stored = await close_left_calls(services, session, moved_on=False)
         then, stored = await self._settle_waiting_calls(session, stored)
+        opening = protocol.opening_state if then is None else then.chat.state
+        if opening:  # the instruction, rendered as run_live starts, reads the first message's
+            await services.session_service.append_event(session, _state_event(opening))
         history = _ends_with_user_turn(session.events)
         self.carry_out(
             protocol.session_started(answers_history=history, stored=stored, state=session.state)
@@ -191,6 +196,15 @@ class LiveSession:
             self.carry_out(self.protocol.answered(settle.request_id, answers, waiting=waiting))
             if not waiting:
                 return None, state
+
+
+def _state_event(state: dict[str, Any]) -> Event:
+    """What the app's ``request_state`` hook made of the extras of the message that opens the
+    session, in the session before ``run_live`` starts: the Live API takes the instruction
+    once, as it connects, so ``{mode}`` there reads them (the message's ``LiveRequest`` writes
+    them again, as every turn's, live/extras.py)."""
+    actions = EventActions(state_delta=dict(state))
+    return Event(invocation_id=Event.new_id(), author="user", actions=actions)
 
 
 async def _claim_one(services: Services, key: ChatKey, answer_id: str) -> bool:

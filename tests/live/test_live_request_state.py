@@ -21,10 +21,17 @@ import pytest_asyncio
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, client_tool
 from adk_asgi.testing import Call, ScriptedLlm, Text, Turn
 from tests.e2e.node_client import drive_chat_async
-from tests.live.test_live_connection import _history, _users, open_live, serve
+from tests.live.test_live_connection import (
+    _history,
+    _users,
+    cookie_of,
+    open_live,
+    serve,
+    wait_until_closed,
+)
 from tests.live.test_live_requests import next_frame
 from tests.support import normalize_ids, scripted_agent
 
@@ -51,17 +58,27 @@ def read_mode(tool_context: ToolContext) -> dict[str, str]:
     return {"mode": tool_context.state.get("mode", "unset")}
 
 
+@client_tool
+def change_bgm(track: int) -> None:
+    """Change the background music (runs in the browser)."""
+
+
 def responder(contents: list[types.Content]) -> Turn:
-    """Each user message: the model calls ``read_mode``, then says what it read."""
+    """Each user message: the model calls ``read_mode``, then says what it read; ``music``:
+    it calls the browser's ``change_bgm`` instead."""
     for part in contents[-1].parts or []:
-        if part.function_response is not None:
+        if part.function_response is not None and part.function_response.name == "read_mode":
             response = part.function_response.response or {}
             return [Text(f"Answering in {response['mode']} mode.")]
+        if part.function_response is not None:  # the browser's call, closed unanswered
+            return [Text("No music then.")]
+        if part.text == "music":
+            return [Call("change_bgm", {"track": 2})]
     return [Call("read_mode")]
 
 
 AGENT = scripted_agent(
-    responder=responder, tools=[read_mode], chunk_size=100, instruction="Be {mode?}."
+    responder=responder, tools=[read_mode, change_bgm], chunk_size=100, instruction="Be {mode?}."
 )
 
 
@@ -165,8 +182,8 @@ async def test_the_instruction_reads_the_state_as_the_session_opens(
     server: tuple[AdkApp, str],
 ) -> None:
     """The Live API takes the system instruction once, as the session connects: ``{mode}``
-    there reads what the chat held then; the connection's own extras reach the next
-    session's."""
+    there reads the extras of the message that opens the session (a connection whose URL
+    names no chat), or what the chat holds when the session opens before any message."""
     _, url = server
     cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
     before = len(instructions())
@@ -178,7 +195,41 @@ async def test_the_instruction_reads_the_state_as_the_session_opens(
     async with socket:
         again.body = {"mode": "chatty"}
         assert normalize_ids(await again.turn("more")) == answer("chatty")
-    assert instructions()[before:] == ["Be .", "Be terse."]
+    third, socket = await open_live(url, live.chat_id, cookie=cookie)
+    async with socket:
+        assert normalize_ids(await third.turn("and?")) == answer("chatty")  # no mode: kept
+    assert instructions()[before:] == ["Be terse.", "Be terse.", "Be chatty."]
+
+
+async def test_a_message_that_closes_a_call_left_open_opens_the_session_with_its_extras(
+    server: tuple[AdkApp, str],
+) -> None:
+    """A new connection on a chat whose browser call is still open: the session settles the
+    stored call with the first message (it moves on), whose extras the instruction reads."""
+    app, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        live.body = {"mode": "terse"}
+        paused = normalize_ids(await live.turn("music"))
+    assert paused[-3:] == [
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "change_bgm",
+            "input": {"track": 2},
+        },
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    await wait_until_closed(app)
+    before = len(instructions())
+    again, socket = await open_live(
+        url, live.chat_id, cookie=cookie_of(socket), chatId=live.chat_id
+    )
+    async with socket:
+        again.body = {"mode": "chatty"}
+        assert normalize_ids(await again.turn("hello")) == answer("chatty")
+    assert instructions()[before:] == ["Be chatty."]
 
 
 def texts(message: dict[str, Any]) -> list[str]:
@@ -239,5 +290,5 @@ async def test_the_real_clients_body_extras_reach_the_turns_tools(
     async with httpx.AsyncClient(base_url=base, headers={"cookie": cookie}) as http:
         stored = (await http.get(f"/chat/{chat_id}/messages")).json()
     shown = [m for m in report["messages"] if texts(m) != ["shout"]]
-    assert [(m["role"], texts(m)) for m in stored] == [(m["role"], texts(m)) for m in shown]
+    assert stored == shown
     assert await state_of(app, chat_id) == {"mode": "terse"}
