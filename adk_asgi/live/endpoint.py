@@ -55,7 +55,7 @@ from adk_asgi.serving import file_urls, load
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
 from adk_asgi.wire.decoding import OFF_LOOP
-from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE
+from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, ChatRequest
 
 logger = logging.getLogger("adk_asgi")
 
@@ -265,10 +265,13 @@ class _Connection:
                 continue
             if text is not None:
                 decoded: Decoded = None
+                hook = self.services.request_state
                 if len(text) > OFF_LOOP:  # decoded in a thread: other clients do not wait
                     decoded = await asyncio.to_thread(decode_send, text)
-                if (hook := self.services.request_state) is not None:  # live/extras.py
-                    decoded = await with_request_state(hook, self.user_id, text, decoded)
+                elif hook is not None:
+                    decoded = decode_send(text)
+                if hook is not None and isinstance(decoded, ChatRequest):  # live/extras.py
+                    decoded = await with_request_state(hook, self.user_id, decoded)
                 self.carry_out(self.protocol.receive(text, decoded))
         self.outbox.client_gone()
         if self.session.recorder is not None and self.protocol.streaming:

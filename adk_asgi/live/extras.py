@@ -50,17 +50,11 @@ def decode_send(text: str) -> Decoded:
 
 
 async def with_request_state(
-    hook: RequestState, user_id: str, text: str, decoded: Decoded
-) -> Decoded:
-    """The frame's request (``decoded``, or decoded now) with what ``hook`` makes of its
-    ``body`` in :attr:`~ChatRequest.state`, when it carries a user message; the hook's
-    refusal instead. The request is checked first, as over SSE: the hook never sees one the
-    bridge refuses."""
-    if decoded is None:
-        decoded = decode_send(text)
-    if not isinstance(decoded, ChatRequest):
-        return decoded
-    chat = decoded
+    hook: RequestState, user_id: str, chat: ChatRequest
+) -> ChatRequest | ClientError:
+    """A ``send`` frame's request with what ``hook`` makes of its ``body`` in
+    :attr:`~ChatRequest.state`, when it carries a user message; the hook's refusal instead.
+    The request is checked first, as over SSE: the hook never sees one the bridge refuses."""
     if not chat.messages or chat.messages[-1].role != "user":
         return chat  # a continuation, or a request the machine refuses itself
     if chat.trigger == "regenerate-message":

@@ -23,6 +23,7 @@ from google.genai import types
 
 from adk_asgi import AdkApp, client_tool
 from adk_asgi.testing import Call, ScriptedLlm, Text, Turn
+from adk_asgi.wire.decoding import OFF_LOOP
 from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import (
     _history,
@@ -33,6 +34,7 @@ from tests.live.test_live_connection import (
     wait_until_closed,
 )
 from tests.live.test_live_requests import next_frame
+from tests.support import answer as answer_call
 from tests.support import normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -70,7 +72,7 @@ def responder(contents: list[types.Content]) -> Turn:
         if part.function_response is not None and part.function_response.name == "read_mode":
             response = part.function_response.response or {}
             return [Text(f"Answering in {response['mode']} mode.")]
-        if part.function_response is not None:  # the browser's call, closed unanswered
+        if part.function_response is not None:  # the browser's call: played, or left open
             return [Text("No music then.")]
         if part.text == "music":
             return [Call("change_bgm", {"track": 2})]
@@ -143,6 +145,47 @@ async def test_each_turn_reads_its_extras_and_a_refused_one_changes_nothing(
     history = await _history(app, live.chat_id)
     users = [m["parts"][0]["text"] for m in history if m["role"] == "user"]
     assert users == ["hello", "more", "again", "short"]  # the refused message never ran
+
+
+async def test_a_long_frame_decoded_off_the_loop_is_asked_too(
+    server: tuple[AdkApp, str],
+) -> None:
+    """A frame past ``OFF_LOOP`` is decoded in a thread; its extras go the same way."""
+    app, url = server
+    live, socket = await open_live(url)
+    long = "x" * (OFF_LOOP + 1)
+    async with socket:
+        live.body = {"mode": "chatty"}
+        assert normalize_ids(await live.turn(long)) == answer("chatty")
+        live.body = {"mode": "loud"}
+        refused = await live.send(long + "!")
+        error = {"type": "error", "requestId": refused, "errorText": REFUSED}
+        assert await next_frame(live) == error
+    assert await state_of(app, live.chat_id) == {"mode": "chatty"}
+
+
+async def test_a_continuation_does_not_ask_the_hook(server: tuple[AdkApp, str]) -> None:
+    """The browser's result answers a call the turn waits on: its extras are ignored (not
+    refused, not written)."""
+    app, url = server
+    live, socket = await open_live(url)
+    async with socket:
+        live.body = {"mode": "terse"}
+        await live.turn("music")
+        answer_call(live.assistant, "change_bgm", output={"playing": 2})
+        live.body = {"mode": "loud"}
+        went_on = normalize_ids(await live.turn())
+        assert went_on == [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "tool-output-available", "toolCallId": "<call1>", "output": {"playing": 2}},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "<block1>"},
+            {"type": "text-delta", "id": "<block1>", "delta": "No music then."},
+            {"type": "text-end", "id": "<block1>"},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+    assert await state_of(app, live.chat_id) == {"mode": "terse"}
 
 
 def buggy(extras: dict[str, Any], user_id: str) -> Any:
