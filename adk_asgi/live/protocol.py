@@ -148,11 +148,6 @@ class LiveProtocol(WaitAPI):
         """A response is under way (the model has more to say for it)."""
         return self.streams.response is not None or self.streams.draining is not None
 
-    @property
-    def opening_state(self) -> dict[str, Any] | None:
-        """The hook's state of the first user message waiting for the session (:mod:`.extras`)."""
-        return next((chat.state for _, chat in self._queued if chat.state is not None), None)
-
     # --- client frames -----------------------------------------------------------------------
 
     def receive(self, text: str, decoded: ChatRequest | ClientError | None = None) -> list[Output]:

@@ -29,7 +29,7 @@ from adk_asgi.hitl.pending import (
     chat_state,
     visible_events,
 )
-from adk_asgi.live.outputs import KeepFailure, Output, Record, Settle
+from adk_asgi.live.outputs import KeepFailure, Output, Record, Settle, ToModel
 from adk_asgi.live.phases import LiveProtocolError
 from adk_asgi.live.protocol import LiveProtocol
 from adk_asgi.live.record import LiveRecorder
@@ -37,6 +37,7 @@ from adk_asgi.live.tools import LiveQueue, ToolWaits
 from adk_asgi.serving.answers import accept_answers, close_left_calls, keep_shown
 from adk_asgi.serving.finish_tools import finish_ran_tools
 from adk_asgi.serving.pace import RunSignal, paced_by
+from adk_asgi.serving.request_state import RESERVED_PREFIX
 from adk_asgi.serving.services import Services
 from adk_asgi.serving.session_handover import hand_over
 from adk_asgi.stores.locks import ChatBusy, ChatKey
@@ -120,18 +121,20 @@ class LiveSession:
         session = self._opened = await services.open_session(self.user_id, chat_id)
         stored = await close_left_calls(services, session, moved_on=False)
         then, stored = await self._settle_waiting_calls(session, stored)
-        opening = protocol.opening_state if then is None else then.chat.state
-        if opening:  # the instruction, rendered as run_live starts, reads the first message's
-            await services.session_service.append_event(session, _state_event(opening))
         history = _ends_with_user_turn(session.events)
-        self.carry_out(
-            protocol.session_started(answers_history=history, stored=stored, state=session.state)
+        outputs = protocol.session_started(
+            answers_history=history, stored=stored, state=session.state
         )
+        self.carry_out(outputs)
         later = [] if then is None else [then]
         while not self.settles.empty():  # sent while the last answers were recorded
             later.append(self.settles.get_nowait())
         for settle in later:
-            self.carry_out(protocol.dispatch(settle.request_id, settle.chat))
+            dispatched = protocol.dispatch(settle.request_id, settle.chat)
+            self.carry_out(dispatched)
+            outputs += dispatched
+        if opening := _opening_state(outputs):  # (the model reads its queue once run_live runs)
+            await services.session_service.append_event(session, _state_event(opening))
         hand_over(session)  # not read again (serving/session_handover.py)
         events = services.live_runner.run_live(
             user_id=self.user_id,
@@ -198,13 +201,23 @@ class LiveSession:
                 return None, state
 
 
-def _state_event(state: dict[str, Any]) -> Event:
+def _opening_state(outputs: list[Output]) -> dict[str, Any]:
     """What the app's ``request_state`` hook made of the extras of the message that opens the
-    session, in the session before ``run_live`` starts: the Live API takes the instruction
-    once, as it connects, so ``{mode}`` there reads them (the message's ``LiveRequest`` writes
-    them again, as every turn's, live/extras.py)."""
-    actions = EventActions(state_delta=dict(state))
-    return Event(invocation_id=Event.new_id(), author="user", actions=actions)
+    session (:mod:`.extras`): the state its turn writes, but the bridge's own keys."""
+    for output in outputs:
+        if isinstance(output, ToModel) and output.request.content is not None:
+            delta = output.request.state_delta or {}
+            return {k: v for k, v in delta.items() if not k.startswith(RESERVED_PREFIX)}
+    return {}
+
+
+def _state_event(state: dict[str, Any]) -> Event:
+    """The opening message's state, in the session before ``run_live`` starts: the Live API
+    takes the instruction once, as it connects, so ``{mode}`` there reads it (the message's
+    ``LiveRequest`` writes it again, with the message, as every turn's)."""
+    return Event(
+        invocation_id=Event.new_id(), author="user", actions=EventActions(state_delta=state)
+    )
 
 
 async def _claim_one(services: Services, key: ChatKey, answer_id: str) -> bool:
