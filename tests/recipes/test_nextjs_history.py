@@ -39,7 +39,11 @@ globalThis.fetch = async (url, init) => {  // watched, not changed: what the com
   return response;
 };
 const { loadHistory } = await import(module);
-console.log(JSON.stringify({ messages: await loadHistory(id, cookie), seen }));
+try {
+  console.log(JSON.stringify({ messages: await loadHistory(id, cookie), seen }));
+} catch (error) {  // what the page throws, for the route's error.tsx
+  console.log(JSON.stringify({ thrown: error.message, seen }));
+}
 """
 
 
@@ -134,6 +138,20 @@ def test_the_server_component_loads_what_the_browser_would(
     # the identity cookie alone (the recipe's cookies() variant) is the same browser
     alone = "adk_asgi_uid=" + cookie.split("adk_asgi_uid=")[1]
     assert load_history(module, starlette_host, chat_id, alone)["messages"] == stored
+
+    # an id that is no chat id is thrown (the agent's 400), not taken for a new chat
+    bad = load_history(module, starlette_host, "no such id", cookie)
+    reason = '{"error":"a chat id is 1-128 letters, digits or _.:@-"}'
+    assert bad == {
+        "thrown": f"the chat's history: 400 {reason}",
+        "seen": [
+            {
+                "url": f"{starlette_host}/agent/chat/no%20such%20id/messages",
+                "cookie": cookie,
+                "status": 400,
+            }
+        ],
+    }
 
     # another browser, and a first visit with no cookie: the agent's 404, an empty chat
     other = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
