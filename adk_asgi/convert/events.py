@@ -17,6 +17,8 @@ The rules it keeps (docs/architecture.md#adk-facts, #the-ui-message-stream):
 * ADK's ``adk_request_confirmation`` call is not a tool of its own: it becomes a
   ``tool-approval-request`` on the *original* call, and the placeholder response ADK records
   for that call is bookkeeping, not an output.
+* A running tool's progress message (:mod:`.progress`) is a preliminary output of its call,
+  not text of the message.
 * A ``tool-*`` chunk for a call id the client has never seen makes it throw, so outputs are only
   emitted for calls announced in this response or named by the caller as already known.
 """
@@ -40,6 +42,7 @@ from adk_asgi.convert.adk_values import (
 from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors
 from adk_asgi.convert.metadata import MessageMetadata, ResponseFacts, merged, metadata_of
 from adk_asgi.convert.parallel_calls import ParallelCalls
+from adk_asgi.convert.progress import progress_of
 from adk_asgi.convert.text_blocks import HeardSpeech, TextBlocks
 from adk_asgi.convert.tool_cards import ToolCards
 from adk_asgi.hitl.interrupts import (
@@ -196,6 +199,10 @@ class EventConverter:
             if self._approvals_in_call_order(event, out):
                 return out
             out.extend(self._release_held_calls())
+        progress = progress_of(event)
+        if progress is not None:  # a running tool's message: its card's preliminary output
+            out.extend(self.cards.progress(progress.call_id, progress.text))
+            return out
         if event.author == "user":
             if self.live and event.input_transcription is not None:
                 out.append(self._heard.chunk(event.input_transcription))

@@ -24,6 +24,8 @@ from adk_asgi.convert.failures import ERROR_PART
 from adk_asgi.convert.metadata import MessageMetadata, history_metadata
 from adk_asgi.convert.safe_history import lost_input, lost_result, readable
 from adk_asgi.convert.tool_looks import (
+    approved_automatically,
+    automatic_approval_part,
     confirmation_descriptor,
     node_descriptor,
     provider_executed,
@@ -302,6 +304,8 @@ def _tool_part(
         part.approval = Approval(
             id=approval_id, approved=True, reason=reason, descriptor=descriptor
         )
+    elif call.id in state.results and approved_automatically(policy, call.name):
+        part.approval = automatic_approval_part(call.id)  # (a v6 client is not shown it)
     stored, lost = readable(state.results[call.id]) if call.id in state.results else (None, None)
     if lost is not None:
         part.state, part.error_text = "output-error", lost_result(lost)

@@ -26,6 +26,8 @@ from google.genai import types
 from adk_asgi.convert.adk_values import tool_result_chunk
 from adk_asgi.convert.text_blocks import TextBlocks
 from adk_asgi.convert.tool_looks import (
+    approved_automatically,
+    automatic_approval,
     confirmation_descriptor,
     node_descriptor,
     provider_executed,
@@ -47,6 +49,7 @@ from adk_asgi.wire.chunks import (
     ToolInputAvailable,
     ToolInputDelta,
     ToolInputStart,
+    ToolOutputAvailable,
     ToolOutputDenied,
     ToolOutputError,
     UIMessageChunk,
@@ -78,6 +81,11 @@ class ToolCards:
         """ADK call id → the id the client knows its latest call by
         (:mod:`adk_asgi.hitl.interrupts`)."""
         self._settled: set[str] = set()
+        self._asked: set[str] = set()
+        """Calls of this response the user was asked to approve (ADK's confirmation, a
+        browser tool's approval): their approval is the user's, never automatic."""
+        self._resulted: set[str] = set()
+        """Calls whose result was shown: a progress message after it is not shown."""
 
     def call(self, call: types.FunctionCall, event: Event, out: list[UIMessageChunk]) -> None:
         if not call.id or not call.name:
@@ -106,6 +114,7 @@ class ToolCards:
             original = args.get("originalFunctionCall") or {}
             original_id = original.get("id")
             if isinstance(original_id, str) and original_id in self.known:
+                self._asked.add(original_id)
                 descriptor = confirmation_descriptor(args)
                 out.append(
                     ToolApprovalRequest(
@@ -132,6 +141,7 @@ class ToolCards:
             # "input available" yet — that makes the client run the tool (``onToolCall``).
             # :meth:`release` says it once the user approved
             # (docs/architecture.md#browser-tools-that-need-approval).
+            self._asked.add(client_id)
             out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=raw_input(args)))
             out.append(
                 ToolApprovalRequest(
@@ -164,7 +174,30 @@ class ToolCards:
             return
         self.blocks.close(out)
         _, args = self._calls.get(call_id, ("", {}))
+        out.extend(self._automatic(call_id, response.name or ""))
         out.append(result_chunk(self.policy, call_id, response.name or "", args, response.response))
+        self._resulted.add(call_id)
+
+    def _automatic(self, call_id: str, name: str, *, asked: bool = False) -> list[UIMessageChunk]:
+        """The automatic approval of a call of this response that its tool's rule let run
+        unasked (:func:`.tool_looks.approved_automatically`), shown with its result as the AI
+        SDK shows one: the request, marked automatic, and the approval (v7 only)."""
+        if asked or call_id not in self._calls or call_id in self._asked | self._resulted:
+            return []
+        if not approved_automatically(self.policy, name):
+            return []
+        return automatic_approval(call_id)
+
+    def progress(self, adk_id: str, text: str) -> list[UIMessageChunk]:
+        """A running tool's progress message (:mod:`.progress`): the call's preliminary
+        output, until its result replaces it."""
+        call_id = self.client_id(adk_id)
+        if call_id not in self.known or call_id in self._settled or call_id in self._resulted:
+            return []
+        out: list[UIMessageChunk] = []
+        self.blocks.close(out)
+        out.append(ToolOutputAvailable(tool_call_id=call_id, output=text, preliminary=True))
+        return out
 
     def client_id(self, adk_id: str) -> str:
         """The id the client knows a call by (:mod:`adk_asgi.hitl.interrupts`): of the call this
@@ -205,15 +238,19 @@ class ToolCards:
         self._settled.add(call_id)
         return [ToolOutputDenied(tool_call_id=call_id)]
 
-    def tool_result(self, call_id: str, response: Any, name: str = "") -> list[UIMessageChunk]:
+    def tool_result(
+        self, call_id: str, response: Any, name: str = "", *, asked: bool = False
+    ) -> list[UIMessageChunk]:
         """A call's result known before its function-response event (live mode reads it from
-        the tool pipeline, since ADK merges the responses of a step into one event)."""
+        the tool pipeline, since ADK merges the responses of a step into one event).
+        ``asked``: the user decided on the call (the live bridge's approval)."""
         if call_id not in self.known or call_id in self._settled:
             return []
         self._settled.add(call_id)
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
         name, args = self._calls.get(call_id, (name, {}))
+        out.extend(self._automatic(call_id, name, asked=asked))
         out.append(result_chunk(self.policy, call_id, name, args, response))
         return out
 

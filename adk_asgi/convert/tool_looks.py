@@ -14,6 +14,10 @@ that both need lives here, and only here:
 * an approval shows what the tool (or the workflow node) asked the user, its hint and payload
   (``approval.descriptor``), whether it is open or decided (:func:`confirmation_descriptor`,
   :func:`node_descriptor`);
+* a call its tool's ``require_confirmation`` function let run unasked shows an approval
+  marked automatic, as the AI SDK shows a call its tool's ``needsApproval`` let through
+  (:func:`approved_automatically`, :func:`automatic_approval`; v7 only: the wire gate drops
+  it for v6);
 * a browser tool that waits for approval shows its input only as the raw JSON the stream
   sent (``tool-input-delta``), not as ``input-available``, until it is approved: the AI SDK
   client keeps that text as the part's ``rawInput`` (:func:`raw_input`).
@@ -32,8 +36,16 @@ from adk_asgi.convert.adk_values import (
 )
 from adk_asgi.hitl.credentials import shown_output
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, NodeConfirmation
+from adk_asgi.hitl.pending import client_approval_id
 from adk_asgi.hitl.policy import ToolPolicy
-from adk_asgi.wire.chunks import ToolOutputAvailable, ToolOutputError
+from adk_asgi.wire.chunks import (
+    ToolApprovalRequest,
+    ToolApprovalResponse,
+    ToolOutputAvailable,
+    ToolOutputError,
+    UIMessageChunk,
+)
+from adk_asgi.wire.messages import Approval
 
 
 def provider_executed(policy: ToolPolicy | None, name: str, *, node: bool = False) -> bool | None:
@@ -64,6 +76,31 @@ def result_chunk(
 ) -> ToolOutputAvailable | ToolOutputError:
     """The chunk that shows a call's result (an output, or ADK's error convention)."""
     return tool_result_chunk(call_id, shown_answer(policy, name, args, response))
+
+
+def approved_automatically(policy: ToolPolicy | None, name: str) -> bool:
+    """Whether a call of ``name`` that ran with nothing asked of the user, and whose result is
+    known, was approved automatically: its tool decides by a function of the arguments
+    (``FunctionTool(require_confirmation=callable)``), and the function let it through. (The
+    caller knows the user was not asked; ADK's rule has no refusal without asking: a function
+    that returns anything but ``True`` lets the call run.)"""
+    return policy is not None and policy.approves_by_rule(name)
+
+
+def automatic_approval(call_id: str) -> list[UIMessageChunk]:
+    """The chunks of an automatic approval, as the AI SDK's own server sends them for a call
+    its ``needsApproval`` let through: the request marked ``isAutomatic``, then the approval.
+    The client's part ends with ``approval: {id, isAutomatic: true, approved: true}``."""
+    approval_id = client_approval_id(call_id)
+    return [
+        ToolApprovalRequest(approval_id=approval_id, tool_call_id=call_id, is_automatic=True),
+        ToolApprovalResponse(approval_id=approval_id, approved=True),
+    ]
+
+
+def automatic_approval_part(call_id: str) -> Approval:
+    """The part's ``approval`` after :func:`automatic_approval` (history shows it so)."""
+    return Approval(id=client_approval_id(call_id), approved=True, is_automatic=True)
 
 
 def waits_for_approval(policy: ToolPolicy | None, name: str, args: dict[str, Any]) -> bool:

@@ -30,6 +30,11 @@ class ToolPolicy:
         # is no public accessor.
         confirming = {t.name for t in tools if getattr(t, "_require_confirmation", False)}
         self._asking = frozenset(confirming | set(self.client_tools))
+        self._by_rule = frozenset(
+            t.name
+            for t in tools
+            if not isinstance(t, ClientTool) and callable(getattr(t, "_require_confirmation", None))
+        )
 
     @classmethod
     def of(cls, *roots: object) -> ToolPolicy:
@@ -55,6 +60,12 @@ class ToolPolicy:
         does not take an answer that ends on its output (``skip_summarization``, ``exit_loop``,
         a live ``task_completed``) for one to send again."""
         return not (name in self.client_tools or name in ASKING_THE_USER or name in self._asking)
+
+    def approves_by_rule(self, name: str) -> bool:
+        """Whether a function of the arguments decides if a call of this server tool asks the
+        user (``FunctionTool(require_confirmation=callable)``): a call it let through was
+        approved automatically, as the AI SDK calls a call its ``needsApproval`` let through."""
+        return name in self._by_rule
 
     def may_ask(self, name: str) -> bool:
         """Whether a tool may ask the user before it runs (``require_confirmation`` set, or a

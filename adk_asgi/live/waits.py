@@ -116,7 +116,8 @@ class WaitAPI:
         if response is not None and result is not None:
             call = calls.state.calls.get(call_id)
             name = call.name if call is not None else ""
-            shown = response.converter.cards.tool_result(call_id, result, name)
+            asked = call_id in calls.state.live_decisions
+            shown = response.converter.cards.tool_result(call_id, result, name, asked=asked)
             context.streams.emit(shown, context.clock())
         context.maybe_pause()
         return context.take()

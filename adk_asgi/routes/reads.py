@@ -20,6 +20,7 @@ from adk_asgi.sse.response import SSEResponse
 from adk_asgi.stores.locks import ChatKey
 from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.stores.stops import STOP_WAIT, StoreUnavailable, stop_answer
+from adk_asgi.wire.encoding import admit_messages
 from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE
 
 logger = logging.getLogger("adk_asgi")
@@ -63,6 +64,7 @@ class MessagesEndpoint:
             metadata=services.message_metadata,
             send_usage=services.send_usage,
         )
+        admit_messages(messages, v7=services.ai_sdk_version == 7)
         return Response(
             msgspec.json.encode(messages), media_type="application/json", headers=headers
         )

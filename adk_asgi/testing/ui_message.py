@@ -235,9 +235,25 @@ class StreamingMessage:
                 approval["descriptor"] = chunk["approvalDescriptor"]
             if "inputSchemaInput" in chunk:
                 approval["inputSchemaInput"] = chunk["inputSchemaInput"]
+            if get("reason") is not None:  # v7: the server's reason for asking
+                approval["requestReason"] = chunk["reason"]
+            if get("isAutomatic") is True:  # v7: decided by the tool's rule, not the user
+                approval["isAutomatic"] = True
             if get("signature") is not None:
                 approval["signature"] = chunk["signature"]
             part["approval"] = approval
+        elif kind == "tool-approval-response":  # v7 only
+            part = self._tool_invocation_by_approval(chunk["approvalId"])
+            part["state"] = "approval-responded"
+            approval = {**part.get("approval", {}), "id": chunk["approvalId"]}
+            approval["approved"] = chunk["approved"]
+            if get("reason") is not None:
+                approval["reason"] = chunk["reason"]
+            part["approval"] = approval
+            if get("providerExecuted") is not None:
+                part["providerExecuted"] = chunk["providerExecuted"]
+            if get("providerMetadata") is not None:
+                part["callProviderMetadata"] = chunk["providerMetadata"]
         elif kind == "tool-output-denied":
             self._tool_invocation(chunk["toolCallId"])["state"] = "output-denied"
         elif kind == "tool-output-available" or kind == "tool-output-error":
@@ -313,6 +329,13 @@ class StreamingMessage:
             if is_tool_part(part) and part.get("toolCallId") == call_id:
                 return part
         raise UIMessageStreamError(f'No tool invocation found for tool call ID "{call_id}".')
+
+    def _tool_invocation_by_approval(self, approval_id: str) -> dict[str, Any]:
+        """v7's ``getToolInvocationByApprovalId``: the first part with that approval."""
+        for part in self.parts:
+            if is_tool_part(part) and (part.get("approval") or {}).get("id") == approval_id:
+                return part
+        raise UIMessageStreamError(f'No tool invocation found for approval ID "{approval_id}".')
 
 
 def read_ui_message(

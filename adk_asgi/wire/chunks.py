@@ -148,7 +148,7 @@ class ToolApprovalRequest(_Chunk, tag="tool-approval-request"):
     input_schema_input: Any = None
     signature: str | None = None
     reason: str | None = None  # v7 field; ignored by v6
-    is_automatic: bool | None = None  # v7 field; ignored by v6
+    is_automatic: bool | None = None  # v7 field: such a request is v7 only (is_v7_only)
 
 
 class ToolOutputAvailable(_Chunk, tag="tool-output-available"):
@@ -279,7 +279,11 @@ UIMessageChunk = (
 
 
 def is_v7_only(chunk: UIMessageChunk) -> bool:
-    """Whether a v6 client would reject this chunk (a v7-only type or finish reason)."""
+    """Whether a v6 client would reject this chunk (a v7-only type or finish reason), or would
+    misread it: an automatic approval's request (``isAutomatic``) would leave a v6 part
+    ``approval-requested``, its approval (``tool-approval-response``) being v7 only."""
     if chunk.v7_only:
         return True
+    if isinstance(chunk, ToolApprovalRequest):
+        return chunk.is_automatic is True
     return isinstance(chunk, Finish) and chunk.finish_reason == "interrupted"

@@ -1,5 +1,5 @@
 """Chunk → bytes: JSON for one chunk, SSE events (framed by :mod:`.sse_frames`), and the v6/v7
-gate.
+gate, for chunks and for the messages of history (:func:`admit_messages`).
 
 Kept apart from the chunk types so both transports share one encoder, and so the v6 gate sits at
 the last point before the wire, where nothing can slip past it.
@@ -13,6 +13,7 @@ from typing import Final
 import msgspec
 
 from adk_asgi.wire.chunks import Error, Finish, UIMessageChunk, is_v7_only
+from adk_asgi.wire.messages import ToolPart, UIMessage
 from adk_asgi.wire.sse_frames import DONE, sse_event
 
 SSE_HEADERS: Final[dict[str, str]] = {
@@ -71,3 +72,16 @@ class ChunkEncoder:
         if admitted is None:
             return b""
         return sse_event(self._encoder.encode(admitted))
+
+
+def admit_messages(messages: list[UIMessage], *, v7: bool) -> list[UIMessage]:
+    """History as a client of this version built it from the streams: for v6, without what the
+    chunk gate kept from it (an automatic approval: the part shows its call and result only).
+    Changes ``messages`` in place and returns them."""
+    if v7:
+        return messages
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolPart) and part.approval and part.approval.is_automatic:
+                part.approval = None
+    return messages

@@ -30,7 +30,9 @@ LOCATION = {"latitude": 48.85, "longitude": 2.35}
 class Demo:
     """The demo agent with a payment tool that counts its runs, driven like a browser."""
 
-    def __init__(self, require_confirmation: bool | Callable[..., bool] = True) -> None:
+    def __init__(
+        self, require_confirmation: bool | Callable[..., bool] = True, ai_sdk_version: int = 6
+    ) -> None:
         self.payments: Counter[str] = Counter()
 
         def process_payment(amount: float, recipient: str, currency: str = "USD") -> dict[str, Any]:
@@ -48,7 +50,11 @@ class Demo:
                 get_location,
             ],
         )
-        self.app = AdkApp(agent, identify=lambda c: c.headers.get("x-user", "alice"))
+        self.app = AdkApp(
+            agent,
+            identify=lambda c: c.headers.get("x-user", "alice"),
+            ai_sdk_version=7 if ai_sdk_version == 7 else 6,
+        )
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app), base_url="http://t"
         )
@@ -154,6 +160,8 @@ async def test_payment_below_the_confirmation_threshold_runs_without_approval() 
     demo = Demo(require_confirmation=above_100)
     async with demo.client:
         chunks = await demo.send("pay 5 to alice")
+        history = (await demo.client.get("/chat/chat-1/messages")).json()
+    assert history == [demo.user, demo.assistant]  # (v6: no approval, in either)
     assert normalize_ids(chunks) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -169,6 +177,49 @@ async def test_payment_below_the_confirmation_threshold_runs_without_approval() 
         *text(CLOSING_ALICE),
         {"type": "finish", "finishReason": "stop"},
     ]
+    assert demo.payments == {"alice": 1}
+
+
+async def test_a_v7_client_sees_the_payment_approved_automatically() -> None:
+    """The policy let the call through: ai@7 shows it as the AI SDK's own server shows a call
+    its ``needsApproval`` let through (an approval marked automatic); a reload shows the same.
+    (The v6 test above gets the call and its result only.)"""
+    demo = Demo(require_confirmation=above_100, ai_sdk_version=7)
+    async with demo.client:
+        chunks = await demo.send("pay 5 to alice")
+        history = (await demo.client.get("/chat/chat-1/messages")).json()
+    assert normalize_ids(chunks) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "<call1>",
+            "toolName": "process_payment",
+            "input": PAY_ALICE,
+        },
+        {
+            "type": "tool-approval-request",
+            "approvalId": "<approval1>",
+            "toolCallId": "<call1>",
+            "isAutomatic": True,
+        },
+        {"type": "tool-approval-response", "approvalId": "<approval1>", "approved": True},
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
+        {"type": "finish-step"},
+        *text(CLOSING_ALICE),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    call_id = demo.assistant["parts"][1]["toolCallId"]
+    assert demo.assistant["parts"][1] == {
+        "type": "tool-process_payment",
+        "toolCallId": call_id,
+        "state": "output-available",
+        "input": PAY_ALICE,
+        "approval": {"id": f"approval-{call_id}", "isAutomatic": True, "approved": True},
+        "output": SENT_ALICE,
+    }
+    assert history == [demo.user, demo.assistant]
     assert demo.payments == {"alice": 1}
 
 

@@ -16,16 +16,18 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import httpx
 import msgspec
 import pytest
 from google.adk.agents import BaseAgent
+from google.adk.events.event import Event
 from google.adk.tools import ToolContext
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.workflow import START, Workflow
 from google.genai import types
 
@@ -93,6 +95,46 @@ def flight_agent() -> BaseAgent:
     return scripted_agent(responder=respond, tools=[book_flight], chunk_size=3)
 
 
+async def get_forecast(city: str) -> AsyncGenerator[Event | dict[str, Any], None]:
+    """The weather in a city, reporting progress while it is fetched (ADK's generator tool:
+    each ``Event(message=...)`` is a progress message, the last yield the result)."""
+    yield Event(message=f"Fetching the weather in {city}…")
+    yield Event(message="Almost there…")
+    yield {"city": city, "temperature": 20}
+
+
+def forecast_agent() -> BaseAgent:
+    def respond(contents: list[types.Content]) -> list[Any]:
+        answered = [p for c in contents for p in c.parts or [] if p.function_response]
+        return [Text("It is 20.")] if answered else [Call("get_forecast", {"city": "Paris"})]
+
+    return scripted_agent(responder=respond, tools=[get_forecast], chunk_size=3)
+
+
+def pay(amount: int) -> dict[str, Any]:
+    """Pay an amount; above 100 the user approves it first."""
+    return {"paid": amount}
+
+
+def over_100(amount: int) -> bool:
+    """``require_confirmation`` as a policy: small payments go through unasked."""
+    return amount > 100
+
+
+def policy_agent() -> BaseAgent:
+    """Pays each amount the user's message names ("pay 5 and 500"), all in one step."""
+
+    def respond(contents: list[types.Content]) -> list[Any]:
+        if any(p.function_response for c in contents[-1:] for p in c.parts or []):
+            return [Text("Done.")]
+        said = next(p.text for c in reversed(contents) for p in c.parts or [] if p.text)
+        return [Call("pay", {"amount": int(w)}) for w in said.split() if w.isdigit()]
+
+    return scripted_agent(
+        responder=respond, tools=[FunctionTool(pay, require_confirmation=over_100)], chunk_size=3
+    )
+
+
 @dataclass(frozen=True)
 class Scenario:
     text: str
@@ -108,6 +150,9 @@ class Scenario:
     live_agent: Callable[[], BaseAgent] | None = None
     files: list[dict[str, Any]] = field(default_factory=list)
     """File parts the user's message carries."""
+    ai_sdk_version: Literal[6, 7] = 6
+    """``AdkApp(ai_sdk_version=)``: what the SSE stream and history may show. (The live
+    connection here is a v7 client's: its scenarios that differ by version say 7.)"""
 
 
 SHAPES = {
@@ -179,6 +224,20 @@ SCENARIOS = {
     },
     "a confirmation with a hint and a payload left waiting": Scenario("fly", {}, flight_agent),
     "a user message with a file": Scenario("hello", files=[PIXEL]),
+    "a tool reporting progress": Scenario("weather", agent=forecast_agent),
+    **{
+        f"a payment the policy lets through, v{v}": Scenario(
+            "pay 5", agent=policy_agent, ai_sdk_version=v, live=v == 7
+        )
+        for v in (6, 7)
+    },
+    **{
+        f"a payment let through next to one approved {a}, v{v}": Scenario(
+            "pay 5 and 500", {"pay": [a]}, agent=policy_agent, ai_sdk_version=v, live=v == 7
+        )
+        for a in (True, False)
+        for v in (6, 7)
+    },
     **SHAPES,
 }
 LIVE_SCENARIOS = {name: scenario for name, scenario in SCENARIOS.items() if scenario.live}
@@ -199,6 +258,7 @@ def scenario_app(scenario: Scenario, **options: Any) -> AdkApp:
         approval_timeout=5,
         message_metadata=every_fact,
         send_usage=True,
+        ai_sdk_version=scenario.ai_sdk_version,
         **options,
     )
 
