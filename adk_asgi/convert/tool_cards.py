@@ -86,6 +86,8 @@ class ToolCards:
         browser tool's approval): their approval is the user's, never automatic."""
         self._resulted: set[str] = set()
         """Calls whose result was shown: a progress message after it is not shown."""
+        self._automatic_shown: set[str] = set()
+        """Calls shown approved automatically (with their first progress message, or result)."""
 
     def call(self, call: types.FunctionCall, event: Event, out: list[UIMessageChunk]) -> None:
         if not call.id or not call.name:
@@ -184,8 +186,9 @@ class ToolCards:
         SDK shows one: the request, marked automatic, and the approval (v7 only)."""
         if asked or call_id not in self._calls or call_id in self._asked | self._resulted:
             return []
-        if not approved_automatically(self.policy, name):
+        if call_id in self._automatic_shown or not approved_automatically(self.policy, name):
             return []
+        self._automatic_shown.add(call_id)
         return automatic_approval(call_id)
 
     def progress(self, adk_id: str, text: str) -> list[UIMessageChunk]:
@@ -196,6 +199,8 @@ class ToolCards:
             return []
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
+        name, _ = self._calls.get(call_id, ("", {}))
+        out.extend(self._automatic(call_id, name))  # it runs: the policy let it through
         out.append(ToolOutputAvailable(tool_call_id=call_id, output=text, preliminary=True))
         return out
 

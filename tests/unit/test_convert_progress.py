@@ -294,3 +294,38 @@ def test_history_shows_the_automatic_approval_to_v7_only() -> None:
     for v7, shown in [(True, {**part, **automatic}), (False, part)]:
         messages = admit_messages(rebuild_messages([user, *let_through()], POLICY), v7=v7)
         assert msgspec.to_builtins(messages)[1]["parts"] == [{"type": "step-start"}, shown]
+
+
+def test_a_tool_reporting_progress_that_the_policy_let_through_is_approved_before_it() -> None:
+    """The approval first, as the card runs only once approved; then progress, then result."""
+
+    async def pay_slowly(amount: int) -> Any:
+        """Pay, reporting progress."""
+        yield Event(message="Paying…")
+        yield {"paid": amount}
+
+    policy = ToolPolicy(
+        [FunctionTool(pay_slowly, require_confirmation=lambda amount: amount > 100)]
+    )
+    events = [
+        model_event("e1", call("c1", "pay_slowly", amount=5), finish_reason=STOP),
+        tool_message("Paying…", tool="pay_slowly"),
+        response_event("e2", ("c1", "pay_slowly", {"paid": 5})),
+    ]
+    assert run(events, policy=policy)[2:-2] == [
+        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "pay_slowly"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "c1",
+            "toolName": "pay_slowly",
+            "input": {"amount": 5},
+        },
+        *AUTOMATIC,
+        {
+            "type": "tool-output-available",
+            "toolCallId": "c1",
+            "output": "Paying…",
+            "preliminary": True,
+        },
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"paid": 5}},
+    ]
