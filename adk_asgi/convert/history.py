@@ -304,8 +304,6 @@ def _tool_part(
         part.approval = Approval(
             id=approval_id, approved=True, reason=reason, descriptor=descriptor
         )
-    elif call.id in state.results and approved_automatically(policy, call.name):
-        part.approval = automatic_approval_part(call.id)  # (a v6 client is not shown it)
     stored, lost = readable(state.results[call.id]) if call.id in state.results else (None, None)
     if lost is not None:
         part.state, part.error_text = "output-error", lost_result(lost)
@@ -315,6 +313,8 @@ def _tool_part(
             part.state, part.error_text = "output-error", result.error_text
         else:  # (an output drops the raw input, as the client's reducer does)
             part.state, part.output, part.raw_input = "output-available", result.output, None
+        if approval_id is None and approved_automatically(policy, call.name, result):
+            part.approval = automatic_approval_part(call.id)  # (a v6 client is not shown it)
     elif approval_id in state.open_confirmations or (
         client_approval and call.id not in state.approved_client_calls
     ):

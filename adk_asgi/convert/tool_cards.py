@@ -86,8 +86,6 @@ class ToolCards:
         browser tool's approval): their approval is the user's, never automatic."""
         self._resulted: set[str] = set()
         """Calls whose result was shown: a progress message after it is not shown."""
-        self._automatic_shown: set[str] = set()
-        """Calls shown approved automatically (with their first progress message, or result)."""
 
     def call(self, call: types.FunctionCall, event: Event, out: list[UIMessageChunk]) -> None:
         if not call.id or not call.name:
@@ -176,20 +174,20 @@ class ToolCards:
             return
         self.blocks.close(out)
         _, args = self._calls.get(call_id, ("", {}))
-        out.extend(self._automatic(call_id, response.name or ""))
-        out.append(result_chunk(self.policy, call_id, response.name or "", args, response.response))
+        out.extend(self._result(call_id, response.name or "", args, response.response))
         self._resulted.add(call_id)
 
-    def _automatic(self, call_id: str, name: str, *, asked: bool = False) -> list[UIMessageChunk]:
-        """The automatic approval of a call of this response that its tool's rule let run
-        unasked (:func:`.tool_looks.approved_automatically`), shown with its result as the AI
-        SDK shows one: the request, marked automatic, and the approval (v7 only)."""
-        if asked or call_id not in self._calls or call_id in self._asked | self._resulted:
-            return []
-        if call_id in self._automatic_shown or not approved_automatically(self.policy, name):
-            return []
-        self._automatic_shown.add(call_id)
-        return automatic_approval(call_id)
+    def _result(
+        self, call_id: str, name: str, args: dict[str, Any], response: Any, *, asked: bool = False
+    ) -> list[UIMessageChunk]:
+        """A call's result, after the automatic approval of a call of this response that its
+        tool's rule let run unasked (:func:`.tool_looks.approved_automatically`), as the AI SDK
+        shows one: the request, marked automatic, and the approval (v7 only)."""
+        shown = result_chunk(self.policy, call_id, name, args, response)
+        automatic = not (asked or call_id in self._asked | self._resulted) and (
+            call_id in self._calls and approved_automatically(self.policy, name, shown)
+        )
+        return [*automatic_approval(call_id), shown] if automatic else [shown]
 
     def progress(self, adk_id: str, text: str) -> list[UIMessageChunk]:
         """A running tool's progress message (:mod:`.progress`): the call's preliminary
@@ -199,8 +197,6 @@ class ToolCards:
             return []
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
-        name, _ = self._calls.get(call_id, ("", {}))
-        out.extend(self._automatic(call_id, name))  # it runs: the policy let it through
         out.append(ToolOutputAvailable(tool_call_id=call_id, output=text, preliminary=True))
         return out
 
@@ -255,8 +251,7 @@ class ToolCards:
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
         name, args = self._calls.get(call_id, (name, {}))
-        out.extend(self._automatic(call_id, name, asked=asked))
-        out.append(result_chunk(self.policy, call_id, name, args, response))
+        out.extend(self._result(call_id, name, args, response, asked=asked))
         return out
 
     def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:

@@ -78,13 +78,19 @@ def result_chunk(
     return tool_result_chunk(call_id, shown_answer(policy, name, args, response))
 
 
-def approved_automatically(policy: ToolPolicy | None, name: str) -> bool:
-    """Whether a call of ``name`` that ran with nothing asked of the user, and whose result is
-    known, was approved automatically: its tool decides by a function of the arguments
-    (``FunctionTool(require_confirmation=callable)``), and the function let it through. (The
-    caller knows the user was not asked; ADK's rule has no refusal without asking: a function
-    that returns anything but ``True`` lets the call run.)"""
-    return policy is not None and policy.approves_by_rule(name)
+def approved_automatically(
+    policy: ToolPolicy | None, name: str, result: ToolOutputAvailable | ToolOutputError
+) -> bool:
+    """Whether a call of ``name`` the user was not asked about (the caller knows), with this
+    result, was approved automatically: its tool decides by a function of the arguments
+    (``FunctionTool(require_confirmation=callable)``), and the call has an output. ADK has no
+    refusal without asking (a function that returns anything but ``True`` lets the call run),
+    but a ``before_tool_callback`` may answer a call before the function is asked, and its
+    refusal (ADK's ``{"error": …}``) looks like a tool's failure in the session: a call with
+    an error is shown without an approval, so a refusal is never shown approved."""
+    if policy is None or not policy.approves_by_rule(name):
+        return False
+    return isinstance(result, ToolOutputAvailable)
 
 
 def automatic_approval(call_id: str) -> list[UIMessageChunk]:

@@ -296,8 +296,38 @@ def test_history_shows_the_automatic_approval_to_v7_only() -> None:
         assert msgspec.to_builtins(messages)[1]["parts"] == [{"type": "step-start"}, shown]
 
 
-def test_a_tool_reporting_progress_that_the_policy_let_through_is_approved_before_it() -> None:
-    """The approval first, as the card runs only once approved; then progress, then result."""
+def test_a_call_answered_with_an_error_shows_no_automatic_approval() -> None:
+    """A ``before_tool_callback`` may refuse a call before the function is asked (ADK's
+    ``{"error": …}``, as a tool's failure looks): never shown approved, in the stream or in
+    history. The other call of the step ran: approved automatically."""
+    events = [
+        model_event(
+            "e1", call("c1", "pay", amount=5), call("c2", "pay", amount=7), finish_reason=STOP
+        ),
+        response_event("e2", ("c1", "pay", {"paid": 5}), ("c2", "pay", {"error": "Refused."})),
+    ]
+    assert run(events, policy=POLICY)[-6:] == [
+        *AUTOMATIC,
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"paid": 5}},
+        {"type": "tool-output-error", "toolCallId": "c2", "errorText": "Refused."},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    user = Event(
+        invocation_id="inv",
+        author="user",
+        content=types.Content(role="user", parts=[types.Part(text="pay")]),
+    )
+    parts = msgspec.to_builtins(rebuild_messages([user, *events], POLICY))[1]["parts"]
+    assert [p.get("approval") for p in parts[1:]] == [
+        {"id": "approval-c1", "approved": True, "isAutomatic": True},
+        None,
+    ]
+
+
+def test_a_tool_reporting_progress_that_the_policy_let_through() -> None:
+    """Its progress, then the approval with the result (the stream and history agree on a
+    result: a failure is shown without an approval)."""
 
     async def pay_slowly(amount: int) -> Any:
         """Pay, reporting progress."""
@@ -320,12 +350,12 @@ def test_a_tool_reporting_progress_that_the_policy_let_through_is_approved_befor
             "toolName": "pay_slowly",
             "input": {"amount": 5},
         },
-        *AUTOMATIC,
         {
             "type": "tool-output-available",
             "toolCallId": "c1",
             "output": "Paying…",
             "preliminary": True,
         },
+        *AUTOMATIC,
         {"type": "tool-output-available", "toolCallId": "c1", "output": {"paid": 5}},
     ]
