@@ -4,7 +4,9 @@ A test of a chat app should check what the user's browser will *show* and *send 
 the chunks the server wrote: a chunk sequence can look right and still leave the stock client
 with a duplicated message, a tool part in the wrong state, or a step the ``sendAutomaticallyWhen``
 helpers never send. :class:`StreamingMessage` replays the AI SDK's own state machine
-(``processUIMessageStream`` of ``ai@6``) on parsed chunks, and the two ``last_assistant_…``
+(``processUIMessageStream`` of ``ai@6``, with ``ai@7``'s approval fields and its
+``tool-approval-response``, which the server sends a v7 client only) on parsed chunks, and the
+two ``last_assistant_…``
 predicates of :mod:`.auto_send` are the stock helpers that decide when ``useChat`` sends a chat by
 itself.
 
