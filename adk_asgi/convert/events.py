@@ -17,8 +17,6 @@ The rules it keeps (docs/architecture.md#adk-facts, #the-ui-message-stream):
 * ADK's ``adk_request_confirmation`` call is not a tool of its own: it becomes a
   ``tool-approval-request`` on the *original* call, and the placeholder response ADK records
   for that call is bookkeeping, not an output.
-* A running tool's progress message (:mod:`.progress`) is a preliminary output of its call,
-  not text of the message.
 * A ``tool-*`` chunk for a call id the client has never seen makes it throw, so outputs are only
   emitted for calls announced in this response or named by the caller as already known.
 """
@@ -199,10 +197,8 @@ class EventConverter:
             if self._approvals_in_call_order(event, out):
                 return out
             out.extend(self._release_held_calls())
-        progress = progress_of(event)
-        if progress is not None:  # a running tool's message: its card's preliminary output
-            out.extend(self.cards.progress(progress.call_id, progress.text))
-            return out
+        if (progress := progress_of(event)) is not None:  # (a preliminary output: .progress)
+            return out + self.cards.progress(progress.call_id, progress.text)
         if event.author == "user":
             if self.live and event.input_transcription is not None:
                 out.append(self._heard.chunk(event.input_transcription))
