@@ -33,8 +33,8 @@ class Progress:
 
 def progress_of(event: Event) -> Progress | None:
     """The progress message ``event`` is, or ``None``: a complete event on a tool call's
-    branch, for the user (role ``user``, not the user's own), holding text and nothing else
-    (no function call or response, no output)."""
+    branch, for the user (role ``user``, not the user's own), with no function call or
+    response and no output. Its text is the progress shown; other parts (a file) are not."""
     content = event.content
     if event.partial or event.author == "user" or content is None or content.role != "user":
         return None
@@ -44,9 +44,7 @@ def progress_of(event: Event) -> Progress | None:
     tool, at, call_id = segment.partition("@")
     if not (tool and at and call_id):
         return None
-    texts: list[str] = []
-    for part in content.parts:
-        if part.text is None or part.function_call or part.function_response:
-            return None
-        texts.append(part.text)
-    return Progress(call_id=call_id, tool=tool, text="".join(texts))
+    if any(part.function_call or part.function_response for part in content.parts):
+        return None
+    text = "".join(part.text for part in content.parts if part.text)
+    return Progress(call_id=call_id, tool=tool, text=text)

@@ -193,7 +193,7 @@ class ToolCards:
         """A running tool's progress message (:mod:`.progress`): the call's preliminary
         output, until its result replaces it."""
         call_id = self.client_id(adk_id)
-        if call_id not in self.known or call_id in self._settled or call_id in self._resulted:
+        if not text or call_id not in self.known or call_id in self._settled | self._resulted:
             return []
         out: list[UIMessageChunk] = []
         self.blocks.close(out)

@@ -142,6 +142,26 @@ def test_what_a_progress_message_is() -> None:
     assert progress_of(user) is None
 
 
+def test_a_progress_message_shows_its_text_only() -> None:
+    """A file in a tool's message is not shown, as text or file, in the stream or history."""
+    pixel = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"png"))
+    with_file = tool_message("Half way…")
+    only_file = tool_message("")
+    assert with_file.content is not None and only_file.content is not None
+    with_file.content.parts = [*(with_file.content.parts or []), pixel]
+    only_file.content.parts = [pixel]
+    events = [*forecast_events()[:1], with_file, only_file, *forecast_events()[3:]]
+    assert run(events, policy=ToolPolicy())[4:-2] == [
+        {
+            "type": "tool-output-available",
+            "toolCallId": "c1",
+            "output": "Half way…",
+            "preliminary": True,
+        },
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"t": 20}},
+    ]
+
+
 # --- approvals decided by the tool's policy -------------------------------------------------
 
 
