@@ -5,8 +5,8 @@ configured for its version).
 * Progress (SSE, ai@6 and ai@7): mid-answer, the real client's part is ``output-available``
   with ``preliminary: true`` and the progress message as its output (read by the SDK's own
   ``readUIMessageStream`` from the body cut after that chunk); at the end it holds the result,
-  and a reload shows the same. (Live mode: ADK answers a generator tool's call at once with a
-  pending status: tests/asgi/test_one_derivation.py pins that stream and history agree.)
+  and a reload shows the same. Live mode: ADK answers a generator tool's call at once with a
+  pending status, which the card shows; its messages are not shown.
 * A call ``require_confirmation``'s function let through: ai@7 shows it approved automatically
   (``approval: {id, isAutomatic: true, approved: true}``), over SSE and live; ai@6 parses every
   response and shows the call and its result only; the reload shows what each client showed.
@@ -30,6 +30,9 @@ pytestmark = pytest.mark.e2e
 CLIENTS = [("sse", 6), ("sse", 7), ("ws", 7), ("ws-js", 6), ("ws-js", 7)]
 ALL = pytest.mark.parametrize("client", CLIENTS, ids=[f"{t}-v{v}" for t, v in CLIENTS])
 SSE = pytest.mark.parametrize("client", CLIENTS[:2], ids=["sse-v6", "sse-v7"])
+LIVE = pytest.mark.parametrize("client", CLIENTS[2:], ids=[f"{t}-v{v}" for t, v in CLIENTS[2:]])
+PENDING = {"status": "The function is running asynchronously and the results are pending."}
+"""ADK's answer to a streaming tool's call in live mode (``_process_function_live_helper``)."""
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +90,27 @@ def test_progress_is_shown_on_the_card_until_the_result(
         ("output-available", True, served.FETCHING),
         ("output-available", True, served.ALMOST),
     ]
+
+
+@LIVE
+def test_live_a_tool_reporting_progress_shows_adks_pending_answer(
+    server: str, client: tuple[str, int]
+) -> None:
+    """ADK runs an async generator live as a streaming tool: its call is answered at once, its
+    yields go to the model only. Its messages come after that answer: shown neither as progress
+    nor as text (they were text the reload did not show)."""
+    report = drive(server, client, "weather")
+    card = {
+        "type": "tool-get_forecast",
+        "toolCallId": "<call1>",
+        "state": "output-available",
+        "input": FORECAST_INPUT,
+        "output": PENDING,
+        "providerExecuted": True,
+    }
+    assert normalized(report["messages"]) == said(
+        "weather", STEP, card, STEP, text(served.FORECAST_SAID)
+    )
 
 
 def paid(amount: int, sdk: int, **approval: Any) -> dict[str, Any]:
