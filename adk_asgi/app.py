@@ -44,6 +44,7 @@ from adk_asgi.server_answers import answer_call
 from adk_asgi.serving.file_urls import AllowFileUrl
 from adk_asgi.serving.finish_tools import FinishRanTools
 from adk_asgi.serving.identity import BrowserCookieIdentity, Identify
+from adk_asgi.serving.invalid_calls import InvalidCalls
 from adk_asgi.serving.origins import OriginGuard, OriginPolicy
 from adk_asgi.serving.pace import PaceToReader
 from adk_asgi.serving.request_state import RequestState
@@ -183,10 +184,12 @@ class AdkApp:
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
         elif plugins:
             app = app.model_copy(update={"plugins": [*app.plugins, *plugins]})
+        invalid_calls = InvalidCalls()  # (first: its marks are read by the live gate)
         bridge_plugins = [
+            invalid_calls,
             ReadableRequests(),
             PauseForClientTools(),
-            LiveToolGate(),
+            LiveToolGate(invalid_calls),
             FinishRanTools(),  # after the live gate: a call awaiting the user holds nothing
             PaceToReader(),
         ]

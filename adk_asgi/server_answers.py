@@ -116,9 +116,8 @@ async def answer_call(
         if converter.failure is not None:
             shown, error_text = converter.failure
             after = await services.session(user_id, chat_id)
-            await keep_shown(
-                services, after, message_id, shown, error_text, converter.facts.started_at
-            )
+            started_at, cut = converter.facts.started_at, converter.cards.cut
+            await keep_shown(services, after, message_id, shown, error_text, started_at, cut)
     return message_id
 
 

@@ -43,9 +43,7 @@ from adk_asgi.convert.parallel_calls import ParallelCalls
 from adk_asgi.convert.progress import progress_of
 from adk_asgi.convert.text_blocks import HeardSpeech, TextBlocks
 from adk_asgi.convert.tool_cards import ToolCards
-from adk_asgi.hitl.interrupts import (
-    workflow_answer,
-)
+from adk_asgi.hitl.interrupts import workflow_answer
 from adk_asgi.hitl.pending import CONFIRMATION_TOOL, REJECTED
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.wire.chunks import (
@@ -233,9 +231,10 @@ class EventConverter:
             return
         key = self._key(event)
         for part in content.parts:
-            if part.text is None or part.function_call is not None:
-                continue
-            if not part.text:
+            if part.function_call is not None and self.cards.streams(part.function_call):
+                self._open_step_for(key, out)
+                self.cards.stream(part.function_call, out)  # (its arguments, as JSON text)
+            if not part.text or part.function_call is not None:
                 continue
             self._open_step_for(key, out)
             streamed = self._streamed_thought if part.thought else self._streamed_text
@@ -290,7 +289,7 @@ class EventConverter:
                     self.cards.call(call, event, out)
                     self._step_has_call = call.name != CONFIRMATION_TOOL
             elif part.function_response is not None:
-                self.cards.response(part.function_response, confirmations, out)
+                self.cards.response(part.function_response, confirmations, out, event)
             elif (file := file_chunk(part, live=self.live)) is not None:
                 self._blocks.close(out)
                 out.append(file)
@@ -304,8 +303,7 @@ class EventConverter:
         """What any complete event may carry besides its parts: sources, usage, how it ended."""
         out.extend(source_chunks(event))
         if is_abort(event):
-            self.stopped = self._unsaved()
-            self._blocks.close(out)
+            self.stopped = self._cut(out)
             out.append(Abort())
         elif (event.error_code or event.error_message) and not is_finish_reason(event):
             error = AgentError(code=event.error_code, message=event.error_message)
@@ -380,9 +378,11 @@ class EventConverter:
 
     # --- errors ------------------------------------------------------------------------------
 
-    def _unsaved(self) -> list[types.Part]:
-        """The text and reasoning the client was shown that no stored event holds: the
-        partials of the model call under way (ADK stores only its final event)."""
+    def _cut(self, out: list[UIMessageChunk]) -> list[types.Part]:
+        """The answer ends: the text and reasoning shown that no stored event holds (ADK
+        stores a model call's final event only); its calls still streaming end (``cards.cut``)."""
+        self._blocks.close(out)
+        self.cards.cut_short(out)
         thought = ["".join(t) for t in self._streamed_thought.values()]
         said = ["".join(t) for t in self._streamed_text.values()]
         return [types.Part(text=t, thought=True) for t in thought if t] + [
@@ -393,9 +393,8 @@ class EventConverter:
         """The failure goes into the message (a ``data-error`` part, kept in history) before
         the ``error`` chunk: the stock client stops reading the stream at that chunk."""
         self._errored = True
-        self.failure = (self._unsaved(), error_text)
         out: list[UIMessageChunk] = []
-        self._blocks.close(out)
+        self.failure = (self._cut(out), error_text)
         data = {"errorText": error_text}
         out.append(DataChunk(type=ERROR_PART, id=f"{self.message_id}-error", data=data))
         hooked = metadata_of(self.message_metadata, self.facts.finish("error"))

@@ -11,9 +11,9 @@ shows what the stream showed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -70,12 +70,16 @@ def shown_answer(
     shown: list[types.Part],
     error_text: str | None = None,
     started_at: float | None = None,
+    cut_calls: Sequence[bookkeeping.CutCall] = (),
 ) -> Event:
     """The event that keeps an answer cut short — it failed (``error_text``, tagged), or the
     user stopped it — as the client saw it: the text it was shown that ADK did not store
-    (``shown``), in the message ``message_id``."""
+    (``shown``), and the calls it showed streaming (``cut_calls``, tagged), in the message
+    ``message_id``."""
     content = types.Content(role="model", parts=shown) if shown else None
-    tags = {"error": error_text} if error_text is not None else {}
+    tags: dict[str, Any] = {"error": error_text} if error_text is not None else {}
+    if cut_calls:
+        tags["cut_calls"] = list(cut_calls)
     metadata = bookkeeping.with_tags(
         None, message_id=message_id, started_at=started_at, kept=True, **tags
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
 from google.adk.events.event import Event
@@ -27,6 +27,8 @@ from adk_asgi.convert.tool_looks import (
     approved_automatically,
     automatic_approval_part,
     confirmation_descriptor,
+    cut_call_chunk,
+    input_error,
     node_descriptor,
     provider_executed,
     raw_input,
@@ -84,15 +86,18 @@ def rebuild_messages(
     speakers: bool = False,
     metadata: MessageMetadata | None = None,
     send_usage: bool = False,
+    v7: bool = False,
 ) -> list[UIMessage]:
     """``files``: the file parts of the uploads the artifact service keeps, by name: shown
     where the user's message has their placeholder. ``speakers``: text and reasoning parts
     name the agent that wrote them, as the stream does (a tree of agents). ``metadata`` and
     ``send_usage``: each assistant message's metadata, as its stream sent it
-    (:mod:`.metadata`)."""
+    (:mod:`.metadata`). ``v7``: the client is ai@7, whose parts differ from ai@6's where their
+    reducers differ (a refused call)."""
     files = files or {}
     persisted = [e for e in visible_events(events) if not e.partial]
     state = chat_state(persisted, policy)
+    refused = {i for event in persisted for i in bookkeeping.read(event).invalid_calls}
     asked = approval_descriptors(persisted)
     messages: list[UIMessage] = []
     answers: dict[str, UIMessage] = {}
@@ -130,17 +135,22 @@ def rebuild_messages(
             message.parts.extend(spoken)
             continue
         error = bookkeeping.read(event).error
+        cut = _cut_calls(event, policy, v7, speaker(event.author) if speakers else None)
         if error is not None:  # a failed answer: what the client was shown (convert/failures.py)
             message = answer_of(event)
-            if content is not None and content.parts:
+            if (content is not None and content.parts) or cut:
                 message.parts.extend(step_of(event, message))
-                for part in content.parts:
+                for part in (content.parts or []) if content is not None else []:
                     message.parts.extend(_model_part(part, state, policy, event, asked))
+            message.parts.extend(cut)
             data = {"errorText": error}
             message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
             continue
         if content is None and event.id not in state.rejected_nodes:
             content = workflow_answer(event)  # a workflow's answer (as convert/events.py shows it)
+        if cut and not (content and content.parts):  # a stopped answer: only calls streaming
+            message = answer_of(event)
+            message.parts.extend([*step_of(event, message), *cut])
         if content is None or not content.parts:
             continue
         if event.author == "user":
@@ -170,10 +180,12 @@ def rebuild_messages(
         assistant.parts.extend(step_of(event, assistant))
         author = speaker(event.author) if speakers else None
         for part in content.parts:
-            assistant.parts.extend(_model_part(part, state, policy, event, asked, author))
-    for message_id, shown in history_metadata(persisted, metadata, send_usage).items():
+            shown = _model_part(part, state, policy, event, asked, author, refused, v7)
+            assistant.parts.extend(shown)
+        assistant.parts.extend(cut)  # (a stopped answer's calls that were streaming)
+    for message_id, moment in history_metadata(persisted, metadata, send_usage).items():
         if message_id in answers:
-            answers[message_id].metadata = shown
+            answers[message_id].metadata = moment
     return messages
 
 
@@ -227,6 +239,8 @@ def _model_part(
     event: Event,
     descriptors: Mapping[str, Any],
     author: ProviderMetadata | None = None,
+    refused: Collection[str] = (),
+    v7: bool = False,
 ) -> list[UIPart]:
     if part.text is not None and part.function_call is None:
         if not part.text:
@@ -239,9 +253,46 @@ def _model_part(
         call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event))
         if call is None:
             return []
-        return [_tool_part(call, state, policy, descriptors.get(call.id), author)]
+        part_ = _tool_part(call, state, policy, descriptors.get(call.id), author)
+        return [_refused(part_, call, state, policy, v7) if call.id in refused else part_]
     file = _file(part)
     return [file] if file is not None else []
+
+
+def _refused(
+    part: ToolPart, call: ToolCall, state: ChatState, policy: ToolPolicy, v7: bool
+) -> ToolPart:
+    """A call ADK refused without running a tool, as the stream's ``tool-input-error`` left it
+    (:func:`.tool_looks.input_error`): ai@6 keeps the input only as ``rawInput``, ai@7 as
+    ``input``."""
+    stored, lost = readable(state.results.get(call.id))
+    refusal = input_error(policy, call.id, call.name, call.args, stored) if lost is None else None
+    if refusal is None:
+        return part
+    part.state, part.error_text = "output-error", refusal.error_text
+    part.input, part.raw_input = (refusal.input, None) if v7 else (None, refusal.input)
+    return part
+
+
+def _cut_calls(
+    event: Event, policy: ToolPolicy, v7: bool, author: ProviderMetadata | None
+) -> list[UIPart]:
+    """The calls a kept answer showed streaming when it failed or stopped, as the stream
+    ended them (:func:`.tool_looks.cut_call_chunk`; the input where ai@6 or ai@7 keeps it)."""
+    parts: list[UIPart] = []
+    for cut in bookkeeping.read(event).cut_calls:
+        chunk = cut_call_chunk(policy, cut.id, cut.name, cut.input)
+        part = ToolPart(
+            type=f"tool-{cut.name}",
+            tool_call_id=cut.id,
+            state="output-error",
+            error_text=chunk.error_text,
+            provider_executed=chunk.provider_executed,
+            call_provider_metadata=author,
+        )
+        part.input, part.raw_input = (chunk.input, None) if v7 else (None, chunk.input)
+        parts.append(part)
+    return parts
 
 
 def approval_descriptors(events: Iterable[Event]) -> dict[str, Any]:

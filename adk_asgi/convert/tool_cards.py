@@ -12,7 +12,10 @@ with
   a workflow node that asks to run becomes a call with its approval request, and a client tool
   that needs approval shows its input without ``input-available`` until it is approved;
 * a result, a denial or an approval closed unanswered is shown once per call, and only for a
-  call the client holds a part for (an unknown id makes the client throw).
+  call the client holds a part for (an unknown id makes the client throw);
+* a call whose arguments the model streams is started at its first piece and its input grows
+  as JSON text (``tool-input-delta``, :mod:`.streamed_input`) until the final event completes
+  it.
 """
 
 from __future__ import annotations
@@ -24,19 +27,25 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from adk_asgi.convert.adk_values import tool_result_chunk
+from adk_asgi.convert.streamed_input import StreamedInput, streams_arguments
 from adk_asgi.convert.text_blocks import TextBlocks
 from adk_asgi.convert.tool_looks import (
     approved_automatically,
     automatic_approval,
     confirmation_descriptor,
+    cut_call_chunk,
+    input_error,
     node_descriptor,
     provider_executed,
     raw_input,
     result_chunk,
     waits_for_approval,
 )
+from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.credentials import shown_input
 from adk_asgi.hitl.interrupts import (
+    ASKING_THE_USER,
+    REQUEST_CREDENTIAL,
     client_call_id,
     confirmed_node,
     node_confirmation,
@@ -54,6 +63,8 @@ from adk_asgi.wire.chunks import (
     ToolOutputError,
     UIMessageChunk,
 )
+
+_NOT_STREAMED: frozenset[str] = frozenset({CONFIRMATION_TOOL, REQUEST_CREDENTIAL, *ASKING_THE_USER})
 
 
 class ToolCards:
@@ -86,6 +97,53 @@ class ToolCards:
         browser tool's approval): their approval is the user's, never automatic."""
         self._resulted: set[str] = set()
         """Calls whose result was shown: a progress message after it is not shown."""
+        self._streaming: dict[str, StreamedInput] = {}
+        """The calls whose arguments are streaming, by client id (:mod:`.streamed_input`)."""
+        self.cut: list[bookkeeping.CutCall] = []
+        """The calls cut short while their arguments streamed (:meth:`cut_short`)."""
+
+    def streams(self, call: types.FunctionCall) -> bool:
+        """Whether a partial event's call is a piece of a call whose arguments are shown as they
+        stream (:meth:`stream`). ADK's own calls and the questions for the user come whole, and
+        Vertex names a call in its first piece only."""
+        if not call.id or not streams_arguments(call):
+            return False
+        if call.id in self._streaming:
+            return True
+        name = call.name
+        return bool(name) and name not in _NOT_STREAMED and node_confirmation(call) is None
+
+    def stream(self, call: types.FunctionCall, out: list[UIMessageChunk]) -> None:
+        """A piece of a call whose arguments stream (:meth:`streams`): its part is started at
+        the first piece, and each piece adds to its input's JSON text (``input-streaming``)."""
+        client_id, name = call.id or "", call.name or ""  # (the calls streamed keep ADK's ids)
+        streamed = self._streaming.get(client_id)
+        if streamed is None:
+            self.blocks.close(out)
+            streamed = self._streaming[client_id] = StreamedInput(name)
+            out.append(
+                ToolInputStart(
+                    tool_call_id=client_id,
+                    tool_name=name,
+                    provider_executed=provider_executed(self.policy, name),
+                    provider_metadata=self.blocks.speaker,
+                )
+            )
+        delta = streamed.feed(call.partial_args or [])
+        if delta:
+            out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=delta))
+
+    def cut_short(self, out: list[UIMessageChunk]) -> None:
+        """The answer ends (it failed, or was stopped) while calls' arguments stream: each is
+        shown as an error with its arguments so far, and kept in :attr:`cut` for the answer's
+        record (no stored event holds them)."""
+        for client_id, streamed in self._streaming.items():
+            self._settled.add(client_id)
+            out.append(cut_call_chunk(self.policy, client_id, streamed.name, streamed.args))
+            self.cut.append(
+                bookkeeping.CutCall(id=client_id, name=streamed.name, input=streamed.args)
+            )
+        self._streaming.clear()
 
     def call(self, call: types.FunctionCall, event: Event, out: list[UIMessageChunk]) -> None:
         if not call.id or not call.name:
@@ -128,21 +186,27 @@ class ToolCards:
         self.known.add(client_id)
         self._calls[client_id] = (call.name, args)
         by_server = provider_executed(self.policy, call.name)
-        out.append(
-            ToolInputStart(
-                tool_call_id=client_id,
-                tool_name=call.name,
-                provider_executed=by_server,
-                provider_metadata=self.blocks.speaker,
-            )
+        start = ToolInputStart(
+            tool_call_id=client_id,
+            tool_name=call.name,
+            provider_executed=by_server,
+            provider_metadata=self.blocks.speaker,
         )
+        streamed = self._streaming.pop(client_id, None)
+        rest = streamed.rest(args) if streamed is not None else None
+        if rest is None:  # (not streamed, or the stream went astray: its text starts over)
+            out.append(start)
+            rest = raw_input(args) if streamed is not None else ""
+        if rest:  # the streamed text, completed: the final arguments' JSON
+            out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=rest))
         if waits_for_approval(self.policy, call.name, args):
             # A client tool that needs approval: show the input and ask, but do not say
             # "input available" yet — that makes the client run the tool (``onToolCall``).
             # :meth:`release` says it once the user approved
             # (docs/architecture.md#browser-tools-that-need-approval).
             self._asked.add(client_id)
-            out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=raw_input(args)))
+            if streamed is None:
+                out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=raw_input(args)))
             out.append(
                 ToolApprovalRequest(
                     approval_id=client_approval_id(client_id), tool_call_id=client_id
@@ -166,23 +230,38 @@ class ToolCards:
         response: types.FunctionResponse,
         confirmations: dict[str, Any],
         out: list[UIMessageChunk],
+        event: Event | None = None,
     ) -> None:
+        """``event``: the response's, whose bookkeeping names the calls ADK refused without
+        running a tool (:mod:`adk_asgi.serving.invalid_calls`)."""
         if not response.id or response.id in confirmations:
             return
         call_id = self.client_id(response.id)
         if call_id not in self.known or call_id in self._settled:
             return
         self.blocks.close(out)
-        _, args = self._calls.get(call_id, ("", {}))
-        out.extend(self._result(call_id, response.name or "", args, response.response))
+        name, args = self._calls.get(call_id, (response.name or "", {}))
+        refused = event is not None and response.id in bookkeeping.read(event).invalid_calls
+        out.extend(self._result(call_id, name, args, response.response, invalid=refused))
         self._resulted.add(call_id)
 
     def _result(
-        self, call_id: str, name: str, args: dict[str, Any], response: Any, *, asked: bool = False
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        response: Any,
+        *,
+        asked: bool = False,
+        invalid: bool = False,
     ) -> list[UIMessageChunk]:
         """A call's result, after the automatic approval of a call of this response that its
         tool's rule let run unasked (:func:`.tool_looks.approved_automatically`), as the AI SDK
-        shows one: the request, marked automatic, and the approval (v7 only)."""
+        shows one: the request, marked automatic, and the approval (v7 only). ``invalid``: ADK
+        refused the call without running a tool (:func:`.tool_looks.input_error`)."""
+        refused = input_error(self.policy, call_id, name, args, response) if invalid else None
+        if refused is not None:
+            return [refused]
         shown = result_chunk(self.policy, call_id, name, args, response)
         automatic = not (asked or call_id in self._asked | self._resulted) and (
             call_id in self._calls and approved_automatically(self.policy, name, shown)
@@ -240,18 +319,25 @@ class ToolCards:
         return [ToolOutputDenied(tool_call_id=call_id)]
 
     def tool_result(
-        self, call_id: str, response: Any, name: str = "", *, asked: bool = False
+        self,
+        call_id: str,
+        response: Any,
+        name: str = "",
+        *,
+        asked: bool = False,
+        invalid: bool = False,
     ) -> list[UIMessageChunk]:
         """A call's result known before its function-response event (live mode reads it from
         the tool pipeline, since ADK merges the responses of a step into one event).
-        ``asked``: the user decided on the call (the live bridge's approval)."""
+        ``asked``: the user decided on the call (the live bridge's approval). ``invalid``: ADK
+        refused the call without running a tool."""
         if call_id not in self.known or call_id in self._settled:
             return []
         self._settled.add(call_id)
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
         name, args = self._calls.get(call_id, (name, {}))
-        out.extend(self._result(call_id, name, args, response, asked=asked))
+        out.extend(self._result(call_id, name, args, response, asked=asked, invalid=invalid))
         return out
 
     def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:

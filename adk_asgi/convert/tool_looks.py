@@ -18,6 +18,8 @@ that both need lives here, and only here:
   marked automatic, as the AI SDK shows a call its tool's ``needsApproval`` let through
   (:func:`approved_automatically`, :func:`automatic_approval`; v7 only: the wire gate drops
   it for v6);
+* a call ADK refused without running a tool (a made-up name, arguments the tool refuses) is
+  a ``tool-input-error``: ADK's error, and the input as the model wrote it (:func:`input_error`);
 * a browser tool that waits for approval shows its input only as the raw JSON the stream
   sent (``tool-input-delta``), not as ``input-available``, until it is approved: the AI SDK
   client keeps that text as the part's ``rawInput`` (:func:`raw_input`).
@@ -25,7 +27,7 @@ that both need lives here, and only here:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from adk_asgi.convert.adk_values import (
     approval_descriptor,
@@ -34,13 +36,14 @@ from adk_asgi.convert.adk_values import (
     to_json,
     tool_result_chunk,
 )
-from adk_asgi.hitl.credentials import shown_output
+from adk_asgi.hitl.credentials import shown_input, shown_output
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, NodeConfirmation
 from adk_asgi.hitl.pending import client_approval_id
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.wire.chunks import (
     ToolApprovalRequest,
     ToolApprovalResponse,
+    ToolInputError,
     ToolOutputAvailable,
     ToolOutputError,
     UIMessageChunk,
@@ -107,6 +110,42 @@ def automatic_approval(call_id: str) -> list[UIMessageChunk]:
 def automatic_approval_part(call_id: str) -> Approval:
     """The part's ``approval`` after :func:`automatic_approval` (history shows it so)."""
     return Approval(id=client_approval_id(call_id), approved=True, is_automatic=True)
+
+
+def input_error(
+    policy: ToolPolicy | None, call_id: str, name: str, args: dict[str, Any], response: Any
+) -> ToolInputError | None:
+    """The chunk that shows a call ADK refused without running a tool (no tool of that name,
+    arguments the tool refuses: :mod:`adk_asgi.serving.invalid_calls`): ADK's error, with the
+    input as the model wrote it. The client's part becomes ``output-error`` with that input as
+    its ``rawInput`` and no ``input`` (the AI SDK's reducer); ``None`` for an answer that is
+    not ADK's error (an ``on_tool_error_callback`` that answered the call itself)."""
+    error = response.get("error") if isinstance(response, dict) else None
+    if not isinstance(error, str):
+        return None
+    return ToolInputError(
+        tool_call_id=call_id,
+        tool_name=name,
+        input=shown_input(name, args),
+        error_text=error,
+        provider_executed=provider_executed(policy, name),
+    )
+
+
+CUT_SHORT: Final = "The answer ended before this call was complete."
+"""The error of a call whose arguments were streaming when its answer failed or stopped."""
+
+
+def cut_call_chunk(policy: ToolPolicy | None, call_id: str, name: str, args: Any) -> ToolInputError:
+    """A call cut short while its arguments streamed: an error, with the arguments so far (no
+    tool runs it, and no stored event holds it: the answer's record keeps it)."""
+    return ToolInputError(
+        tool_call_id=call_id,
+        tool_name=name,
+        input=args,
+        error_text=CUT_SHORT,
+        provider_executed=provider_executed(policy, name),
+    )
 
 
 def waits_for_approval(policy: ToolPolicy | None, name: str, args: dict[str, Any]) -> bool:

@@ -33,6 +33,16 @@ TITLE_KEY: Final = "adk_asgi:title"
 TITLE_LENGTH: Final = 80
 
 
+class CutCall(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    """A call whose arguments were streaming when its answer failed or was stopped: the
+    client was shown it, ADK stored nothing of it."""
+
+    id: str
+    name: str
+    input: Any = None
+    """The arguments streamed so far."""
+
+
 class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     v: int = 1
     message_id: str | None = None
@@ -64,6 +74,13 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     started_at: float | None = None
     """When the response the event belongs to started (Unix time): the moments history hands
     the app's message metadata hook (:mod:`adk_asgi.convert.metadata`)."""
+    cut_calls: list[CutCall] = msgspec.field(default_factory=list)
+    """An answer kept as the client saw it (``kept``): the calls it showed streaming, ended
+    with a ``tool-input-error`` (:meth:`adk_asgi.convert.tool_cards.ToolCards.cut_short`)."""
+    invalid_calls: list[str] = msgspec.field(default_factory=list)
+    """Calls ADK refused without running a tool (no tool of that name, arguments the tool
+    refuses): their responses are ADK's errors, shown as the call's ``tool-input-error``
+    (:mod:`adk_asgi.serving.invalid_calls`)."""
     expires: dict[str, float] = msgspec.field(default_factory=dict)
     """Call id → when its wait for the user or the browser ends (Unix time): a call recorded
     as waiting by a live connection that is gone is closed after it."""

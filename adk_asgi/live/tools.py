@@ -41,6 +41,7 @@ from adk_asgi.live import durable, node_tools
 from adk_asgi.live.calls import UNANSWERED, WaitKind
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.protocol import LiveProtocol
+from adk_asgi.serving.invalid_calls import InvalidCalls
 
 logger = logging.getLogger("adk_asgi")
 
@@ -275,8 +276,11 @@ class LiveToolGate(BasePlugin):
     Registered on every ``AdkApp``; outside a live connection of this package it does nothing.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, invalid: InvalidCalls | None = None) -> None:
+        """``invalid``: the app's :class:`InvalidCalls`, registered before this plugin, which
+        says which results are ADK's refusals of a call (shown as ``tool-input-error``)."""
         super().__init__(name="adk_asgi_live_tool_gate")
+        self.invalid = invalid
 
     @staticmethod
     def _waits(context: InvocationContext) -> ToolWaits | None:
@@ -309,7 +313,8 @@ class LiveToolGate(BasePlugin):
         stored = result if isinstance(result, dict) else {"result": result}
         if result is None and tool.is_long_running:  # left open: only the app answers it
             stored = None  # (server_answers.py); ADK stores no response
-        waits.carry_out(waits.protocol.tool_finished(call_id, stored))
+        refused = self.invalid is not None and self.invalid.is_invalid(call_id)
+        waits.carry_out(waits.protocol.tool_finished(call_id, stored, invalid=refused))
         return replaced
 
     async def on_event_callback(

@@ -101,9 +101,12 @@ class WaitAPI:
             context.streams.emit(chunks, context.clock())
         return context.take()
 
-    def tool_finished(self, call_id: str | None, result: Any) -> list[Output]:
+    def tool_finished(
+        self, call_id: str | None, result: Any, *, invalid: bool = False
+    ) -> list[Output]:
         """A tool call's result, from the tool pipeline: shown at once, so a server tool's
-        output reaches the client before the turn pauses for its sibling calls."""
+        output reaches the client before the turn pauses for its sibling calls. ``invalid``:
+        the result is ADK's refusal of the call (shown as ``tool-input-error``)."""
         self._phases.move("tool")
         context = self._context
         if not call_id:
@@ -117,7 +120,8 @@ class WaitAPI:
             call = calls.state.calls.get(call_id)
             name = call.name if call is not None else ""
             asked = call_id in calls.state.live_decisions
-            shown = response.converter.cards.tool_result(call_id, result, name, asked=asked)
+            cards = response.converter.cards
+            shown = cards.tool_result(call_id, result, name, asked=asked, invalid=invalid)
             context.streams.emit(shown, context.clock())
         context.maybe_pause()
         return context.take()

@@ -63,6 +63,7 @@ class MessagesEndpoint:
             speakers=services.speakers,
             metadata=services.message_metadata,
             send_usage=services.send_usage,
+            v7=services.ai_sdk_version == 7,
         )
         admit_messages(messages, v7=services.ai_sdk_version == 7)
         return Response(

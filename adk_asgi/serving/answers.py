@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from google.adk.sessions.session import Session
 from google.genai import types
 
 from adk_asgi.convert.failures import shown_answer
+from adk_asgi.hitl.bookkeeping import CutCall
 from adk_asgi.hitl.continuation import Conflict, Continuation, continuation
 from adk_asgi.hitl.pending import (
     ChatState,
@@ -76,11 +78,12 @@ async def keep_shown(
     shown: list[types.Part],
     error_text: str | None = None,
     started_at: float | None = None,
+    cut_calls: Sequence[CutCall] = (),
 ) -> None:
     """Keep an answer cut short (it failed: ``error_text``; or was stopped) as the client saw
     it: ADK stores no partial text (:func:`~adk_asgi.convert.failures.shown_answer`). The answer was
     sent already, so a store that fails loses only its record, which is logged."""
-    event = shown_answer(services.author, message_id, shown, error_text, started_at)
+    event = shown_answer(services.author, message_id, shown, error_text, started_at, cut_calls)
     try:
         if session is not None:
             await services.session_service.append_event(session, event)

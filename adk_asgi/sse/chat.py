@@ -264,7 +264,7 @@ class ChatEndpoint:
         """An answer that failed or was stopped is kept as the client saw it."""
         if converter.failure is not None:
             shown, error_text = converter.failure
-        elif converter.stopped:
+        elif converter.stopped or converter.cards.cut:
             shown, error_text = converter.stopped, None
         else:
             return
@@ -275,7 +275,13 @@ class ChatEndpoint:
             return
         started_at = converter.facts.started_at
         await keep_shown(
-            self.services, session, converter.message_id, shown, error_text, started_at
+            self.services,
+            session,
+            converter.message_id,
+            shown,
+            error_text,
+            started_at,
+            converter.cards.cut,
         )
 
 

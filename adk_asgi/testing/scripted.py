@@ -13,9 +13,10 @@ The turn machinery (:meth:`ScriptedLlm.next_turn`, :func:`assign_call_ids`,
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 from uuid import uuid4
 
@@ -67,11 +68,20 @@ class Thought:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """A function call. Without an ``id`` the model assigns one (see ``id_factory``)."""
+    """A function call. Without an ``id`` the model assigns one (see ``id_factory``).
+
+    ``stream_args``: the call's arguments stream, as ADK's Anthropic, OpenAI and LiteLLM models
+    stream them (and Vertex with ``stream_function_call_arguments``): a partial response that
+    opens the call (``will_continue=True``), then one per ``chunk_size`` characters of the
+    arguments' JSON text (``json_text``, or ``json.dumps(args)``), each with the
+    ``partial_args`` ADK's own tracker makes of that text; the final response has the whole
+    call, as always. (SSE only: ADK's live flow runs any call it gets, partial or not.)"""
 
     name: str
     args: Mapping[str, Any] = field(default_factory=dict)
     id: str | None = None
+    stream_args: bool = False
+    json_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +109,7 @@ def assign_call_ids(turn: Turn, id_factory: Callable[[], str] = new_call_id) -> 
     (docs/architecture.md#streaming-events); a real Gemini stream shares one id, and so must we.
     """
     return [
-        Call(seg.name, dict(seg.args), id_factory())
+        replace(seg, args=dict(seg.args), id=id_factory())
         if isinstance(seg, Call) and not seg.id
         else seg
         for seg in turn
@@ -120,6 +130,26 @@ def _call_part(call: Call) -> types.Part:
     return types.Part(
         function_call=types.FunctionCall(id=call.id, name=call.name, args=dict(call.args))
     )
+
+
+def _streamed_call(call: Call, chunk_size: int) -> Iterator[LlmResponse]:
+    """A call whose arguments stream, as ADK's Anthropic model yields it (``anthropic_llm``:
+    the opening ``will_continue`` part, then each piece of JSON text as ADK's
+    ``_JsonPathTracker`` turns it into ``partial_args``)."""
+    from google.adk.utils.streaming_utils import _JsonPathTracker
+
+    def piece(partial_args: list[types.PartialArg] | None) -> LlmResponse:
+        function_call = types.FunctionCall(
+            id=call.id, name=call.name, partial_args=partial_args, will_continue=True
+        )
+        part = types.Part(function_call=function_call)
+        return LlmResponse(content=types.Content(role="model", parts=[part]), partial=True)
+
+    yield piece(None)
+    tracker = _JsonPathTracker()
+    text = call.json_text if call.json_text is not None else json.dumps(dict(call.args))
+    for delta in _chunks(text, chunk_size):
+        yield piece(tracker.handle_chunk(delta) or None)
 
 
 def _tokens(chars: int) -> int:
@@ -183,7 +213,9 @@ def turn_to_responses(
         if isinstance(seg, Fail):
             raise ScriptedModelError(seg.message)
         if stream:
-            if isinstance(seg, Call):
+            if isinstance(seg, Call) and seg.stream_args:
+                yield from _streamed_call(seg, chunk_size)
+            elif isinstance(seg, Call):
                 yield LlmResponse(
                     content=types.Content(role="model", parts=[_call_part(seg)]), partial=True
                 )

@@ -12,20 +12,19 @@ itself.
 
 Messages are plain JSON dicts, exactly what ``JSON.stringify`` makes of the client's objects (a
 key the client leaves ``undefined`` is absent), so they can be posted back as they are and
-compared with ``GET /chat/{id}/messages``. Two simplifications, neither reachable from this
-package's server: a ``tool-input-delta`` is parsed as complete JSON (the server sends a call's
-input in one delta; the AI SDK repairs partial JSON), and data parts are not validated against
-schemas.
+compared with ``GET /chat/{id}/messages``. A ``tool-input-delta``'s text is parsed as the AI
+SDK parses partial JSON (:mod:`.partial_json`). One simplification, not reachable from this
+package's server: data parts are not validated against schemas.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from adk_asgi.testing.partial_json import parse_partial_json
 from adk_asgi.testing.ui_parts import (
     MISSING,
     UIMessageDict,
@@ -190,10 +189,7 @@ class StreamingMessage:
             call.text += chunk["inputTextDelta"]
             partial: Any = call.text
             if call.input_encoding != "text":
-                try:
-                    partial = json.loads(call.text)
-                except ValueError:
-                    partial = MISSING
+                partial = parse_partial_json(call.text)
             update_tool_part(
                 self.parts,
                 chunk["toolCallId"],
