@@ -135,6 +135,40 @@ def policy_agent() -> BaseAgent:
     )
 
 
+def get_outlook(city: str, days: int) -> dict[str, Any]:
+    """The outlook for a city, for a number of days."""
+    return {"city": city, "forecast": ["sunny"] * days}
+
+
+def streaming_agent() -> BaseAgent:
+    """A model that streams its calls' arguments (as ADK's Anthropic model does; live, the
+    scripted model gives calls whole, as Gemini Live does)."""
+
+    def respond(contents: list[types.Content]) -> list[Any]:
+        answered = [p for c in contents for p in c.parts or [] if p.function_response]
+        if answered:
+            return [Text("Sunny.")]
+        return [
+            Text("Let me see."),
+            Call("get_outlook", {"city": "Paris", "days": 2}, stream_args=True),
+        ]
+
+    return scripted_agent(responder=respond, tools=[get_outlook], chunk_size=4)
+
+
+def clumsy_agent() -> BaseAgent:
+    """A model that calls a tool that does not exist and a tool without its mandatory
+    argument (ADK refuses both: ``tool-input-error``), then answers."""
+
+    def respond(contents: list[types.Content]) -> list[Any]:
+        answered = [p for c in contents for p in c.parts or [] if p.function_response]
+        if answered:
+            return [Text("Sorry.")]
+        return [Call("get_outlok", {"city": "Paris"}), Call("get_outlook", {"city": "Paris"})]
+
+    return scripted_agent(responder=respond, tools=[get_outlook], chunk_size=4)
+
+
 @dataclass(frozen=True)
 class Scenario:
     text: str
@@ -238,6 +272,8 @@ SCENARIOS = {
         for a in (True, False)
         for v in (6, 7)
     },
+    "streamed tool input": Scenario("weather", agent=streaming_agent),
+    "calls ADK refuses": Scenario("weather", agent=clumsy_agent),
     **SHAPES,
 }
 LIVE_SCENARIOS = {name: scenario for name, scenario in SCENARIOS.items() if scenario.live}

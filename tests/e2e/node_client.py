@@ -93,8 +93,10 @@ def validate_sse(
 
     Returns one dict per body: ``name`` (the given name or the index), ``ok``, ``chunks`` (parsed
     chunks up to the first invalid one), ``error`` (``"Name: message"`` or None), ``errorChunks``
-    (texts of valid ``error`` chunks) and ``message`` (the UIMessage built by
-    ``readUIMessageStream``, or None). Bytes are passed through unchanged (base64).
+    (texts of valid ``error`` chunks), ``message`` (the UIMessage built by
+    ``readUIMessageStream``, or None) and ``toolStates`` (the tool parts, ``toolCallId``,
+    ``state`` and ``input``, of each snapshot that changed them: what the page renders while a
+    call's input streams). Bytes are passed through unchanged (base64).
     """
     if names is not None and len(names) != len(bodies):
         raise ValueError("names and bodies differ in length")

@@ -143,6 +143,35 @@ def test_partial_and_final_call_share_the_generated_id() -> None:
     assert partial_ids == final_ids == ["call_1", "call_2"]
 
 
+def test_a_call_with_streamed_arguments_streams_as_adks_anthropic_model_does() -> None:
+    """An opening piece, then the ``partial_args`` ADK's own tracker makes of each
+    ``chunk_size`` characters of the arguments' JSON text, every piece ``will_continue``; the
+    final response has the whole call, as always."""
+
+    def piece(*args: types.PartialArg) -> LlmResponse:
+        function_call = types.FunctionCall(
+            id="call_1", name="f", partial_args=list(args) or None, will_continue=True
+        )
+        return partial(types.Part(function_call=function_call))
+
+    streamed = Call(
+        "f", {"city": "Oslo", "days": 2}, stream_args=True, json_text='{"city":"Oslo","days":2}'
+    )
+    assert render([streamed], stream=True, chunk_size=10) == [
+        piece(),
+        piece(types.PartialArg(json_path="$.city", string_value="O", will_continue=True)),
+        piece(),  # ('slo","days': the tracker waits for the key to end)
+        piece(
+            types.PartialArg(json_path="$.city", string_value="slo", will_continue=False),
+            types.PartialArg(json_path="$.days", number_value=2, will_continue=False),
+        ),
+        final(call("f", {"city": "Oslo", "days": 2}, "call_1"), candidates=8),
+    ]
+    assert render([streamed], stream=False) == [
+        final(call("f", {"city": "Oslo", "days": 2}, "call_1"), candidates=8)
+    ]
+
+
 def test_default_ids_are_unique_and_not_adk_prefixed() -> None:
     responses = list(turn_to_responses([Call("f"), Call("f")], stream=False))
     ids = [fc.id for fc in responses[0].get_function_calls()]

@@ -11,6 +11,8 @@
 //   error       "Name: message" of each problem, joined with "; ", or null
 //   errorChunks errorText of each (valid) `error` chunk; these do not make ok false
 //   message     the last UIMessage snapshot built by readUIMessageStream, or null
+//   toolStates  the tool parts ({toolCallId, state, input}) of each snapshot that changed
+//               them, in order (what the page renders as a call's input streams)
 // Exit code 0 when JSON was printed, 2 on usage errors.
 
 import { parseSdkArg, printJsonAndExit, readStdinJson, runMain, UsageError } from './lib/cli.mjs';

@@ -104,6 +104,10 @@ export async function validateBody(loaded, body, message = undefined) {
   );
 
   let finalMessage = null;
+  // The tool parts of each snapshot that changed them: what the page renders while a call's
+  // input streams (state "input-streaming", input parsed as partial JSON), and after.
+  const toolStates = [];
+  let lastTools = null;
   const onError = err => {
     if (
       pendingErrorChunks > 0 &&
@@ -120,6 +124,14 @@ export async function validateBody(loaded, body, message = undefined) {
     const start = message == null ? {} : { message: structuredClone(message) };
     for await (const snapshot of ai.readUIMessageStream({ stream: countingStream, onError, ...start })) {
       finalMessage = snapshot;
+      const tools = snapshot.parts
+        .filter(p => 'toolCallId' in p)
+        .map(p => ({ toolCallId: p.toolCallId, state: p.state, input: p.input }));
+      const json = JSON.stringify(tools);
+      if (tools.length > 0 && json !== lastTools) {
+        toolStates.push(JSON.parse(json));
+        lastTools = json;
+      }
     }
   } catch (err) {
     errors.push(err);
@@ -149,5 +161,6 @@ export async function validateBody(loaded, body, message = undefined) {
     error: errors.length === 0 ? null : errors.map(describe).join('; '),
     errorChunks,
     message: finalMessage,
+    toolStates,
   };
 }
