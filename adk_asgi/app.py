@@ -13,7 +13,7 @@ import multiprocessing
 import os
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
 from google.adk.agents.base_agent import BaseAgent
@@ -48,6 +48,7 @@ from adk_asgi.serving.invalid_calls import InvalidCalls
 from adk_asgi.serving.origins import OriginGuard, OriginPolicy
 from adk_asgi.serving.pace import PaceToReader
 from adk_asgi.serving.request_state import RequestState
+from adk_asgi.serving.sdk_versions import checked_sdk_version
 from adk_asgi.serving.services import Limits, Services
 from adk_asgi.serving.session_handover import HandingOver
 from adk_asgi.sse.chat import ChatEndpoint
@@ -57,6 +58,7 @@ from adk_asgi.stores.claims import Claims, InMemoryClaims
 from adk_asgi.stores.defaults import claims_for, describe, locks_for
 from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
 from adk_asgi.stores.resumable import StreamStore
+from adk_asgi.wire.encoding import SdkVersion
 
 logger = logging.getLogger("adk_asgi")
 
@@ -132,6 +134,10 @@ class AdkApp:
     response: when it started, its model, author, usage and finish reason
     (:class:`~adk_asgi.convert.metadata.MessageMoment`). History calls it again with the same
     moments, so it must depend on nothing else (docs/metadata.md).
+
+    ``ai_sdk_version``: the major version of the clients' ``ai`` package (5, 6 or 7): each is
+    sent only the chunks its schema parses (docs/ai-sdk-versions.md). With 5 an agent whose
+    tools ask for approval is refused here (``ValueError``): ai@5 cannot answer an approval.
     """
 
     def __init__(
@@ -147,7 +153,7 @@ class AdkApp:
         plugins: Sequence[BasePlugin] = (),
         run_config: RunConfig | None = None,
         identify: Identify | None = None,
-        ai_sdk_version: Literal[6, 7] = 6,
+        ai_sdk_version: SdkVersion = 6,
         send_usage: bool = False,
         message_metadata: MessageMetadata | None = None,
         max_body_size: int = 4 * 1024 * 1024,
@@ -249,7 +255,7 @@ class AdkApp:
             live_run_config=live_run_config or RunConfig(),
             identify=identify,
             browser_identity=BrowserCookieIdentity(),
-            ai_sdk_version=ai_sdk_version,
+            ai_sdk_version=checked_sdk_version(ai_sdk_version, *agents),
             send_usage=send_usage,
             message_metadata=message_metadata,
             new_message_id=message_id_factory or _new_message_id,

@@ -110,7 +110,7 @@ async def answer_call(
             run_config=services.sse_run_config(converter, None),
             abort_signal=abort,
         )
-        encoder = ChunkEncoder(v7=services.ai_sdk_version == 7)
+        encoder = ChunkEncoder(services.ai_sdk_version)
         body = sse_body(events, converter, encoder, lead=lead)
         await _write(services.streams, key, body, abort)
         if converter.failure is not None:

@@ -114,7 +114,7 @@ class Layers:
         converter = EventConverter(message_id="m1", policy=self.services.tools)
         with paced_by(signal):
             events = self._app_run(session_id, deltas, signal)
-            async for piece in sse_body(events, converter, ChunkEncoder(v7=False)):
+            async for piece in sse_body(events, converter, ChunkEncoder(6)):
                 seen += piece.count(TEXT_DELTA)
         _check("converter", seen, deltas)
 

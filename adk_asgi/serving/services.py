@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from google.adk.agents.run_config import RunConfig
 from google.adk.artifacts.base_artifact_service import BaseArtifactService
@@ -41,6 +41,7 @@ from adk_asgi.serving.request_state import RequestState
 from adk_asgi.stores.claims import Claims
 from adk_asgi.stores.locks import ChatKey, ChatLocks
 from adk_asgi.stores.resumable import StreamStore
+from adk_asgi.wire.encoding import SdkVersion
 
 logger = logging.getLogger("adk_asgi")
 
@@ -98,7 +99,7 @@ class Services:
     live_run_config: RunConfig
     identify: Identify | None
     browser_identity: BrowserCookieIdentity
-    ai_sdk_version: Literal[6, 7]
+    ai_sdk_version: SdkVersion
     send_usage: bool
     new_message_id: Callable[[], str]
     on_error: ErrorHandler

@@ -209,7 +209,7 @@ class ChatEndpoint:
                     abort_signal=abort,
                 )
             )
-        encoder = ChunkEncoder(v7=services.ai_sdk_version == 7)
+        encoder = ChunkEncoder(services.ai_sdk_version)
         body = self._kept(
             sse_body(events, plan.converter, encoder, lead=plan.lead), identity, chat, plan
         )

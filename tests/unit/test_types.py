@@ -1,4 +1,4 @@
-"""Chunk structs on the wire, the v6 gate, and request decoding."""
+"""Chunk structs on the wire, the version gate (ai@5, ai@6, ai@7), and request decoding."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from adk_asgi.wire.messages import (
 
 
 def as_json(chunk: c.UIMessageChunk) -> dict[str, Any]:
-    result: dict[str, Any] = msgspec.json.decode(ChunkEncoder(v7=True).json(chunk))
+    result: dict[str, Any] = msgspec.json.decode(ChunkEncoder(7).json(chunk))
     return result
 
 
@@ -82,18 +82,60 @@ def test_sse_frame_ends_with_a_blank_line() -> None:
 )
 def test_v7_only_chunks_never_reach_a_v6_client(chunk: c.UIMessageChunk) -> None:
     assert c.is_v7_only(chunk)
-    assert ChunkEncoder(v7=False).sse(chunk) == b""
-    assert ChunkEncoder(v7=True).sse(chunk).startswith(b"data: {")
+    assert ChunkEncoder(6).sse(chunk) == b""
+    assert ChunkEncoder(7).sse(chunk).startswith(b"data: {")
 
 
 def test_interrupted_finish_is_other_for_a_v6_client() -> None:
     chunk = c.Finish(finish_reason="interrupted")
-    assert (
-        ChunkEncoder(v7=False).sse(chunk) == b'data: {"type":"finish","finishReason":"other"}\n\n'
-    )
-    assert ChunkEncoder(v7=True).sse(chunk) == (
+    assert ChunkEncoder(6).sse(chunk) == b'data: {"type":"finish","finishReason":"other"}\n\n'
+    assert ChunkEncoder(7).sse(chunk) == (
         b'data: {"type":"finish","finishReason":"interrupted"}\n\n'
     )
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        c.ResetStep(),
+        c.ToolApprovalResponse(approval_id="a", approved=True),
+        c.Custom(kind="x.y"),
+        c.ReasoningFile(url="data:,", media_type="text/plain"),
+        c.SteeringMessage(id="s", parts=[]),
+    ],
+)
+def test_v7_only_chunks_never_reach_a_v5_client(chunk: c.UIMessageChunk) -> None:
+    assert ChunkEncoder(5).sse(chunk) == b""
+
+
+def test_an_ai5_client_gets_no_approval_chunks() -> None:
+    """ai@5's schema has neither ``tool-approval-request`` nor ``tool-output-denied``: the
+    request becomes an error that says why, the denial an error of its call."""
+    v5 = ChunkEncoder(5)
+    assert v5.admit(c.ToolApprovalRequest(approval_id="a", tool_call_id="t")) == c.Error(
+        error_text=(
+            "This step needs the user's approval, which an AI SDK 5 client cannot give: serve "
+            "this agent with ai_sdk_version=6 or 7 (docs/ai-sdk-versions.md)."
+        )
+    )
+    assert v5.sse(c.ToolOutputDenied(tool_call_id="t")) == (
+        b'data: {"type":"tool-output-error","toolCallId":"t",'
+        b'"errorText":"The user denied this call."}\n\n'
+    )
+    assert v5.sse(c.Finish(finish_reason="interrupted")) == (
+        b'data: {"type":"finish","finishReason":"other"}\n\n'
+    )
+    for version in (6, 7):  # v6 and v7 clients get them as they are
+        chunk = c.ToolOutputDenied(tool_call_id="t")
+        assert ChunkEncoder(version).admit(chunk) is chunk
+
+
+@pytest.mark.parametrize("version", [4, 8, 0])
+def test_an_encoder_for_another_version_is_refused(version: Any) -> None:
+    with pytest.raises(
+        ValueError, match=f"AI SDK version must be one of \\(5, 6, 7\\), got {version}"
+    ):
+        ChunkEncoder(version)
 
 
 def test_every_chunk_type_has_a_distinct_tag() -> None:
