@@ -2,9 +2,10 @@
 
 It speaks the AI SDK v7 ``WebSocketChatTransport`` protocol (client ``send``/``resume``/``abort``,
 server ``start``/``chunk``/``end``/``error``/``no-active``), so a v7 frontend uses the stock
-transport; ``transport.js`` speaks the same frames for v6. Our extension, for clients that ask
-for it (``?audio=1``): binary frames of PCM16 mono audio (16 kHz up, 24 kHz down) and the text
-frames ``activity-start``, ``activity-end``, ``audio-end`` (up) and ``interrupted`` (down).
+transport; ``transport.js`` speaks the same frames for v5 and v6 (its ``sdk`` option). Our
+extension, for clients that ask for it (``?audio=1``): binary frames of PCM16 mono audio
+(16 kHz up, 24 kHz down) and the text frames ``activity-start``, ``activity-end``,
+``audio-end`` (up) and ``interrupted`` (down).
 
 What the frames mean is decided by the sans-I/O :class:`~.protocol.LiveProtocol`;
 this module only moves bytes. One ``asyncio.TaskGroup`` per connection, with named tasks: the
@@ -55,6 +56,7 @@ from adk_asgi.serving import file_urls, load
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
 from adk_asgi.wire.decoding import OFF_LOOP
+from adk_asgi.wire.encoding import named_sdk_version
 from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, ChatRequest
 
 logger = logging.getLogger("adk_asgi")
@@ -114,7 +116,7 @@ class _Connection:
             tools=services.tools,
             new_message_id=services.new_message_id,
             clock=asyncio.get_running_loop().time,
-            v7=params.get("sdk", "7") != "6",
+            sdk=named_sdk_version(params.get("sdk"), services.ai_sdk_version),
             audio=self.audio,
             send_usage=services.send_usage,
             message_metadata=services.message_metadata,

@@ -46,6 +46,7 @@ from adk_asgi.serving.checks import (
     decode_send_frame,
     frame_head,
 )
+from adk_asgi.wire.encoding import SdkVersion
 from adk_asgi.wire.messages import ChatRequest
 
 __all__ = [
@@ -77,7 +78,7 @@ class LiveProtocol(WaitAPI):
         tools: ToolPolicy,
         new_message_id: Callable[[], str],
         clock: Callable[[], float],
-        v7: bool = True,
+        sdk: SdkVersion = 7,
         audio: bool = False,
         send_usage: bool = False,
         message_metadata: MessageMetadata | None = None,
@@ -91,7 +92,7 @@ class LiveProtocol(WaitAPI):
         self.clock = clock
         self.out: list[Output] = []
         deltas = DeltaCoalescer[Response](write_interval, under_load)
-        self.streams = Streams(self.out, v7=v7, deltas=deltas, record=stored_streams)
+        self.streams = Streams(self.out, sdk=sdk, deltas=deltas, record=stored_streams)
         self._context = context = LiveContext(
             out=self.out,
             streams=self.streams,

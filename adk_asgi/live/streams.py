@@ -21,7 +21,7 @@ from adk_asgi.convert.events import EventConverter
 from adk_asgi.live.coalesce import DeltaCoalescer
 from adk_asgi.live.outputs import Output, Record, Send
 from adk_asgi.wire.chunks import Finish, UIMessageChunk
-from adk_asgi.wire.encoding import ChunkEncoder
+from adk_asgi.wire.encoding import ChunkEncoder, SdkVersion
 
 VOICE_ANSWER_WAIT = 10.0
 """How long a ``resume`` after the user stopped talking waits for the model's answer to start."""
@@ -63,7 +63,7 @@ class Streams:
         self,
         out: list[Output],
         *,
-        v7: bool,
+        sdk: SdkVersion,
         deltas: DeltaCoalescer[Response],
         record: bool = False,
     ) -> None:
@@ -71,7 +71,7 @@ class Streams:
         self.record = record
         """Each response's chunks also go out as :class:`~.outputs.Record`, for a
         stream store: a client on another connection can resume it."""
-        self.encoder = ChunkEncoder(v7=v7)
+        self.encoder = ChunkEncoder(sdk)
         self.deltas = deltas
         self.response: Response | None = None
         self.unclaimed: list[Response] = []

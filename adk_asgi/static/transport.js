@@ -2,9 +2,11 @@
 //
 // It speaks the same frames as the AI SDK v7 `WebSocketChatTransport` (client `send` / `resume` /
 // `abort`, server `start` / `chunk{sequence}` / `end` / `error` / `no-active`), so it gives AI SDK
-// v6 clients live mode, and it adds the audio extension: binary frames of PCM16 mono audio
+// v5 and v6 clients live mode, and it adds the audio extension: binary frames of PCM16 mono audio
 // (16 kHz up, 24 kHz down), `activity-start` / `activity-end` / `audio-end` frames up and an
 // `interrupted` frame down. Served by the app at `GET <mount>/transport.js`; no dependencies.
+// `sdk` is the major version of the page's `ai` package: 6 (the default) or 5; the server sends
+// only the chunks that version parses (docs/ai-sdk-versions.md).
 //
 //   import { AdkLiveTransport, startMicrophone, createPcmPlayer } from "/agent/transport.js";
 //   const player = createPcmPlayer();

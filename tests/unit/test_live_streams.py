@@ -10,15 +10,15 @@ from adk_asgi.live.streams import VOICE_ANSWER_WAIT
 from tests.unit.live_machine import Machine, text_event
 
 
-def machine(v7: bool = True) -> Machine:
-    live = Machine(v7=v7, audio=True)
+def machine(sdk: int = 7) -> Machine:
+    live = Machine(sdk=sdk, audio=True)
     live.open()
     return live
 
 
-@pytest.mark.parametrize(("v7", "reason"), [(True, "interrupted"), (False, "other")])
-def test_barge_in_ends_the_response_cleanly(v7: bool, reason: str) -> None:
-    live = machine(v7)
+@pytest.mark.parametrize(("sdk", "reason"), [(7, "interrupted"), (6, "other"), (5, "other")])
+def test_barge_in_ends_the_response_cleanly(sdk: int, reason: str) -> None:
+    live = machine(sdk)
     live.say("r1")
     live.event(text_event("Hel", partial=True))
     live.event(Event(invocation_id="i", author="agent", interrupted=True))
