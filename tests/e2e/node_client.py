@@ -1,4 +1,4 @@
-"""Run the Node harness (the real Vercel AI SDK, ai@6 and ai@7) from Python tests.
+"""Run the Node harness (the real Vercel AI SDK, ai@5, ai@6 and ai@7) from Python tests.
 
 ``validate_sse`` checks SSE bodies with the SDK's own parser, schema and stream processing;
 ``drive_chat`` drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live
@@ -23,8 +23,8 @@ from typing import Any
 import anyio.to_thread
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
-SUPPORTED_SDKS = (6, 7)
-_REQUIRED_PACKAGES = ("ai6", "ai7", "ws")
+SUPPORTED_SDKS = (5, 6, 7)
+_REQUIRED_PACKAGES = ("ai5", "ai6", "ai7", "ws")
 
 
 class NodeHarnessError(RuntimeError):
@@ -86,7 +86,7 @@ def validate_sse(
     timeout: float = 60,
     messages: Sequence[dict[str, Any] | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Validate SSE response bodies with the real client of AI SDK ``sdk`` (6 or 7).
+    """Validate SSE response bodies with the real client of AI SDK ``sdk`` (5, 6 or 7).
 
     ``messages[i]``, when given, is the assistant message body ``i`` continues (the last message
     of its request), so its results can find the tool parts of earlier responses.
@@ -121,7 +121,7 @@ def validate_sse(
 
 
 def drive_chat(spec: dict[str, Any], sdk: int, timeout: float = 60) -> dict[str, Any]:
-    """Drive the real ``AbstractChat`` of AI SDK ``sdk`` (6 or 7) against a live server.
+    """Drive the real ``AbstractChat`` of AI SDK ``sdk`` (5, 6 or 7) against a live server.
 
     ``spec`` is the JSON spec documented in ``node/chat-driver.mjs``. Returns the driver's report
     (``status``, ``error``, ``messages``, ``requests``, ``responses``, ``toolCalls``, ``loop``,
@@ -130,7 +130,7 @@ def drive_chat(spec: dict[str, Any], sdk: int, timeout: float = 60) -> dict[str,
 
     Live mode: ``spec["transport"]`` ``"ws"`` (the stock ``WebSocketChatTransport``, sdk 7 only)
     or ``"ws-js"`` (the module at ``spec["transportJsUrl"]``, exporting ``AdkLiveTransport``; sdk
-    6 and 7) connects to ``spec["wsUrl"]`` (query ``spec["wsParams"]``), sending
+    5, 6 and 7) connects to ``spec["wsUrl"]`` (query ``spec["wsParams"]``), sending
     ``spec["headers"]``' cookie in the opening handshake. Then ``requests`` holds the ``send``
     frames, ``responses`` is empty, and ``frames`` lists every data frame
     (``{"dir": "out" | "in", "frame": ...}``) and ``sockets`` every connection.

@@ -2,7 +2,9 @@
 // Drives the real AI SDK chat client (AbstractChat + the stock DefaultChatTransport, or a
 // WebSocket transport in live mode) against a live server.
 //
-// argv:  --sdk 6|7
+// argv:  --sdk 5|6|7   (5: ai@5, which has no approvals: spec.approvals and approve steps are
+//        refused, "or" is the tool-call helper alone, browser results go through addToolResult;
+//        ws-js constructs the transport with {sdk: 5})
 // stdin: one JSON spec:
 // {
 //   "transport": "sse" | "ws" | "ws-js",                 default "sse"
@@ -10,7 +12,7 @@
 //       ws:    (sdk 7 only) the stock WebSocketChatTransport of ai@7
 //       ws-js: the server's own transport: the ES module at spec.transportJsUrl is fetched (with
 //              spec.headers), written to a temp file and imported; its export AdkLiveTransport
-//              is constructed like the stock one. Works with sdk 6 and 7.
+//              is constructed like the stock one. Works with sdk 5, 6 and 7.
 //   "api": "http://127.0.0.1:PORT/agent/chat",          required for sse
 //   "wsUrl": "ws://127.0.0.1:PORT/agent/live",          required for ws / ws-js (option url)
 //   "wsParams": {"k": "v"},                              optional (option params: query params)
@@ -33,7 +35,8 @@
 //   "sendAutomaticallyWhen": "or" | "approvals" | "toolCalls" | "none"     default "or"
 //       stock lastAssistantMessageIsCompleteWithApprovalResponses / ...WithToolCalls; or = both
 //   "clientTools": {"change_bgm": {"output": ...} | {"errorText": "..."} | [answers, in order]},
-//       answered in onToolCall with addToolOutput (not awaited); other tools are only recorded
+//       answered in onToolCall with addToolOutput (sdk 5: addToolResult; not awaited); other
+//       tools are only recorded
 //   "approvals": {"process_payment": [true, false, {"approved": bool, "reason": str}, ...]},
 //       whenever the chat is idle and ready and the last message is an assistant message with
 //       parts in state approval-requested, each such part (in part order) gets the next decision

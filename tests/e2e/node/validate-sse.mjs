@@ -2,7 +2,7 @@
 // Validates SSE response bodies with the real AI SDK client code.
 //
 // stdin:  [{"name": str, "body": str} | {"name": str, "bodyBase64": str}, ...]
-// argv:   --sdk 6|7
+// argv:   --sdk 5|6|7
 // stdout: [{"name", "ok", "chunks", "error", "errorChunks", "message"}, ...]
 //   ok          false if a chunk fails parsing/validation (uiMessageChunkSchema), if the SDK's
 //               stream processing throws (e.g. UIMessageStreamError), or if the final event is

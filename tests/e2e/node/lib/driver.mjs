@@ -141,8 +141,17 @@ export class ChatDriver {
     if (this.spec.transport === 'ws' && this.ai.WebSocketChatTransport == null) {
       throw new UsageError(
         'transport "ws" (the stock WebSocketChatTransport) needs ai@7; ' +
-          `ai@${loaded.info.ai.version} has none (use "ws-js" with sdk 6)`,
+          `ai@${loaded.info.ai.version} has none (use "ws-js" with sdk 5 or 6)`,
       );
+    }
+    // ai@5 has no approvals: no approval-requested parts, no addToolApprovalResponse.
+    this.v5 = loaded.sdk === 5;
+    const approves = this.spec.steps.some(step => 'approve' in step);
+    if (this.v5 && (Object.keys(this.spec.approvals).length > 0 || approves)) {
+      throw new UsageError('ai@5 has no tool approvals: drop spec.approvals and the approve steps');
+    }
+    if (this.v5 && this.spec.sendAutomaticallyWhen === 'approvals') {
+      throw new UsageError('ai@5 has no lastAssistantMessageIsCompleteWithApprovalResponses');
     }
 
     // Queues (consumed in order) of client-tool answers and approval decisions.
@@ -360,7 +369,8 @@ export class ChatDriver {
       lastAssistantMessageIsCompleteWithToolCalls: toolCalls,
     } = this.ai;
     const predicate = {
-      or: options => toolCalls(options) || approvals(options),
+      // ai@5 has no approvals: its "or" is the tool-call helper alone
+      or: this.v5 ? toolCalls : options => toolCalls(options) || approvals(options),
       approvals,
       toolCalls,
       none: undefined,
@@ -394,6 +404,7 @@ export class ChatDriver {
     }
     const options = {
       ...(spec.body === undefined ? {} : { body: spec.body }),
+      ...(this.v5 ? { sdk: 5 } : {}), // transport.js's own option: the chunks ai@5 parses
       ...spec.wsTransportOptions,
       url: spec.wsUrl,
       webSocket: this.WebSocketClass,
@@ -499,7 +510,12 @@ export class ChatDriver {
         : { tool: toolName, toolCallId, output: answer.output ?? null };
     // Do NOT await: onToolCall runs inside a job of the chat's serial job queue and
     // addToolOutput enqueues another job on it (awaiting deadlocks; doc section 4.2).
-    void this.#track(chat.addToolOutput(call), `addToolOutput(${toolName})`);
+    void this.#track(this.#addToolOutput(chat, call), `addToolOutput(${toolName})`);
+  }
+
+  /** A browser tool's result: ai@5's `addToolResult` (its name before v6), else `addToolOutput`. */
+  #addToolOutput(chat, call) {
+    return this.v5 ? chat.addToolResult(call) : chat.addToolOutput(call);
   }
 
   // ---- idleness / implicit approvals ------------------------------------------------------
@@ -730,7 +746,8 @@ export class ChatDriver {
             throw new UsageError(`addToolOutput: no part of tool ${tool} in the messages`);
           }
         }
-        return chat.addToolOutput(
+        return this.#addToolOutput(
+          chat,
           error !== undefined
             ? { state: 'output-error', tool, toolCallId: id, errorText: error }
             : { tool, toolCallId: id, output: output ?? null },

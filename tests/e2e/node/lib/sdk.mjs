@@ -1,7 +1,10 @@
-// Loads one of the two installed AI SDK versions ("ai6" = npm:ai@6.0.326, "ai7" = npm:ai@7.0.173)
-// together with the exact `@ai-sdk/provider-utils` copy that this `ai` version itself imports.
+// Loads one of the three installed AI SDK versions ("ai5" = npm:ai@5.0.277, "ai6" = npm:ai@6.0.326,
+// "ai7" = npm:ai@7.0.173) together with the exact `@ai-sdk/provider-utils` copy that this `ai`
+// version itself imports.
 //
 // npm lays the packages out as (see package-lock.json):
+//   node_modules/ai5                                      ai@5.0.277
+//   node_modules/ai5/node_modules/@ai-sdk/provider-utils  3.0.41  (nested; used by ai5)
 //   node_modules/ai6                                      ai@6.0.326
 //   node_modules/@ai-sdk/provider-utils                   4.0.65  (hoisted; used by ai6)
 //   node_modules/ai7                                      ai@7.0.173
@@ -14,7 +17,11 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const SUPPORTED_SDKS = [6, 7];
+export const SUPPORTED_SDKS = [5, 6, 7];
+
+// What ai@5 lacks: approvals (no addToolApprovalResponse, no approval helper) and the
+// UIMessageStreamError class (its stream processing throws plain Errors).
+const NOT_IN_V5 = ['UIMessageStreamError', 'lastAssistantMessageIsCompleteWithApprovalResponses'];
 
 const cache = new Map();
 
@@ -39,7 +46,7 @@ function esmEntryOf(root) {
 }
 
 /**
- * @param {number} sdk 6 or 7
+ * @param {number} sdk 5, 6 or 7
  * @returns {Promise<{sdk: number, ai: any, providerUtils: any, info: object}>}
  */
 export async function loadSdk(sdk) {
@@ -72,7 +79,7 @@ export async function loadSdk(sdk) {
     'lastAssistantMessageIsCompleteWithApprovalResponses',
     'lastAssistantMessageIsCompleteWithToolCalls',
     'isToolUIPart',
-  ]) {
+  ].filter(name => sdk !== 5 || !NOT_IN_V5.includes(name))) {
     if (ai[name] == null) {
       throw new Error(`${alias} (ai@${aiPkg.version}) does not export ${name}`);
     }
