@@ -24,7 +24,7 @@ from adk_asgi.wire.encoding import SSE_DONE, ChunkEncoder
 from tests.e2e.node_client import drive_chat, validate_sse
 from tests.e2e.test_agent_shapes import normalized
 from tests.e2e.test_scenarios import live_bodies
-from tests.e2e.v5_app import ALMOST, ANSWER, HELLO, THOUGHT
+from tests.e2e.v5_app import ALMOST, ANSWER, HELLO, STORY, THOUGHT
 from tests.servers import uvicorn_server
 
 pytestmark = pytest.mark.e2e
@@ -43,11 +43,14 @@ def v5_server() -> Iterator[str]:
         yield base
 
 
-def run(server: str, transport: str, *steps: Any, **spec: Any) -> dict[str, Any]:
+def run(
+    server: str, transport: str, *steps: Any, cut: int | None = None, **spec: Any
+) -> dict[str, Any]:
     """Drive one chat of a fresh browser with ai@5; every whole response is checked by ai@5's
-    parser and state machine. The report gains ``history``: ``GET /chat/{id}/messages``."""
+    parser and state machine (but ``cut``, the index of the request the page stopped). The
+    report gains ``history``: ``GET /chat/{id}/messages``."""
     cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
-    chat_id = f"chat-{secrets.token_hex(4)}"
+    chat_id = spec.pop("chatId", f"chat-{secrets.token_hex(4)}")
     report = drive_chat(
         {
             "transport": transport,
@@ -64,17 +67,22 @@ def run(server: str, transport: str, *steps: Any, **spec: Any) -> dict[str, Any]
     )
     assert not report["timeout"] and not report["loop"], report
     assert report["versions"]["ai"]["version"].startswith("5.")
-    if transport == "sse":
-        assert [r["status"] for r in report["responses"]] == [200] * len(report["requests"])
-        bodies = [r["sse"] for r in report["responses"]]
-    else:  # transport.js was told the page's version
-        assert [parse_qs(urlsplit(s["url"]).query)["sdk"] for s in report["sockets"]] == [["5"]]
-        bodies = live_bodies(report)
-    continued = []
+    continued = []  # the assistant message each request continues (a resume's GET: none)
     for request in report["requests"]:
-        last = request["messages"][-1]
-        continued.append(last if last["role"] == "assistant" else None)
-    for result in validate_sse(bodies, 5, messages=continued):
+        last = (request or {}).get("messages", [None])[-1]
+        continued.append(last if last is not None and last["role"] == "assistant" else None)
+    if transport == "sse":  # one request and response per POST /chat or GET .../stream
+        assert [r["status"] for r in report["responses"]] == [200] * len(report["requests"])
+        bodies = [r["sse"] for i, r in enumerate(report["responses"]) if i != cut]
+        sent = [message for i, message in enumerate(continued) if i != cut]
+    else:  # transport.js was told the page's version
+        sockets = [parse_qs(urlsplit(s["url"]).query)["sdk"] for s in report["sockets"]]
+        assert sockets == [["5"]] * len(sockets)
+        bodies = live_bodies(report, cut)
+        sent = continued
+        if cut is not None:
+            del bodies[cut], sent[cut]
+    for result in validate_sse(bodies, 5, messages=sent):
         assert result["ok"], result
     history = httpx.get(
         f"{server}/agent/chat/{chat_id}/messages", headers={"cookie": cookie}, timeout=10
@@ -254,6 +262,35 @@ def test_regenerate(v5_server: str) -> None:
     assert normalized(report["messages"]) == [
         user("roll"),
         {"id": "<msg2>", "role": "assistant", "parts": [STEP, text(f"Roll {rolled + 1}.")]},
+    ]
+    assert report["history"] == report["messages"]
+
+
+def test_a_page_reloaded_mid_answer_resumes_it(v5_server: str) -> None:
+    """The page's request goes away mid-answer, the run goes on, and the reloaded page's
+    ``resumeStream()`` (``useChat({resume: true})``) replays and follows it. (SSE only: the
+    scripted model paces only its SSE answers; tests/e2e/test_reload_mid_answer.py resumes
+    live answers with the same transport.js.)"""
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    report = run(
+        v5_server,
+        "sse",
+        {"send": "tell me a story slowly", "background": True},
+        {"stop": True},
+        {"reload": {"url": f"{v5_server}/agent/chat/{chat_id}/messages", "resume": True}},
+        chatId=chat_id,
+        cut=0,
+    )
+    assert (report["status"], report["error"]) == ("ready", None)
+    [stop] = report["stops"]
+    assert stop["textBefore"] and stop["textBefore"] != STORY  # it really was mid-answer
+    # history holds the user's message alone while the answer is under way
+    assert [(r["status"], r["messageCount"]) for r in report["reloads"]] == [(200, 1)]
+    sent = [(r["method"], r["url"].rsplit("/", 1)[-1], r["status"]) for r in report["responses"]]
+    assert sent == [("POST", "chat", 200), ("GET", "stream", 200)]
+    assert normalized(report["messages"]) == [
+        user("tell me a story slowly"),
+        {"id": "<msg2>", "role": "assistant", "parts": [STEP, text(STORY)]},
     ]
     assert report["history"] == report["messages"]
 

@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.workflow import START, Workflow, node
 
 from adk_asgi import AdkApp, client_tool
+from adk_asgi.serving.sdk_versions import checked_sdk_version
 from adk_asgi.testing import ScriptedLlm
 from adk_asgi.wire.encoding import named_sdk_version
 
@@ -38,6 +40,18 @@ def get_location() -> None:
 @client_tool(require_approval=lambda amount: amount > 10)
 def tip(amount: int) -> None:
     """Tip the waiter."""
+
+
+class ConfirmingToolset(BaseToolset):
+    """A toolset whose tools ask for confirmation, kept where ADK's ``McpToolset`` keeps its
+    ``require_confirmation`` (``_require_confirmation``; the mcp package is not installed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._require_confirmation = True
+
+    async def get_tools(self, readonly_context: Any = None) -> list[Any]:
+        return []
 
 
 def agent(*tools: Any, name: str = "assistant", sub_agents: Any = ()) -> LlmAgent:
@@ -106,6 +120,15 @@ def test_an_ai5_app_refuses_tools_that_ask_for_approval(
     assert str(refused.value) == refusal(*asking)
     for version in (6, 7):  # which can answer them
         assert AdkApp(agent(*tools), ai_sdk_version=version).services.ai_sdk_version == version
+
+
+def test_a_toolset_that_asks_for_confirmation_is_refused_for_ai5() -> None:
+    # Checked alone: AdkApp itself fails earlier on such a toolset (ToolPolicy reads a ``name``
+    # that toolsets lack), whatever the version.
+    with pytest.raises(ValueError) as refused:
+        checked_sdk_version(5, agent(ConfirmingToolset()))
+    assert str(refused.value) == refusal("'ConfirmingToolset' (require_confirmation)")
+    assert checked_sdk_version(6, agent(ConfirmingToolset())) == 6
 
 
 def test_an_ai5_app_looks_at_every_agent_of_the_tree_and_the_live_agent() -> None:
