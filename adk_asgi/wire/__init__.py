@@ -3,6 +3,6 @@
 The AI SDK's UI message stream chunks (:mod:`.chunks`), the request bodies and their
 ``UIMessage`` parts (:mod:`.messages`), the one JSON policy for what a client may send
 (:mod:`.decoding`), SSE framing and parsing (:mod:`.sse_frames`) and chunk → bytes with the
-v6/v7 gate (:mod:`.encoding`). The lowest layer, sans-I/O: it imports only
+version gate, ai@5, ai@6 or ai@7 (:mod:`.encoding`). The lowest layer, sans-I/O: it imports only
 :mod:`adk_asgi.errors`, msgspec and the standard library — nothing of ADK, no socket, no clock.
 """
