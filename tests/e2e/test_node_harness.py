@@ -525,9 +525,11 @@ def test_node_modules_installed() -> None:
     node_client.check_node_harness()
 
 
-def test_bad_sdk_is_rejected() -> None:
-    with pytest.raises(ValueError, match="sdk"):
-        validate_sse([""], 5)
+@pytest.mark.parametrize("sdk", [4, 8])
+def test_bad_sdk_is_rejected(sdk: int) -> None:
+    with pytest.raises(ValueError) as refused:
+        validate_sse([""], sdk)
+    assert str(refused.value) == f"sdk must be one of (5, 6, 7), got {sdk}"
 
 
 # --------------------------------------------------------------------------------------------
