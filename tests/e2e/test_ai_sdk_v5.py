@@ -120,7 +120,7 @@ def test_text(v5_server: str, transport: str) -> None:
 
 
 def test_reasoning(v5_server: str) -> None:
-    # SSE only: live, the scripted model's text after a thought comes twice (on ai@6 as well)
+    # SSE only: live, a text after a thought reaches the client twice (ai@6 and ai@7 as well)
     report = run(v5_server, "sse", "think")
     assert outcome(report) == ("ready", None, 1)
     reasoning = {"type": "reasoning", "id": "<msg2>-rsn1", "text": THOUGHT, "state": "done"}
@@ -266,17 +266,17 @@ def test_regenerate(v5_server: str) -> None:
     assert report["history"] == report["messages"]
 
 
-def test_a_page_reloaded_mid_answer_resumes_it(v5_server: str) -> None:
-    """The page's request goes away mid-answer, the run goes on, and the reloaded page's
-    ``resumeStream()`` (``useChat({resume: true})``) replays and follows it. (SSE only: the
-    scripted model paces only its SSE answers; tests/e2e/test_reload_mid_answer.py resumes
-    live answers with the same transport.js.)"""
+@TRANSPORTS
+def test_a_page_reloaded_mid_answer_resumes_it(v5_server: str, transport: str) -> None:
+    """The page goes away mid-answer (over SSE its request, live its socket), the run goes on,
+    and the reloaded page's ``resumeStream()`` (``useChat({resume: true})``) replays and
+    follows it."""
     chat_id = f"chat-{secrets.token_hex(4)}"
     report = run(
         v5_server,
-        "sse",
+        transport,
         {"send": "tell me a story slowly", "background": True},
-        {"stop": True},
+        {"stop": True if transport == "sse" else "unload"},
         {"reload": {"url": f"{v5_server}/agent/chat/{chat_id}/messages", "resume": True}},
         chatId=chat_id,
         cut=0,
@@ -286,8 +286,15 @@ def test_a_page_reloaded_mid_answer_resumes_it(v5_server: str) -> None:
     assert stop["textBefore"] and stop["textBefore"] != STORY  # it really was mid-answer
     # history holds the user's message alone while the answer is under way
     assert [(r["status"], r["messageCount"]) for r in report["reloads"]] == [(200, 1)]
-    sent = [(r["method"], r["url"].rsplit("/", 1)[-1], r["status"]) for r in report["responses"]]
-    assert sent == [("POST", "chat", 200), ("GET", "stream", 200)]
+    if transport == "sse":
+        sent = [
+            (r["method"], r["url"].rsplit("/", 1)[-1], r["status"]) for r in report["responses"]
+        ]
+        assert sent == [("POST", "chat", 200), ("GET", "stream", 200)]
+    else:  # a new page, a new socket, which resumed the answer
+        assert [s["closeCode"] for s in report["sockets"]] == [1001, 1000]
+        resumes = [f["frame"] for f in report["frames"] if f["frame"].get("type") == "resume"]
+        assert len(resumes) == 1
     assert normalized(report["messages"]) == [
         user("tell me a story slowly"),
         {"id": "<msg2>", "role": "assistant", "parts": [STEP, text(STORY)]},

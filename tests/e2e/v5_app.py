@@ -21,28 +21,24 @@ No tool is declared to ask for approval: ai@5 cannot answer one (the app would r
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
-from collections.abc import AsyncGenerator
 
 from google.adk.agents import LlmAgent
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from adk_asgi import AdkApp, InMemoryStreamStore, client_tool
-from adk_asgi.testing import Call, Fail, ScriptedLlm, Segment, Text, Thought
+from adk_asgi.testing import Call, Fail, Segment, Text, Thought
+from tests.e2e.demo_under_test import PacedDemoModel
 
 HELLO = "Hello from an agent served to ai@5."
 THOUGHT = "The user wants a number; forty-two will do."
 ANSWER = "Forty-two."
 ALMOST = "Something is about to go wrong..."
 STORY = "Once upon a time, a client of the AI SDK 5 read a long answer, went away and came back."
-SLOW_PACE = 0.05
 _rolls = itertools.count(1)
 
 
@@ -93,24 +89,9 @@ def respond(contents: list[types.Content]) -> list[Segment]:
     return [Text(HELLO)]
 
 
-class PacedLlm(ScriptedLlm):
-    """The scripted model, one response every ``SLOW_PACE`` seconds for a text that says
-    ``slowly``."""
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        last = llm_request.contents[-1]
-        slow = "slowly" in "".join(p.text or "" for p in last.parts or ()).lower()
-        async for response in super().generate_content_async(llm_request, stream):
-            if slow:
-                await asyncio.sleep(SLOW_PACE)
-            yield response
-
-
 agent = LlmAgent(
     name="assistant",
-    model=PacedLlm(responder=respond),
+    model=PacedDemoModel(responder=respond),  # "slowly": one response every 50 ms
     tools=[get_weather, change_bgm, send_money],
 )
 chat = AdkApp(agent, ai_sdk_version=5, streams=InMemoryStreamStore())
