@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.tools.function_tool import FunctionTool
@@ -22,7 +23,7 @@ from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.history import rebuild_messages
 from adk_asgi.convert.progress import Progress, progress_of
 from adk_asgi.hitl.policy import ToolPolicy
-from adk_asgi.wire.encoding import ChunkEncoder, admit_messages
+from adk_asgi.wire.encoding import ChunkEncoder, SdkVersion, admit_messages
 from tests.unit.test_convert import MID, STOP, call, model_event, response_event, run, wire
 
 
@@ -205,16 +206,19 @@ def test_a_call_the_policy_let_through_shows_an_automatic_approval_with_its_resu
     ]
 
 
-def test_a_v6_client_is_sent_the_call_and_its_result_only() -> None:
+@pytest.mark.parametrize("version", [6, 5])
+def test_a_v6_client_is_sent_the_call_and_its_result_only(version: SdkVersion) -> None:
+    """(And an ai@5 client: an automatic approval is not the error of an approval it cannot
+    give, since nothing waits for it.)"""
     converter = EventConverter(message_id=MID, policy=POLICY)
     chunks = converter.start()
     for event in let_through():
         chunks += converter.feed(event)
     chunks += converter.finish()
-    v6, v7 = ChunkEncoder(v7=False), ChunkEncoder(v7=True)
+    older, v7 = ChunkEncoder(version), ChunkEncoder(7)
     assert [c for c in wire(chunks) if c["type"].startswith("tool-approval")] == AUTOMATIC
     assert [v7.admit(c) for c in chunks] == chunks
-    admitted = [a for a in (v6.admit(c) for c in chunks) if a is not None]
+    admitted = [a for a in (older.admit(c) for c in chunks) if a is not None]
     assert wire(admitted) == [
         {"type": "start", "messageId": MID},
         {"type": "start-step"},
