@@ -48,7 +48,7 @@ from adk_asgi.serving.invalid_calls import InvalidCalls
 from adk_asgi.serving.origins import OriginGuard, OriginPolicy
 from adk_asgi.serving.pace import PaceToReader
 from adk_asgi.serving.request_state import RequestState
-from adk_asgi.serving.sdk_versions import checked_sdk_version
+from adk_asgi.serving.sdk_versions import SdkVersion, checked_sdk_version
 from adk_asgi.serving.services import Limits, Services
 from adk_asgi.serving.session_handover import HandingOver
 from adk_asgi.sse.chat import ChatEndpoint
@@ -58,7 +58,6 @@ from adk_asgi.stores.claims import Claims, InMemoryClaims
 from adk_asgi.stores.defaults import claims_for, describe, locks_for
 from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
 from adk_asgi.stores.resumable import StreamStore
-from adk_asgi.wire.encoding import SdkVersion
 
 logger = logging.getLogger("adk_asgi")
 
@@ -135,9 +134,8 @@ class AdkApp:
     (:class:`~adk_asgi.convert.metadata.MessageMoment`). History calls it again with the same
     moments, so it must depend on nothing else (docs/metadata.md).
 
-    ``ai_sdk_version``: the major version of the clients' ``ai`` package (5, 6 or 7): each is
-    sent only the chunks its schema parses (docs/ai-sdk-versions.md). With 5 an agent whose
-    tools ask for approval is refused here (``ValueError``): ai@5 cannot answer an approval.
+    ``ai_sdk_version``: the clients' ``ai`` major version, 5, 6 or 7 (docs/ai-sdk-versions.md);
+    with 5, tools that ask for approval are refused here (``ValueError``): ai@5 cannot answer.
     """
 
     def __init__(

@@ -15,6 +15,8 @@ from typing import Any
 from adk_asgi.hitl.tools import ClientTool
 from adk_asgi.wire.encoding import SDK_VERSIONS, SdkVersion
 
+__all__ = ["SdkVersion", "checked_sdk_version"]
+
 
 def checked_sdk_version(version: object, *roots: object) -> SdkVersion:
     """``version`` when the app can serve the agent trees ``roots`` to clients of that AI SDK
