@@ -1,9 +1,9 @@
-"""A tool call's input as the real AI SDK clients show it (ai@6 and ai@7, under a real uvicorn,
-tests/e2e/tool_input_app.py): a call whose arguments the model streams goes through
+"""A tool call's input as the real AI SDK clients show it (ai@5, ai@6 and ai@7, under a real
+uvicorn, tests/e2e/tool_input_app.py): a call whose arguments the model streams goes through
 ``input-streaming`` with its input parsed as it grows (SSE), and calls ADK refuses are
-``output-error`` parts with the input the model wrote (ai@6 keeps it as ``rawInput``, ai@7 as
-``input``: history shows what the app's configured client built), over SSE and live, in the
-client's message and in history alike."""
+``output-error`` parts with the input the model wrote (ai@5 and ai@6 keep it as ``rawInput``,
+ai@7 as ``input``: history shows what the app's configured client built), over SSE and live, in
+the client's message and in history alike."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from tests.servers import uvicorn_server
 
 pytestmark = pytest.mark.e2e
 
-CLIENTS = [("sse", 6), ("sse", 7), ("ws", 7), ("ws-js", 6), ("ws-js", 7)]
+CLIENTS = [("sse", 6), ("sse", 7), ("sse", 5), ("ws", 7), ("ws-js", 6), ("ws-js", 7), ("ws-js", 5)]
 ALL = pytest.mark.parametrize("client", CLIENTS, ids=[f"{t}-v{v}" for t, v in CLIENTS])
-SSE = pytest.mark.parametrize("client", CLIENTS[:2], ids=["sse-v6", "sse-v7"])
+SSE = pytest.mark.parametrize("client", CLIENTS[:3], ids=["sse-v6", "sse-v7", "sse-v5"])
 
 NO_TOOL = (
     "Invoking `get_forcast()` failed as no tool with that name is available. The tools you can"
@@ -129,7 +129,7 @@ def test_calls_adk_refuses_are_output_errors_with_the_raw_input(
     kinds = Counter(chunk["type"] for chunk in report["checked"][0]["chunks"])
     assert (kinds["tool-input-error"], kinds["tool-output-error"]) == (2, 0)
     answer = normalized(report["messages"])[1]
-    shown = "input" if client[1] == 7 else "rawInput"  # (ai@6 keeps it as rawInput, ai@7 not)
+    shown = "input" if client[1] == 7 else "rawInput"  # (ai@5 and ai@6 keep it as rawInput)
     assert answer["parts"][1:3] == [
         {
             "type": "tool-get_forcast",

@@ -1,9 +1,9 @@
 """The app of tests/e2e/test_tool_input.py: an ``AdkApp`` whose scripted model streams a
 call's arguments ("weather"), or calls a tool that does not exist and a tool without its
-mandatory argument ("clumsy"), then answers; mounted at ``/v6`` for ai@6 clients and at ``/v7``
-(``ai_sdk_version=7``) for ai@7's, since their reducers build different parts from a
-``tool-input-error`` and history shows what the configured client built. Run with
-``uvicorn tests.e2e.tool_input_app:app``.
+mandatory argument ("clumsy"), then answers; mounted at ``/v6`` for ai@6 clients, at ``/v7``
+(``ai_sdk_version=7``) for ai@7's and at ``/v5`` for ai@5's, since their reducers build
+different parts from a ``tool-input-error`` and history shows what the configured client built.
+Run with ``uvicorn tests.e2e.tool_input_app:app``.
 
 The model answers from the conversation (``responder=``), so every chat gets the same answers
 over SSE and over the live connection (where the scripted model, as Gemini Live, gives calls
@@ -44,7 +44,7 @@ def forecaster() -> LlmAgent:
     return LlmAgent(name="forecaster", model=model, tools=[get_forecast])
 
 
-apps = {f"/v{v}": AdkApp(forecaster(), ai_sdk_version=v) for v in (6, 7)}
+apps = {f"/v{v}": AdkApp(forecaster(), ai_sdk_version=v) for v in (5, 6, 7)}
 
 
 @asynccontextmanager
