@@ -265,8 +265,12 @@ class EventConverter:
             return
         if is_model_call and any(is_shown(p, self.live) for p in parts):
             self._open_step_for(key, out)
-        remaining_text = "".join(self._streamed_text.pop(key, ()))
-        remaining_thought = "".join(self._streamed_thought.pop(key, ()))
+        # Gemini Live ends a step's thought and its text in separate complete events: one
+        # that holds only the thought (or only the text) leaves the other kind streaming.
+        kinds = {bool(p.thought) for p in parts if p.text is not None and not p.function_call}
+        keep_text, keep_thought = (self.live and kinds == {k} for k in (True, False))
+        remaining_text = "" if keep_text else "".join(self._streamed_text.pop(key, ()))
+        remaining_thought = "" if keep_thought else "".join(self._streamed_thought.pop(key, ()))
         calls = [p.function_call.name or "" for p in parts if p.function_call is not None]
         hold = not self.live and any(self.policy is None or self.policy.may_ask(n) for n in calls)
         for part in parts:
@@ -294,7 +298,7 @@ class EventConverter:
                 self._blocks.close(out)
                 out.append(file)
         self._step_has_call = False
-        self._blocks.close_of(key, out)
+        self._blocks.close_of(key, out, text=not keep_text, reasoning=not keep_thought)
         if self.live and any(p.function_response for p in parts):
             self._live_step += 1  # the model's answer to these results is a new step
         self._event_tail(event, out)

@@ -125,7 +125,7 @@ def rebuild_messages(
         steps[message.id] = step
         return [StepStartPart()]
 
-    for event in persisted:
+    def take(event: Event) -> None:
         content = event.content
         spoken = _transcript_parts(event)
         if spoken:  # live audio: what was said, as the stream showed it
@@ -133,7 +133,7 @@ def rebuild_messages(
             if isinstance(spoken[0], TextPart):
                 message.parts.extend(step_of(event, message))
             message.parts.extend(spoken)
-            continue
+            return
         error = bookkeeping.read(event).error
         cut = _cut_calls(event, policy, v7, speaker(event.author) if speakers else None)
         if error is not None:  # a failed answer: what the client was shown (convert/failures.py)
@@ -145,14 +145,14 @@ def rebuild_messages(
             message.parts.extend(cut)
             data = {"errorText": error}
             message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
-            continue
+            return
         if content is None and event.id not in state.rejected_nodes:
             content = workflow_answer(event)  # a workflow's answer (as convert/events.py shows it)
         if cut and not (content and content.parts):  # a stopped answer: only calls streaming
             message = answer_of(event)
             message.parts.extend([*step_of(event, message), *cut])
         if content is None or not content.parts:
-            continue
+            return
         if event.author == "user":
             parts = _user_parts(content.parts, files)
             if parts:  # function-response-only user events are answers, not messages
@@ -160,7 +160,7 @@ def rebuild_messages(
                 user_id = tags.user_message_id or event.id
                 shown = tags.user_metadata  # (the client's own, returned as it sent it)
                 messages.append(UIMessage(id=user_id, role="user", parts=parts, metadata=shown))
-            continue
+            return
         calls = [
             p
             for p in content.parts
@@ -173,9 +173,9 @@ def rebuild_messages(
             assistant = answer_of(event)
             for part in content.parts:
                 assistant.parts.extend(_model_part(part, state, policy, event, asked))
-            continue
+            return
         if content.role != "model" or not (calls or other):
-            continue  # responses and confirmation requests: reflected in the call's part
+            return  # responses and confirmation requests: reflected in the call's part
         assistant = answer_of(event)
         assistant.parts.extend(step_of(event, assistant))
         author = speaker(event.author) if speakers else None
@@ -183,10 +183,39 @@ def rebuild_messages(
             shown = _model_part(part, state, policy, event, asked, author, refused, v7)
             assistant.parts.extend(shown)
         assistant.parts.extend(cut)  # (a stopped answer's calls that were streaming)
+
+    blocks = _BlockNumbers()
+    for event in persisted:
+        message = answers.get(bookkeeping.read(event).message_id or event.invocation_id)
+        before = len(message.parts) if message is not None else 0
+        take(event)
+        message = answers.get(bookkeeping.read(event).message_id or event.invocation_id)
+        if message is not None:
+            blocks.number(message, before, event)
     for message_id, moment in history_metadata(persisted, metadata, send_usage).items():
         if message_id in answers:
             answers[message_id].metadata = moment
     return messages
+
+
+class _BlockNumbers:
+    """The text and reasoning blocks of each response numbered as the stream's
+    :class:`~.text_blocks.TextBlocks` numbers them: the client keeps a reasoning part's id
+    (``<message>-rsn<n>``), so history gives it the same."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, object], int] = {}
+
+    def number(self, message: UIMessage, first: int, event: Event) -> None:
+        """Number the parts ``event`` added to ``message`` (from index ``first`` on)."""
+        tags = bookkeeping.read(event)
+        live_response = (tags.live_step or "").rpartition(".")[0] or None
+        key = (message.id, tags.started_at or live_response or event.invocation_id)
+        for part in message.parts[first:]:
+            if isinstance(part, TextPart | ReasoningPart):
+                self._counts[key] = self._counts.get(key, 0) + 1
+                if isinstance(part, ReasoningPart):
+                    part.id = f"{message.id}-rsn{self._counts[key]}"
 
 
 def _transcript_parts(event: Event) -> list[UIPart]:

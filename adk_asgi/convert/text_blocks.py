@@ -90,11 +90,14 @@ class TextBlocks:
             out.append(ReasoningEnd(id=self._reasoning.chunk_id))
             self._reasoning = None
 
-    def close_of(self, event_id: str, out: list[UIMessageChunk]) -> None:
-        if self._reasoning is not None and self._reasoning.event_id == event_id:
+    def close_of(
+        self, event_id: str, out: list[UIMessageChunk], *, text: bool = True, reasoning: bool = True
+    ) -> None:
+        """End the blocks ``event_id`` streamed (of the kinds asked for)."""
+        if reasoning and self._reasoning is not None and self._reasoning.event_id == event_id:
             out.append(ReasoningEnd(id=self._reasoning.chunk_id))
             self._reasoning = None
-        if self._text is not None and self._text.event_id == event_id:
+        if text and self._text is not None and self._text.event_id == event_id:
             out.append(TextEnd(id=self._text.chunk_id))
             self._text = None
 

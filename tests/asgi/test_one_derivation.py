@@ -33,7 +33,7 @@ from google.genai import types
 
 from adk_asgi import AdkApp, MessageMoment
 from adk_asgi.stores.resumable import InMemoryStreamStore
-from adk_asgi.testing import Call, ChatClient, Text, demo_model, read_ui_message
+from adk_asgi.testing import Call, ChatClient, Text, Thought, demo_model, read_ui_message
 from adk_asgi.testing.auto_send import stock_send_automatically_when
 from adk_asgi.testing.tool_answers import (
     add_tool_output,
@@ -273,6 +273,9 @@ SCENARIOS = {
         for v in (6, 7)
     },
     "streamed tool input": Scenario("weather", agent=streaming_agent),
+    "reasoning then text": Scenario(
+        "hi", agent=lambda: scripted_agent([[Thought("Let me think."), Text("Bonjour")]])
+    ),
     "calls ADK refuses": Scenario("weather", agent=clumsy_agent),
     **SHAPES,
 }

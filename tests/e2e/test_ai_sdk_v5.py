@@ -119,21 +119,18 @@ def test_text(v5_server: str, transport: str) -> None:
     assert report["history"] == report["messages"]
 
 
-def test_reasoning(v5_server: str) -> None:
-    # SSE only: live, a text after a thought reaches the client twice (ai@6 and ai@7 as well)
-    report = run(v5_server, "sse", "think")
+@TRANSPORTS
+def test_reasoning(v5_server: str, transport: str) -> None:
+    """Live too: a text after a thought reached the client twice (each kind's end dropped
+    what the other kind had streamed)."""
+    report = run(v5_server, transport, "think")
     assert outcome(report) == ("ready", None, 1)
     reasoning = {"type": "reasoning", "id": "<msg2>-rsn1", "text": THOUGHT, "state": "done"}
     assert normalized(report["messages"]) == [
         user("think"),
         {"id": "<msg2>", "role": "assistant", "parts": [STEP, reasoning, text(ANSWER)]},
     ]
-    # differs: the history's reasoning part has no id (ai@6 keeps one as well)
-    del reasoning["id"]
-    assert normalized(report["history"]) == [
-        user("think"),
-        {"id": "<msg2>", "role": "assistant", "parts": [STEP, reasoning, text(ANSWER)]},
-    ]
+    assert report["history"] == report["messages"]  # the reasoning part's id included
 
 
 @TRANSPORTS

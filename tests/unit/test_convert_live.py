@@ -94,3 +94,37 @@ def test_live_text_partials_then_their_full_text_stream_once() -> None:
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "stop"},
     ]
+
+
+def live_thought(text: str, *, partial: bool) -> Event:
+    part = types.Part(text=text, thought=True)
+    return event(content=types.Content(role="model", parts=[part]), partial=partial)
+
+
+def test_text_after_reasoning_is_sent_once_when_the_thought_ends_in_its_own_event() -> None:
+    """Gemini Live ends a step's thought and its text in separate complete events: the
+    thought's end used to drop the text streamed so far, so the text's own end sent all of it
+    again (the page showed the answer twice)."""
+    chunks = run_live(
+        [
+            live_thought("hmm", partial=True),
+            live_text("Bonj", partial=True),
+            live_text("our", partial=True),
+            live_thought("hmm", partial=False),
+            live_text("Bonjour", partial=False),
+            event(turn_complete=True),
+        ]
+    )
+    assert chunks == [
+        {"type": "start", "messageId": MID},
+        {"type": "start-step"},
+        {"type": "reasoning-start", "id": f"{MID}-rsn1"},
+        {"type": "reasoning-delta", "id": f"{MID}-rsn1", "delta": "hmm"},
+        {"type": "reasoning-end", "id": f"{MID}-rsn1"},
+        {"type": "text-start", "id": f"{MID}-txt2"},
+        {"type": "text-delta", "id": f"{MID}-txt2", "delta": "Bonj"},
+        {"type": "text-delta", "id": f"{MID}-txt2", "delta": "our"},
+        {"type": "text-end", "id": f"{MID}-txt2"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
