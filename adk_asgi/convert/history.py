@@ -23,6 +23,7 @@ from adk_asgi.convert.events import speaker
 from adk_asgi.convert.failures import ERROR_PART
 from adk_asgi.convert.metadata import MessageMetadata, history_metadata
 from adk_asgi.convert.safe_history import lost_input, lost_result, readable
+from adk_asgi.convert.text_blocks import BlockNumbers
 from adk_asgi.convert.tool_looks import (
     approved_automatically,
     automatic_approval_part,
@@ -184,7 +185,7 @@ def rebuild_messages(
             assistant.parts.extend(shown)
         assistant.parts.extend(cut)  # (a stopped answer's calls that were streaming)
 
-    blocks = _BlockNumbers()
+    blocks = BlockNumbers()
     for event in persisted:
         message = answers.get(bookkeeping.read(event).message_id or event.invocation_id)
         before = len(message.parts) if message is not None else 0
@@ -196,26 +197,6 @@ def rebuild_messages(
         if message_id in answers:
             answers[message_id].metadata = moment
     return messages
-
-
-class _BlockNumbers:
-    """The text and reasoning blocks of each response numbered as the stream's
-    :class:`~.text_blocks.TextBlocks` numbers them: the client keeps a reasoning part's id
-    (``<message>-rsn<n>``), so history gives it the same."""
-
-    def __init__(self) -> None:
-        self._counts: dict[tuple[str, object], int] = {}
-
-    def number(self, message: UIMessage, first: int, event: Event) -> None:
-        """Number the parts ``event`` added to ``message`` (from index ``first`` on)."""
-        tags = bookkeeping.read(event)
-        live_response = (tags.live_step or "").rpartition(".")[0] or None
-        key = (message.id, tags.started_at or live_response or event.invocation_id)
-        for part in message.parts[first:]:
-            if isinstance(part, TextPart | ReasoningPart):
-                self._counts[key] = self._counts.get(key, 0) + 1
-                if isinstance(part, ReasoningPart):
-                    part.id = f"{message.id}-rsn{self._counts[key]}"
 
 
 def _transcript_parts(event: Event) -> list[UIPart]:
