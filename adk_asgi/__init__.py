@@ -19,6 +19,7 @@ from adk_asgi.errors import AdkAsgiError, ClientError
 from adk_asgi.hitl.tools import ClientTool, client_tool
 from adk_asgi.middleware import AdkMiddleware
 from adk_asgi.server_answers import CallAlreadyAnswered, CallNotOpen, UnknownCall
+from adk_asgi.serving.data_parts import DataPartError, send_data
 from adk_asgi.serving.identity import Identify, Unauthorized
 from adk_asgi.stores.claims import Claims, InMemoryClaims
 from adk_asgi.stores.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
@@ -40,6 +41,7 @@ __all__ = [
     "Claims",
     "ClientError",
     "ClientTool",
+    "DataPartError",
     "EventConverter",
     "Identify",
     "InMemoryChatLocks",
@@ -56,6 +58,7 @@ __all__ = [
     "UnknownCall",
     "client_tool",
     "decode_chat_request",
+    "send_data",
     "show_errors",
     "user_content",
 ]

@@ -37,6 +37,7 @@ from adk_asgi.convert.adk_values import (
     is_shown,
     source_chunks,
 )
+from adk_asgi.convert.data_parts import chunk_of
 from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors
 from adk_asgi.convert.metadata import MessageMetadata, ResponseFacts, merged, metadata_of
 from adk_asgi.convert.parallel_calls import ParallelCalls
@@ -187,7 +188,19 @@ class EventConverter:
             return []
         return self._order.feed(event)
 
+    def data(self, chunk: DataChunk) -> list[UIMessageChunk]:
+        """An app's ``data-<name>`` part (``send_data``), shown where the response is now."""
+        if self._finished:
+            return []
+        if self._held_calls:  # (after them, as its stored event comes after the calls' event)
+            self._held_calls.append(("", [chunk]))
+            return []
+        return [chunk]
+
     def _feed(self, event: Event) -> list[UIMessageChunk]:
+        data = chunk_of(event)
+        if data is not None:  # (live mode: the tool pipeline showed it when it was sent)
+            return [] if self.live else self.data(data)
         if self.speakers:
             self._blocks.speaker = speaker(event.author)
         out: list[UIMessageChunk] = []

@@ -19,6 +19,7 @@ from typing import Any, Final
 from google.adk.events.event import Event
 from google.genai import types
 
+from adk_asgi.convert.data_parts import history_part, place
 from adk_asgi.convert.events import speaker
 from adk_asgi.convert.failures import ERROR_PART
 from adk_asgi.convert.metadata import MessageMetadata, history_metadata
@@ -127,6 +128,10 @@ def rebuild_messages(
         return [StepStartPart()]
 
     def take(event: Event) -> None:
+        app_part = history_part(event)
+        if app_part is not None:  # an app's data part (send_data), where the stream showed it
+            place(answer_of(event).parts, app_part)
+            return
         content = event.content
         spoken = _transcript_parts(event)
         if spoken:  # live audio: what was said, as the stream showed it

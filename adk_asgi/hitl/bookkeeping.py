@@ -84,6 +84,9 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     expires: dict[str, float] = msgspec.field(default_factory=dict)
     """Call id → when its wait for the user or the browser ends (Unix time): a call recorded
     as waiting by a live connection that is gone is closed after it."""
+    data_part: dict[str, Any] | None = None
+    """An app's ``data-<name>`` part, sent by a tool or a callback (``send_data``): the event
+    is the part, at its place in the message (:mod:`adk_asgi.convert.data_parts`)."""
 
 
 _NONE: Final = Tags()
@@ -105,6 +108,15 @@ def read(event: Event) -> Tags:
             metadata = delta.get(LIVE_USER_METADATA_KEY)
             tags = msgspec.structs.replace(tags, user_message_id=live_id, user_metadata=metadata)
     return tags
+
+
+def data_part(event: Event) -> dict[str, Any] | None:
+    """The app data part an event carries (``Tags.data_part``), read only when there is one:
+    the converter asks for every streamed delta."""
+    raw = (event.custom_metadata or {}).get(KEY)
+    if not isinstance(raw, dict) or "dataPart" not in raw:
+        return None
+    return read(event).data_part
 
 
 def live_user_message(message_id: str, metadata: Any = None) -> dict[str, Any]:

@@ -41,7 +41,9 @@ from adk_asgi.live import durable, node_tools
 from adk_asgi.live.calls import UNANSWERED, WaitKind
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.protocol import LiveProtocol
+from adk_asgi.serving.data_parts import DataDelivery
 from adk_asgi.serving.invalid_calls import InvalidCalls
+from adk_asgi.wire.chunks import DataChunk
 
 logger = logging.getLogger("adk_asgi")
 
@@ -237,9 +239,10 @@ class _Recorder:
             await context.session_service.append_event(context.session, event)
 
 
-class LiveQueue(LiveRequestQueue):
+class LiveQueue(LiveRequestQueue, DataDelivery):
     """The ``LiveRequestQueue`` of one connection: it carries the connection's
-    :class:`ToolWaits` to the plugin, and counts the microphone audio the model has not taken.
+    :class:`ToolWaits` to the plugin (and to ``send_data``, which shows its parts through the
+    machine), and counts the microphone audio the model has not taken.
 
     ``send_realtime`` never blocks (ADK's queue is unbounded), so a client that streams audio
     faster than the model takes it would grow the server's memory without limit; the reader
@@ -251,6 +254,14 @@ class LiveQueue(LiveRequestQueue):
         self.waits = waits
         self.audio_backlog = 0
         self._taken = asyncio.Event()
+
+    def deliver_data(self, chunk: DataChunk) -> str | None:
+        waits = self.waits
+        if waits is None:
+            return None
+        message_id, outputs = waits.protocol.data(chunk)
+        waits.carry_out(outputs)
+        return message_id
 
     def send_realtime(self, blob: types.Blob) -> None:
         self.audio_backlog += len(blob.data or b"")

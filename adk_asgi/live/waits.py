@@ -16,6 +16,7 @@ from adk_asgi.live.context import LiveContext
 from adk_asgi.live.durable import ClosedHow
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.phases import Phases
+from adk_asgi.wire.chunks import DataChunk
 
 
 class WaitAPI:
@@ -125,3 +126,15 @@ class WaitAPI:
             context.streams.emit(shown, context.clock())
         context.maybe_pause()
         return context.take()
+
+    def data(self, chunk: DataChunk) -> tuple[str | None, list[Output]]:
+        """An app's data part, sent by a tool or a callback (``send_data``): shown at once in
+        the response under way (before the tool's result); its message id, and what to send.
+        With no response under way it is not shown (``None``)."""
+        self._phases.move("tool")
+        context = self._context
+        response = context.streams.response
+        if response is None:
+            return None, context.take()
+        context.streams.emit(response.converter.data(chunk), context.clock())
+        return response.message_id, context.take()
