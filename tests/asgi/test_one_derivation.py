@@ -42,6 +42,7 @@ from adk_asgi.testing.tool_answers import (
 )
 from demo_app import build_agent
 from tests.asgi.asgi_socket import Socket, websocket
+from tests.asgi.test_data_parts import get_weather, planning
 from tests.asgi.test_server_answers import BackOffice
 from tests.e2e import shapes_app as shapes
 from tests.support import counter, parse_sse, scripted_agent
@@ -169,6 +170,27 @@ def clumsy_agent() -> BaseAgent:
     return scripted_agent(responder=respond, tools=[get_outlook], chunk_size=4)
 
 
+def data_agent(callback: bool = True) -> Callable[[], BaseAgent]:
+    """A tool that sends data parts while it runs (a card updated by id, a transient notice),
+    next to a call that waits for approval; ``callback``: a model callback sends parts too
+    (not live: docs/data-parts.md)."""
+
+    def build() -> BaseAgent:
+        def respond(contents: list[types.Content]) -> list[Any]:
+            if any(p.function_response for c in contents for p in c.parts or []):
+                return [Text("Done.")]
+            return [Call("get_weather", {"city": "Paris"}), Call("pay", {"amount": 5})]
+
+        return scripted_agent(
+            responder=respond,
+            tools=[get_weather, FunctionTool(pay, require_confirmation=True)],
+            before_model_callback=planning if callback else None,
+            chunk_size=3,
+        )
+
+    return build
+
+
 @dataclass(frozen=True)
 class Scenario:
     text: str
@@ -277,6 +299,17 @@ SCENARIOS = {
         "hi", agent=lambda: scripted_agent([[Thought("Let me think."), Text("Bonjour")]])
     ),
     "calls ADK refuses": Scenario("weather", agent=clumsy_agent),
+    **{
+        f"data parts next to an approval {a}": Scenario(
+            "weather and pay", {"pay": [a]}, data_agent(), live_agent=data_agent(callback=False)
+        )
+        for a in (True, False)
+    },
+    # (not live: there a server tool's result next to a call left waiting is not stored
+    # until the step's calls are all answered, data parts or not)
+    "data parts next to an approval left waiting": Scenario(
+        "weather and pay", {}, data_agent(), live=False
+    ),
     **SHAPES,
 }
 LIVE_SCENARIOS = {name: scenario for name, scenario in SCENARIOS.items() if scenario.live}
