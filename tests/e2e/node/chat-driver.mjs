@@ -78,6 +78,7 @@
 //   "responses": [{method, url, status, contentType, body (non-2xx text), sse (2xx text)}],
 //   "toolCalls": [{toolName, toolCallId, input, atRequest (index into requests), handled}],
 //   "approvals": [...decisions given], "finishes": [onFinish flags], "autoSendChecks": [bool],
+//   "dataParts": [every data-* chunk onData got, transient ones included, in order],
 //   "statusHistory", "reloads", "resends", "duplicates", "stops", "loop", "timeout",
 //   "driverError", "versions", "transport"}
 // ws/ws-js: "requests" holds one entry per "send" frame (the frame's JSON), "responses" is [],

@@ -187,6 +187,7 @@ export class ChatDriver {
     this.toolCalls = [];
     this.approvalsGiven = [];
     this.finishes = [];
+    this.dataParts = [];
     this.autoSendChecks = [];
     this.statusHistory = [];
     this.reloads = [];
@@ -464,6 +465,10 @@ export class ChatDriver {
       messages,
       sendAutomaticallyWhen: this.#sendAutomaticallyWhen(),
       onToolCall: ({ toolCall }) => this.#onToolCall(chat, toolCall),
+      onData: dataPart => {
+        this.dataParts.push(JSON.parse(JSON.stringify(dataPart)));
+        this.#touch();
+      },
       onFinish: ({ isAbort, isDisconnect, isError, finishReason }) => {
         this.finishes.push({
           isAbort,
@@ -865,6 +870,7 @@ export class ChatDriver {
       toolCalls: this.toolCalls,
       approvals: this.approvalsGiven,
       finishes: this.finishes,
+      dataParts: this.dataParts,
       autoSendChecks: this.autoSendChecks,
       statusHistory: this.statusHistory,
       reloads: this.reloads,
