@@ -101,6 +101,31 @@ def history_part(event: Event) -> DataPart | None:
     return DataPart(type=chunk.type, id=chunk.id, data=chunk.data)
 
 
+def in_sent_order(events: list[Event]) -> list[Event]:
+    """``events`` with each data part's event moved back before the events of its message
+    that were made after it was sent.
+
+    Over SSE the runner stores the events of its queue in order. A live run drains two
+    sources at once (the agent's own events, and the queue a part goes on), and a model that
+    answers at once can have its answer stored before a part sent just before it (a model
+    callback's, as ADK screens the user's content): the part belongs where it was sent, and
+    the stream showed it there (:mod:`adk_asgi.serving.data_parts`).
+    """
+    ordered: list[Event] = []
+    for event in events:
+        tags = bookkeeping.read(event) if bookkeeping.data_part(event) is not None else None
+        at = len(ordered)
+        while tags is not None and at > 0:
+            before = ordered[at - 1]
+            if before.timestamp <= event.timestamp or bookkeeping.data_part(before) is not None:
+                break
+            if bookkeeping.read(before).message_id != tags.message_id:
+                break
+            at -= 1
+        ordered.insert(at, event)
+    return ordered
+
+
 def place(parts: list[UIPart], part: DataPart) -> None:
     """Add ``part`` to a message as the AI SDK's reducer does: a part of the same type and id
     is updated in place (its data replaced), any other is added at the end."""

@@ -19,7 +19,7 @@ from typing import Any, Final
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.convert.data_parts import history_part, place
+from adk_asgi.convert.data_parts import history_part, in_sent_order, place
 from adk_asgi.convert.events import speaker
 from adk_asgi.convert.failures import ERROR_PART
 from adk_asgi.convert.metadata import MessageMetadata, history_metadata
@@ -191,7 +191,7 @@ def rebuild_messages(
         assistant.parts.extend(cut)  # (a stopped answer's calls that were streaming)
 
     blocks = BlockNumbers()
-    for event in persisted:
+    for event in in_sent_order(persisted):
         message = answers.get(bookkeeping.read(event).message_id or event.invocation_id)
         before = len(message.parts) if message is not None else 0
         take(event)

@@ -47,13 +47,11 @@ def planning(callback_context: CallbackContext, llm_request: LlmRequest) -> None
     send_data(callback_context, "plan", {"modelCall": calls + 1})
 
 
-def weather_app(*, callback: bool = True) -> AdkApp:
-    """``callback``: with :func:`planning` (over SSE; ADK's live flow calls a model callback
-    on each user content, in a task of its own: docs/data-parts.md)."""
+def weather_app() -> AdkApp:
     agent = scripted_agent(
         [[Call("get_weather", {"city": "Paris"})], [Text("Sunny.")]],
         tools=[get_weather],
-        before_model_callback=planning if callback else None,
+        before_model_callback=planning,
     )
     return AdkApp(
         agent, live_agent=agent, message_id_factory=counter("msg"), identify=lambda _: "alice"
@@ -149,7 +147,7 @@ async def test_sse_shows_each_part_when_it_is_sent_and_history_where_it_was_show
 
 
 async def test_live_shows_each_part_when_it_is_sent_and_history_where_it_was_shown() -> None:
-    app = weather_app(callback=False)
+    app = weather_app()
     try:
         async with websocket(app, "/live?chatId=chat-1") as socket:
             message = {
@@ -178,6 +176,7 @@ async def test_live_shows_each_part_when_it_is_sent_and_history_where_it_was_sho
     t = "msg1-txt1"
     assert chunks == [
         {"type": "start", "messageId": "msg1"},
+        {"type": "data-plan", "data": {"modelCall": 1}},  # (live: once, on the user's content)
         {"type": "start-step"},
         *CALL,
         *CARDS,
@@ -191,10 +190,10 @@ async def test_live_shows_each_part_when_it_is_sent_and_history_where_it_was_sho
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "stop"},
     ]
-    plans = [p for p in HISTORY[1]["parts"] if p["type"] == "data-plan"]
+    second = {"type": "data-plan", "data": {"modelCall": 2}}
     assert history == [
         HISTORY[0],
-        {**HISTORY[1], "parts": [p for p in HISTORY[1]["parts"] if p not in plans]},
+        {**HISTORY[1], "parts": [p for p in HISTORY[1]["parts"] if p != second]},
     ]
 
 

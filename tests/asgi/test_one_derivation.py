@@ -170,25 +170,21 @@ def clumsy_agent() -> BaseAgent:
     return scripted_agent(responder=respond, tools=[get_outlook], chunk_size=4)
 
 
-def data_agent(callback: bool = True) -> Callable[[], BaseAgent]:
+def data_agent() -> BaseAgent:
     """A tool that sends data parts while it runs (a card updated by id, a transient notice),
-    next to a call that waits for approval; ``callback``: a model callback sends parts too
-    (not live: docs/data-parts.md)."""
+    next to a call that waits for approval; a model callback sends parts too."""
 
-    def build() -> BaseAgent:
-        def respond(contents: list[types.Content]) -> list[Any]:
-            if any(p.function_response for c in contents for p in c.parts or []):
-                return [Text("Done.")]
-            return [Call("get_weather", {"city": "Paris"}), Call("pay", {"amount": 5})]
+    def respond(contents: list[types.Content]) -> list[Any]:
+        if any(p.function_response for c in contents for p in c.parts or []):
+            return [Text("Done.")]
+        return [Call("get_weather", {"city": "Paris"}), Call("pay", {"amount": 5})]
 
-        return scripted_agent(
-            responder=respond,
-            tools=[get_weather, FunctionTool(pay, require_confirmation=True)],
-            before_model_callback=planning if callback else None,
-            chunk_size=3,
-        )
-
-    return build
+    return scripted_agent(
+        responder=respond,
+        tools=[get_weather, FunctionTool(pay, require_confirmation=True)],
+        before_model_callback=planning,
+        chunk_size=3,
+    )
 
 
 @dataclass(frozen=True)
@@ -301,14 +297,14 @@ SCENARIOS = {
     "calls ADK refuses": Scenario("weather", agent=clumsy_agent),
     **{
         f"data parts next to an approval {a}": Scenario(
-            "weather and pay", {"pay": [a]}, data_agent(), live_agent=data_agent(callback=False)
+            "weather and pay", {"pay": [a]}, data_agent, live_agent=data_agent
         )
         for a in (True, False)
     },
     # (not live: there a server tool's result next to a call left waiting is not stored
     # until the step's calls are all answered, data parts or not)
     "data parts next to an approval left waiting": Scenario(
-        "weather and pay", {}, data_agent(), live=False
+        "weather and pay", {}, data_agent, live=False
     ),
     **SHAPES,
 }

@@ -15,6 +15,7 @@ from adk_asgi.convert.data_parts import (
     chunk_of,
     data_chunk,
     history_part,
+    in_sent_order,
     place,
     record,
 )
@@ -32,9 +33,10 @@ for _ in range(70):
     DEEP = [DEEP]
 
 
-def data_event(chunk: DataChunk, event_id: str = "d1") -> Event:
+def data_event(chunk: DataChunk, event_id: str = "d1", at: float = 0.0) -> Event:
     return Event(
         id=event_id,
+        timestamp=at,
         invocation_id="inv",
         author="agent",
         partial=bool(chunk.transient),
@@ -163,9 +165,9 @@ def test_history_rebuilds_the_parts_in_place_updated_by_id() -> None:
         data_chunk("notice", "hi", transient=True),
         data_chunk("weather", {"status": "done"}, id="w1"),
     ]
-    events = [data_event(chunk, f"d{i}") for i, chunk in enumerate(parts)]
+    events = [data_event(chunk, f"d{i}", at=i + 1) for i, chunk in enumerate(parts)]
     tags = bookkeeping.with_tags(None, message_id=MID)
-    events.insert(1, model_event("e1", text("Hi"), custom_metadata=tags))
+    events.insert(1, model_event("e1", text("Hi"), custom_metadata=tags, timestamp=1.5))
     messages = rebuild_messages([e for e in events if not e.partial], ToolPolicy())
     assert [msgspec.to_builtins(m) for m in messages] == [
         {
@@ -179,3 +181,18 @@ def test_history_rebuilds_the_parts_in_place_updated_by_id() -> None:
             ],
         }
     ]
+
+
+def test_a_part_stored_after_events_made_after_it_goes_back_where_it_was_sent() -> None:
+    """Live mode drains the agent's events and the queue a part goes on at once: a model that
+    answers at once can have its answer stored before the part sent just before it."""
+    tags = bookkeeping.with_tags(None, message_id=MID)
+    other = bookkeeping.with_tags(None, message_id="m0")
+    earlier = model_event("e0", text("Before"), custom_metadata=other, timestamp=3)
+    answer = model_event("e1", text("Hi"), custom_metadata=tags, timestamp=5)
+    plan = data_event(data_chunk("plan", 1), "d1", at=4)
+    card = data_event(data_chunk("card", 2), "d2", at=4.5)
+    later = data_event(data_chunk("late", 3), "d3", at=6)
+    events = [earlier, answer, plan, card, later]
+    assert [e.id for e in in_sent_order(events)] == ["e0", "d1", "d2", "e1", "d3"]
+    assert in_sent_order([answer, earlier]) == [answer, earlier]  # (only parts move)
