@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.run_config import RunConfig, ToolThreadPoolConfig
 from google.adk.models.llm_request import LlmRequest
 from google.adk.tools import ToolContext
 
@@ -216,3 +217,37 @@ async def test_send_data_outside_a_run_or_with_what_no_client_takes_is_refused()
     assert [c["type"] for c in parse_sse(response.content) if c["type"].startswith("data-")] == []
     assert refused == ["DataPartError"] * 4
     await app.aclose()
+
+
+def report_card(tool_context: ToolContext) -> dict[str, Any]:
+    """A sync tool: on the event loop unless ADK's thread pool runs it."""
+    try:
+        send_data(tool_context, "card", {"sync": True})
+    except RuntimeError as exc:
+        return {"refused": str(exc)}
+    return {"sent": True}
+
+
+@pytest.mark.parametrize("pooled", [False, True], ids=["on the loop", "in the thread pool"])
+async def test_a_sync_tool_sends_parts_on_the_loop_and_is_told_off_it(pooled: bool) -> None:
+    agent = scripted_agent([[Call("report_card", {})], [Text("ok")]], tools=[report_card])
+    pool = RunConfig(tool_thread_pool_config=ToolThreadPoolConfig()) if pooled else None
+    app = AdkApp(agent, identify=lambda _: "alice", run_config=pool)
+    async with http(app) as client:
+        response = await client.post("/chat", json=user_body("go"))
+    chunks = parse_sse(response.content)
+    await app.aclose()
+    shown = [c for c in chunks if c["type"] in ("data-card", "tool-output-available")]
+    if pooled:
+        assert shown == [
+            {
+                "type": "tool-output-available",
+                "toolCallId": "call_1",
+                "output": {"refused": "send_data is called on the agent's event loop"},
+            }
+        ]
+    else:
+        assert shown == [
+            {"type": "data-card", "data": {"sync": True}},
+            {"type": "tool-output-available", "toolCallId": "call_1", "output": {"sent": True}},
+        ]
