@@ -26,6 +26,7 @@ from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.wire.chunks import DataChunk
 from adk_asgi.wire.encoding import ChunkEncoder
 from adk_asgi.wire.messages import DataPart, TextPart, UIPart
+from tests.unit.live_machine import Machine, text_event
 from tests.unit.test_convert import MID, STOP, _asks, _payment, call, model_event, run, text, wire
 
 DEEP: Any = []
@@ -196,3 +197,20 @@ def test_a_part_stored_after_events_made_after_it_goes_back_where_it_was_sent() 
     events = [earlier, answer, plan, card, later]
     assert [e.id for e in in_sent_order(events)] == ["e0", "d1", "d2", "e1", "d3"]
     assert in_sent_order([answer, earlier]) == [answer, earlier]  # (only parts move)
+
+
+def test_live_shows_a_part_in_the_response_under_way_and_names_its_message() -> None:
+    live = Machine()
+    live.open()
+    card = data_chunk("weather", {"status": "loading"}, id="w1")
+    message_id, outputs = live.protocol.data(card)  # (no response under way: not shown)
+    assert (message_id, live.take(outputs)) == (None, [])
+    live.say("r1")
+    live.event(text_event("Hi", partial=True))
+    message_id, outputs = live.protocol.data(card)
+    live.take(outputs)
+    assert message_id == "m1"
+    assert live.chunks_of("r1")[-2:] == [
+        {"type": "text-delta", "id": "m1-txt1", "delta": "Hi"},
+        {"type": "data-weather", "id": "w1", "data": {"status": "loading"}},
+    ]

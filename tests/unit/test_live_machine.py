@@ -21,6 +21,7 @@ from adk_asgi.live.phases import (
     Phases,
 )
 from adk_asgi.serving.checks import decode_send_frame
+from adk_asgi.wire.chunks import DataChunk
 from tests.unit.live_machine import Machine, send_frame, text_event, user_message
 from tests.unit.test_architecture import PACKAGE, imports_of, io_imports, module_name
 
@@ -80,6 +81,7 @@ TOOL_METHODS: dict[str, Callable[[Machine], object]] = {
     "timed_out": lambda live: live.protocol.timed_out("c1"),
     "decided": lambda live: live.protocol.decided(CALL, True),
     "tool_finished": lambda live: live.protocol.tool_finished("c1", {"ok": True}),
+    "data": lambda live: live.protocol.data(DataChunk(type="data-card", data=1)),
 }
 """The plugin's wait API (adk_asgi/live/tools.py): every method is the ``tool`` move."""
 
