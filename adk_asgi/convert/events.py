@@ -188,19 +188,12 @@ class EventConverter:
             return []
         return self._order.feed(event)
 
-    def data(self, chunk: DataChunk) -> list[UIMessageChunk]:
-        """An app's ``data-<name>`` part (``send_data``), shown where the response is now."""
-        if self._finished:
-            return []
-        if self._held_calls:  # (after them, as its stored event comes after the calls' event)
-            self._held_calls.append(("", [chunk]))
-            return []
-        return [chunk]
-
     def _feed(self, event: Event) -> list[UIMessageChunk]:
-        data = chunk_of(event)
-        if data is not None:  # (live mode: the tool pipeline showed it when it was sent)
-            return [] if self.live else self.data(data)
+        data = chunk_of(event)  # an app's part (send_data; live: shown by the tool pipeline)
+        if data is not None and self._held_calls:  # after them: its event is stored after theirs
+            self._held_calls.append(("", [data]))
+        if data is not None:
+            return [] if self.live or self._held_calls else [data]
         if self.speakers:
             self._blocks.speaker = speaker(event.author)
         out: list[UIMessageChunk] = []

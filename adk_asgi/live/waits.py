@@ -136,5 +136,5 @@ class WaitAPI:
         response = context.streams.response
         if response is None:
             return None, context.take()
-        context.streams.emit(response.converter.data(chunk), context.clock())
+        context.streams.emit([chunk], context.clock())  # (live holds no calls: convert/events.py)
         return response.message_id, context.take()
