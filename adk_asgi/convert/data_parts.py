@@ -27,7 +27,7 @@ from google.adk.events.event import Event
 from adk_asgi.convert.failures import ERROR_PART
 from adk_asgi.errors import AdkAsgiError
 from adk_asgi.hitl import bookkeeping
-from adk_asgi.wire.chunks import DataChunk
+from adk_asgi.wire.chunks import DataChunk, UIMessageChunk
 from adk_asgi.wire.decoding import BadJson, check_json, decode_any
 from adk_asgi.wire.messages import DataPart, UIPart
 
@@ -91,6 +91,27 @@ def chunk_of(event: Event) -> DataChunk | None:
         return msgspec.convert(raw, DataChunk)
     except (msgspec.ValidationError, ValueError):
         return None  # not one the bridge wrote
+
+
+def shown_now(
+    event: Event, held_calls: list[tuple[str, list[UIMessageChunk]]], *, live: bool
+) -> list[UIMessageChunk] | None:
+    """What the converter shows of an event that is a data part (``None``: it is none).
+
+    Over SSE a step's later calls may be held until the next event shows whether they ask
+    approvals (:class:`~.events.EventConverter`): a part sent meanwhile joins them, after the
+    last, as its event is stored after theirs. Live mode shows a part when it is sent, from
+    the tool pipeline (:mod:`adk_asgi.live.waits`), not from its event.
+    """
+    chunk = chunk_of(event)
+    if chunk is None:
+        return None
+    if live:
+        return []
+    if held_calls:
+        held_calls.append(("", [chunk]))
+        return []
+    return [chunk]
 
 
 def history_part(event: Event) -> DataPart | None:

@@ -37,7 +37,7 @@ from adk_asgi.convert.adk_values import (
     is_shown,
     source_chunks,
 )
-from adk_asgi.convert.data_parts import chunk_of
+from adk_asgi.convert.data_parts import shown_now
 from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors
 from adk_asgi.convert.metadata import MessageMetadata, ResponseFacts, merged, metadata_of
 from adk_asgi.convert.parallel_calls import ParallelCalls
@@ -189,11 +189,8 @@ class EventConverter:
         return self._order.feed(event)
 
     def _feed(self, event: Event) -> list[UIMessageChunk]:
-        data = chunk_of(event)  # an app's part (send_data; live: shown by the tool pipeline)
-        if data is not None and self._held_calls:  # after them: its event is stored after theirs
-            self._held_calls.append(("", [data]))
-        if data is not None:
-            return [] if self.live or self._held_calls else [data]
+        if (data := shown_now(event, self._held_calls, live=self.live)) is not None:
+            return data  # (an app's data part: convert/data_parts.py)
         if self.speakers:
             self._blocks.speaker = speaker(event.author)
         out: list[UIMessageChunk] = []
