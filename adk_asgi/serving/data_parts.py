@@ -15,6 +15,11 @@ an event would come after the result. The connection's ``LiveRequestQueue`` deli
 (:class:`DataDelivery`) into the response under way, and names that response's message, which
 the stored event is tagged with; its converter then does not show the event again.
 
+ADK runs a root ``ParallelAgent``, ``SequentialAgent`` or ``LoopAgent`` (its classic, deprecated
+agent trees) with no queue: the agents' events come straight from their generators, and a
+part could be neither put in order among them nor stored where it was sent, so ``send_data``
+refuses there. A root ``LlmAgent`` (its sub-agents, transfers included) and workflows have one.
+
 The event is put on the queue without waiting for the runner to store it (as ADK's own
 ``_enqueue_event`` would for a complete event): ``send_data`` is a plain function, for sync
 tools too; the queue keeps the order all the same.
@@ -60,8 +65,12 @@ def send_data(
     chunk = data_chunk(name, data, id=id, transient=transient)
     invocation = context._invocation_context  # (not get_invocation_context(): it copies)
     queue = invocation._event_queue
-    if queue is None:
-        raise RuntimeError("send_data is called from a tool or a callback of a running agent")
+    if queue is None:  # (ADK runs the classic agent trees without one: see the module)
+        raise RuntimeError(
+            "send_data is called from a tool or a callback of an agent that ADK runs on its event"
+            " queue: an LlmAgent or a workflow at the root, not a classic ParallelAgent,"
+            " SequentialAgent or LoopAgent tree"
+        )
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from google.adk.agents import ParallelAgent, SequentialAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.run_config import RunConfig, ToolThreadPoolConfig
 from google.adk.models.llm_request import LlmRequest
@@ -27,6 +28,11 @@ from tests.support import counter, parse_sse, scripted_agent, user_body
 
 pytestmark = pytest.mark.asyncio
 
+NO_QUEUE = (
+    "send_data is called from a tool or a callback of an agent that ADK runs on its event"
+    " queue: an LlmAgent or a workflow at the root, not a classic ParallelAgent,"
+    " SequentialAgent or LoopAgent tree"
+)
 LOADING = {"city": "Paris", "status": "loading"}
 SUNNY = {"city": "Paris", "status": "sunny", "temperature": 21}
 
@@ -251,3 +257,18 @@ async def test_a_sync_tool_sends_parts_on_the_loop_and_is_told_off_it(pooled: bo
             {"type": "data-card", "data": {"sync": True}},
             {"type": "tool-output-available", "toolCallId": "call_1", "output": {"sent": True}},
         ]
+
+
+@pytest.mark.filterwarnings("ignore:(Parallel|Sequential)Agent is deprecated")
+@pytest.mark.parametrize("tree", [ParallelAgent, SequentialAgent])
+async def test_a_classic_agent_tree_is_told_it_has_no_queue_for_parts(
+    tree: type[ParallelAgent | SequentialAgent],
+) -> None:
+    """ADK runs its classic trees with no event queue: a part could not be put in order."""
+    worker = scripted_agent([[Call("report_card", {})], [Text("ok")]], tools=[report_card])
+    app = AdkApp(tree(name="tree", sub_agents=[worker]), identify=lambda _: "alice")
+    async with http(app) as client:
+        response = await client.post("/chat", json=user_body("go"))
+    await app.aclose()
+    outputs = [c["output"] for c in parse_sse(response.content) if c["type"].startswith("tool-o")]
+    assert outputs == [{"refused": NO_QUEUE}]
