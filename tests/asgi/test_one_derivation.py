@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol
 import httpx
 import msgspec
 import pytest
-from google.adk.agents import BaseAgent
+from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.events.event import Event
 from google.adk.tools import ToolContext
 from google.adk.tools.function_tool import FunctionTool
@@ -33,7 +33,15 @@ from google.genai import types
 
 from adk_asgi import AdkApp, MessageMoment
 from adk_asgi.stores.resumable import InMemoryStreamStore
-from adk_asgi.testing import Call, ChatClient, Text, Thought, demo_model, read_ui_message
+from adk_asgi.testing import (
+    Call,
+    ChatClient,
+    ScriptedLlm,
+    Text,
+    Thought,
+    demo_model,
+    read_ui_message,
+)
 from adk_asgi.testing.auto_send import stock_send_automatically_when
 from adk_asgi.testing.tool_answers import (
     add_tool_output,
@@ -187,6 +195,26 @@ def data_agent() -> BaseAgent:
     )
 
 
+def data_after_transfer() -> BaseAgent:
+    """The agent a transfer hands over to sends the parts (its tool's)."""
+
+    def front(contents: list[types.Content]) -> list[Any]:
+        return [Call("transfer_to_agent", {"agent_name": "forecaster"})]
+
+    def forecaster(contents: list[types.Content]) -> list[Any]:
+        if any(p.function_response for c in contents[-1:] for p in c.parts or []):
+            return [Text("Sunny.")]
+        return [Call("get_weather", {"city": "Paris"})]
+
+    worker = LlmAgent(
+        name="forecaster",
+        description="Forecasts.",
+        model=ScriptedLlm(responder=forecaster, id_factory=counter("forecast_")),
+        tools=[get_weather],
+    )
+    return scripted_agent(responder=front, name="front", sub_agents=[worker])
+
+
 @dataclass(frozen=True)
 class Scenario:
     text: str
@@ -301,6 +329,7 @@ SCENARIOS = {
         )
         for a in (True, False)
     },
+    "data parts after a transfer": Scenario("weather", agent=data_after_transfer),
     # (not live: there a server tool's result next to a call left waiting is not stored
     # until the step's calls are all answered, data parts or not)
     "data parts next to an approval left waiting": Scenario(
