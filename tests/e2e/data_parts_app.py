@@ -1,10 +1,14 @@
 """An app whose tool sends data parts, as docs/data-parts.md shows it: a ``data-weather`` card
 (loading, then done: one id) and a transient ``data-notice``.
 
-Run with ``uvicorn tests.e2e.data_parts_app:app`` (tests/e2e/test_data_part_clients.py).
+Mounted at ``/agent`` for ai@6 and ai@7 clients and at ``/v5`` (``ai_sdk_version=5``) for
+ai@5's. Run with ``uvicorn tests.e2e.data_parts_app:app`` (tests/e2e/test_data_part_clients.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from google.adk.agents import LlmAgent
 from google.genai import types
@@ -28,6 +32,20 @@ def agent() -> LlmAgent:
     return scripted_agent(responder=respond, tools=[get_weather])
 
 
+apps = {
+    "/agent": AdkApp(agent(), live_agent=agent()),
+    "/v5": AdkApp(agent(), live_agent=agent(), ai_sdk_version=5),
+}
+
+
+@asynccontextmanager
+async def lifespan(_: Starlette) -> AsyncIterator[None]:
+    async with AsyncExitStack() as stack:
+        for chat in apps.values():
+            stack.push_async_callback(chat.aclose)
+        yield
+
+
 app = Starlette(
-    routes=[Mount("/agent", app=AdkApp(agent(), live_agent=agent()))],
+    routes=[Mount(prefix, app=chat) for prefix, chat in apps.items()], lifespan=lifespan
 )
