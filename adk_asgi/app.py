@@ -34,6 +34,7 @@ from starlette.types import Receive, Scope, Send
 from adk_asgi.convert.failures import ErrorHandler, mask_errors
 from adk_asgi.convert.metadata import MessageMetadata
 from adk_asgi.convert.safe_history import ReadableRequests
+from adk_asgi.hitl.dynamic_tools import DynamicTools
 from adk_asgi.hitl.policy import ToolPolicy, toolsets
 from adk_asgi.live.endpoint import LiveEndpoint
 from adk_asgi.live.tools import LiveToolGate
@@ -41,6 +42,7 @@ from adk_asgi.routes.chats import ChatsEndpoint
 from adk_asgi.routes.files import FilesEndpoint
 from adk_asgi.routes.reads import MessagesEndpoint, ResumeEndpoint, transport_js
 from adk_asgi.server_answers import answer_call
+from adk_asgi.serving.as_returned import AsReturned
 from adk_asgi.serving.file_urls import AllowFileUrl
 from adk_asgi.serving.finish_tools import FinishRanTools
 from adk_asgi.serving.identity import BrowserCookieIdentity, Identify
@@ -136,6 +138,10 @@ class AdkApp:
 
     ``ai_sdk_version``: the clients' ``ai`` major version, 5, 6 or 7 (docs/ai-sdk-versions.md);
     with 5, tools that ask for approval are refused here (``ValueError``): ai@5 cannot answer.
+
+    ``dynamic_tools``: the tools sent as ``dynamic-tool`` parts, a collection of names or a
+    predicate of a name; by default the tools of the agents' toolsets (``McpToolset``…)
+    (:mod:`adk_asgi.hitl.dynamic_tools`, docs/tools.md#dynamic-tools).
     """
 
     def __init__(
@@ -174,6 +180,7 @@ class AdkApp:
         trust_forwarded: bool = False,
         allowed_file_url: AllowFileUrl | None = None,
         request_state: RequestState | None = None,
+        dynamic_tools: DynamicTools | None = None,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -191,6 +198,7 @@ class AdkApp:
         invalid_calls = InvalidCalls()  # (first: its marks are read by the live gate)
         bridge_plugins = [
             invalid_calls,
+            AsReturned(),  # first: it sees what a tool returned, and never ends the chain
             ReadableRequests(),
             PauseForClientTools(),
             LiveToolGate(invalid_calls),
@@ -231,7 +239,7 @@ class AdkApp:
             artifact_service=self.runner.artifact_service,
             app_name=self.app_name,
             author=getattr(app.root_agent, "name", app.name),
-            tools=ToolPolicy.of(*agents),
+            tools=ToolPolicy.of(*agents, dynamic=dynamic_tools),
             locks=self.locks,
             claims=self.claims,
             streams=streams,

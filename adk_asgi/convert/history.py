@@ -23,6 +23,7 @@ from adk_asgi.convert.data_parts import history_part, in_sent_order, place
 from adk_asgi.convert.events import speaker
 from adk_asgi.convert.failures import ERROR_PART
 from adk_asgi.convert.metadata import MessageMetadata, history_metadata
+from adk_asgi.convert.returned import kept_in
 from adk_asgi.convert.safe_history import lost_input, lost_result, readable
 from adk_asgi.convert.text_blocks import BlockNumbers
 from adk_asgi.convert.tool_looks import (
@@ -101,6 +102,7 @@ def rebuild_messages(
     state = chat_state(persisted, policy)
     refused = {i for event in persisted for i in bookkeeping.read(event).invalid_calls}
     asked = approval_descriptors(persisted)
+    kept = kept_in(persisted)
     messages: list[UIMessage] = []
     answers: dict[str, UIMessage] = {}
 
@@ -147,7 +149,7 @@ def rebuild_messages(
             if (content is not None and content.parts) or cut:
                 message.parts.extend(step_of(event, message))
                 for part in (content.parts or []) if content is not None else []:
-                    message.parts.extend(_model_part(part, state, policy, event, asked))
+                    message.parts.extend(_model_part(part, state, policy, event, asked, kept=kept))
             message.parts.extend(cut)
             data = {"errorText": error}
             message.parts.append(DataPart(type=ERROR_PART, id=f"{message.id}-error", data=data))
@@ -178,7 +180,7 @@ def rebuild_messages(
         if content.role != "model" and asks_credentials(content):  # in the asking call's step
             assistant = answer_of(event)
             for part in content.parts:
-                assistant.parts.extend(_model_part(part, state, policy, event, asked))
+                assistant.parts.extend(_model_part(part, state, policy, event, asked, kept=kept))
             return
         if content.role != "model" or not (calls or other):
             return  # responses and confirmation requests: reflected in the call's part
@@ -186,7 +188,7 @@ def rebuild_messages(
         assistant.parts.extend(step_of(event, assistant))
         author = speaker(event.author) if speakers else None
         for part in content.parts:
-            shown = _model_part(part, state, policy, event, asked, author, refused, v7)
+            shown = _model_part(part, state, policy, event, asked, author, refused, v7, kept=kept)
             assistant.parts.extend(shown)
         assistant.parts.extend(cut)  # (a stopped answer's calls that were streaming)
 
@@ -256,7 +258,9 @@ def _model_part(
     author: ProviderMetadata | None = None,
     refused: Collection[str] = (),
     v7: bool = False,
+    kept: frozenset[str] = frozenset(),
 ) -> list[UIPart]:
+    """``kept``: the calls whose tool returned ADK's wrapper shape itself (:mod:`.returned`)."""
     if part.text is not None and part.function_call is None:
         if not part.text:
             return []
@@ -268,7 +272,9 @@ def _model_part(
         call = state.calls.get(client_call_id(asked.id or "", asked.name or "", event))
         if call is None:
             return []
-        part_ = _tool_part(call, state, policy, descriptors.get(call.id), author)
+        part_ = _tool_part(call, state, policy, descriptors.get(call.id), author, call.id in kept)
+        if part_.type == "dynamic-tool" and part_.state in ("output-available", "output-error"):
+            part_.raw_input = None  # (a dynamic part's result drops it, as the client does)
         return [_refused(part_, call, state, policy, v7) if call.id in refused else part_]
     file = _file(part)
     return [file] if file is not None else []
@@ -279,13 +285,14 @@ def _refused(
 ) -> ToolPart:
     """A call ADK refused without running a tool, as the stream's ``tool-input-error`` left it
     (:func:`.tool_looks.input_error`): ai@6 keeps the input only as ``rawInput``, ai@7 as
-    ``input``."""
+    ``input``, and a dynamic part as ``input`` in both."""
     stored, lost = readable(state.results.get(call.id))
     refusal = input_error(policy, call.id, call.name, call.args, stored) if lost is None else None
     if refusal is None:
         return part
     part.state, part.error_text = "output-error", refusal.error_text
-    part.input, part.raw_input = (refusal.input, None) if v7 else (None, refusal.input)
+    keeps_input = v7 or part.type == "dynamic-tool"  # (a dynamic part keeps it in both)
+    part.input, part.raw_input = (refusal.input, None) if keeps_input else (None, refusal.input)
     return part
 
 
@@ -298,14 +305,16 @@ def _cut_calls(
     for cut in bookkeeping.read(event).cut_calls:
         chunk = cut_call_chunk(policy, cut.id, cut.name, cut.input)
         part = ToolPart(
-            type=f"tool-{cut.name}",
+            type="dynamic-tool" if chunk.dynamic else f"tool-{cut.name}",
+            tool_name=cut.name if chunk.dynamic else None,
             tool_call_id=cut.id,
             state="output-error",
             error_text=chunk.error_text,
             provider_executed=chunk.provider_executed,
             call_provider_metadata=author,
         )
-        part.input, part.raw_input = (chunk.input, None) if v7 else (None, chunk.input)
+        keeps_input = v7 or chunk.dynamic  # (a dynamic part keeps it in both)
+        part.input, part.raw_input = (chunk.input, None) if keeps_input else (None, chunk.input)
         parts.append(part)
     return parts
 
@@ -333,14 +342,17 @@ def _tool_part(
     policy: ToolPolicy,
     descriptor: Any,
     author: ProviderMetadata | None = None,
+    kept: bool = False,
 ) -> ToolPart:
     # how the part looks is convert/tool_looks.py's, as in the stream (a node that asks is no tool)
     node = state.confirmation_of_call.get(call.id) == call.id
     args, bad_input = readable(call.args)
     if bad_input is not None:
         args = {"error": lost_input(bad_input)}
+    is_dynamic = not node and policy.is_dynamic(call.name)
     part = ToolPart(
-        type=f"tool-{call.name}",
+        type="dynamic-tool" if is_dynamic else f"tool-{call.name}",
+        tool_name=call.name if is_dynamic else None,
         tool_call_id=call.id,
         input=shown_input(call.name, args),
         state="input-available",
@@ -374,7 +386,7 @@ def _tool_part(
     if lost is not None:
         part.state, part.error_text = "output-error", lost_result(lost)
     elif call.id in state.results:
-        result = result_chunk(policy, call.id, call.name, call.args, stored)
+        result = result_chunk(policy, call.id, call.name, call.args, stored, kept=kept)
         if isinstance(result, ToolOutputError):
             part.state, part.error_text = "output-error", result.error_text
         else:  # (an output drops the raw input, as the client's reducer does)

@@ -27,6 +27,7 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from adk_asgi.convert.adk_values import tool_result_chunk
+from adk_asgi.convert.returned import kept_calls
 from adk_asgi.convert.streamed_input import StreamedInput, streams_arguments
 from adk_asgi.convert.text_blocks import TextBlocks
 from adk_asgi.convert.tool_looks import (
@@ -34,6 +35,7 @@ from adk_asgi.convert.tool_looks import (
     automatic_approval,
     confirmation_descriptor,
     cut_call_chunk,
+    dynamic,
     input_error,
     node_descriptor,
     provider_executed,
@@ -127,6 +129,7 @@ class ToolCards:
                     tool_name=name,
                     provider_executed=provider_executed(self.policy, name),
                     provider_metadata=self.blocks.speaker,
+                    dynamic=dynamic(self.policy, name),
                 )
             )
         delta = streamed.feed(call.partial_args or [])
@@ -186,11 +189,13 @@ class ToolCards:
         self.known.add(client_id)
         self._calls[client_id] = (call.name, args)
         by_server = provider_executed(self.policy, call.name)
+        is_dynamic = dynamic(self.policy, call.name)
         start = ToolInputStart(
             tool_call_id=client_id,
             tool_name=call.name,
             provider_executed=by_server,
             provider_metadata=self.blocks.speaker,
+            dynamic=is_dynamic,
         )
         streamed = self._streaming.pop(client_id, None)
         rest = streamed.rest(args) if streamed is not None else None
@@ -220,6 +225,7 @@ class ToolCards:
                     tool_name=call.name,
                     input=shown,
                     provider_executed=by_server,
+                    dynamic=is_dynamic,
                 )
             )
         if call.id in (event.long_running_tool_ids or ()):
@@ -233,7 +239,8 @@ class ToolCards:
         event: Event | None = None,
     ) -> None:
         """``event``: the response's, whose bookkeeping names the calls ADK refused without
-        running a tool (:mod:`adk_asgi.serving.invalid_calls`)."""
+        running a tool (:mod:`adk_asgi.serving.invalid_calls`) and those whose tool returned
+        ADK's wrapper shape itself (:mod:`.returned`)."""
         if not response.id or response.id in confirmations:
             return
         call_id = self.client_id(response.id)
@@ -242,7 +249,10 @@ class ToolCards:
         self.blocks.close(out)
         name, args = self._calls.get(call_id, (response.name or "", {}))
         refused = event is not None and response.id in bookkeeping.read(event).invalid_calls
-        out.extend(self._result(call_id, name, args, response.response, invalid=refused))
+        as_is = event is not None and response.id in kept_calls(event)
+        out.extend(
+            self._result(call_id, name, args, response.response, invalid=refused, kept=as_is)
+        )
         self._resulted.add(call_id)
 
     def _result(
@@ -254,15 +264,17 @@ class ToolCards:
         *,
         asked: bool = False,
         invalid: bool = False,
+        kept: bool = False,
     ) -> list[UIMessageChunk]:
         """A call's result, after the automatic approval of a call of this response that its
         tool's rule let run unasked (:func:`.tool_looks.approved_automatically`), as the AI SDK
         shows one: the request, marked automatic, and the approval (v7 only). ``invalid``: ADK
-        refused the call without running a tool (:func:`.tool_looks.input_error`)."""
+        refused the call without running a tool (:func:`.tool_looks.input_error`). ``kept``:
+        the tool returned ADK's wrapper shape itself (:mod:`.returned`)."""
         refused = input_error(self.policy, call_id, name, args, response) if invalid else None
         if refused is not None:
             return [refused]
-        shown = result_chunk(self.policy, call_id, name, args, response)
+        shown = result_chunk(self.policy, call_id, name, args, response, kept=kept)
         automatic = not (asked or call_id in self._asked | self._resulted) and (
             call_id in self._calls and approved_automatically(self.policy, name, shown)
         )
@@ -276,7 +288,13 @@ class ToolCards:
             return []
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
-        out.append(ToolOutputAvailable(tool_call_id=call_id, output=text, preliminary=True))
+        name, _ = self._calls.get(call_id, ("", {}))
+        is_dynamic = dynamic(self.policy, name) if name else None
+        out.append(
+            ToolOutputAvailable(
+                tool_call_id=call_id, output=text, preliminary=True, dynamic=is_dynamic
+            )
+        )
         return out
 
     def client_id(self, adk_id: str) -> str:
@@ -308,7 +326,9 @@ class ToolCards:
         if call_id not in self.known or call_id in self._settled:
             return []
         self._settled.add(call_id)
-        return [ToolOutputError(tool_call_id=call_id, error_text=why)]
+        name, _ = self._calls.get(call_id, ("", {}))
+        is_dynamic = dynamic(self.policy, name) if name else None
+        return [ToolOutputError(tool_call_id=call_id, error_text=why, dynamic=is_dynamic)]
 
     def deny(self, call_id: str) -> list[UIMessageChunk]:
         """A call the user denied. The request said so; ADK's rejection response that follows
@@ -326,18 +346,22 @@ class ToolCards:
         *,
         asked: bool = False,
         invalid: bool = False,
+        kept: bool = False,
     ) -> list[UIMessageChunk]:
         """A call's result known before its function-response event (live mode reads it from
         the tool pipeline, since ADK merges the responses of a step into one event).
         ``asked``: the user decided on the call (the live bridge's approval). ``invalid``: ADK
-        refused the call without running a tool."""
+        refused the call without running a tool. ``kept``: the tool returned ADK's wrapper
+        shape itself (:mod:`.returned`)."""
         if call_id not in self.known or call_id in self._settled:
             return []
         self._settled.add(call_id)
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
         name, args = self._calls.get(call_id, (name, {}))
-        out.extend(self._result(call_id, name, args, response, asked=asked, invalid=invalid))
+        out.extend(
+            self._result(call_id, name, args, response, asked=asked, invalid=invalid, kept=kept)
+        )
         return out
 
     def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]:
@@ -346,4 +370,7 @@ class ToolCards:
         if call_id not in self.known:
             return []
         self.waits = True
-        return [ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args)]
+        is_dynamic = dynamic(self.policy, name)
+        return [
+            ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args, dynamic=is_dynamic)
+        ]

@@ -9,8 +9,11 @@ that both need lives here, and only here:
   browser tool, not ADK's questions for the user, not a tool that asks for approval, not a
   workflow node that asks to run (:func:`provider_executed`);
 * a call's result as the client is shown it: a credential request's answer without its
-  secrets, the page's own answer as the page sent it, a transfer as a handover, and ADK's
-  ``{"error": …}`` convention as an error (:func:`result_chunk`);
+  secrets, the page's own answer as the page sent it, a transfer as a handover, a tool's
+  result as the tool returned it (:mod:`.returned`), and ADK's ``{"error": …}`` convention as
+  an error (:func:`result_chunk`);
+* whether the call is a ``dynamic-tool`` part (``dynamic: true`` on its chunks), a tool the
+  page cannot know when it is built (:func:`dynamic`, :mod:`adk_asgi.hitl.dynamic_tools`);
 * an approval shows what the tool (or the workflow node) asked the user, its hint and payload
   (``approval.descriptor``), whether it is open or decided (:func:`confirmation_descriptor`,
   :func:`node_descriptor`);
@@ -29,6 +32,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import msgspec
+
 from adk_asgi.convert.adk_values import (
     approval_descriptor,
     as_sent,
@@ -36,6 +41,7 @@ from adk_asgi.convert.adk_values import (
     to_json,
     tool_result_chunk,
 )
+from adk_asgi.convert.returned import as_returned
 from adk_asgi.hitl.credentials import shown_input, shown_output
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, NodeConfirmation
 from adk_asgi.hitl.pending import client_approval_id
@@ -66,19 +72,42 @@ def answered_by_page(policy: ToolPolicy | None, name: str) -> bool:
     return name in ASKING_THE_USER or (policy is not None and policy.is_client_tool(name))
 
 
-def shown_answer(policy: ToolPolicy | None, name: str, args: dict[str, Any], response: Any) -> Any:
-    """A call's result as the client is shown it."""
+def dynamic(policy: ToolPolicy | None, name: str) -> bool | None:
+    """The ``dynamic`` of a call's chunks: ``True`` for a tool the page cannot know when it is
+    built (the client makes it a ``dynamic-tool`` part), else absent (``None``)."""
+    return True if policy is not None and policy.is_dynamic(name) else None
+
+
+def shown_answer(
+    policy: ToolPolicy | None,
+    name: str,
+    args: dict[str, Any],
+    response: Any,
+    *,
+    kept: bool = False,
+) -> Any:
+    """A call's result as the client is shown it. ``kept``: the tool returned ADK's wrapper
+    shape itself (:mod:`.returned`)."""
     response = shown_output(name, response)
     if answered_by_page(policy, name):
         return as_sent(response)
-    return shown_result(name, args, response)
+    return as_returned(shown_result(name, args, response), kept=kept)
 
 
 def result_chunk(
-    policy: ToolPolicy | None, call_id: str, name: str, args: dict[str, Any], response: Any
+    policy: ToolPolicy | None,
+    call_id: str,
+    name: str,
+    args: dict[str, Any],
+    response: Any,
+    *,
+    kept: bool = False,
 ) -> ToolOutputAvailable | ToolOutputError:
     """The chunk that shows a call's result (an output, or ADK's error convention)."""
-    return tool_result_chunk(call_id, shown_answer(policy, name, args, response))
+    chunk = tool_result_chunk(call_id, shown_answer(policy, name, args, response, kept=kept))
+    if dynamic(policy, name):
+        chunk = msgspec.structs.replace(chunk, dynamic=True)
+    return chunk
 
 
 def approved_automatically(
@@ -129,6 +158,7 @@ def input_error(
         input=shown_input(name, args),
         error_text=error,
         provider_executed=provider_executed(policy, name),
+        dynamic=dynamic(policy, name),
     )
 
 
@@ -145,6 +175,7 @@ def cut_call_chunk(policy: ToolPolicy | None, call_id: str, name: str, args: Any
         input=args,
         error_text=CUT_SHORT,
         provider_executed=provider_executed(policy, name),
+        dynamic=dynamic(policy, name),
     )
 
 

@@ -81,6 +81,10 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     """Calls ADK refused without running a tool (no tool of that name, arguments the tool
     refuses): their responses are ADK's errors, shown as the call's ``tool-input-error``
     (:mod:`adk_asgi.serving.invalid_calls`)."""
+    as_returned: list[str] = msgspec.field(default_factory=list)
+    """The calls of a function-response event whose tool itself returned an object of ADK's
+    wrapper shape, ``{"result": <not an object>}``: shown as stored, not unwrapped
+    (:mod:`adk_asgi.convert.returned`)."""
     expires: dict[str, float] = msgspec.field(default_factory=dict)
     """Call id → when its wait for the user or the browser ends (Unix time): a call recorded
     as waiting by a live connection that is gone is closed after it."""

@@ -18,7 +18,7 @@ from google.genai import types
 
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl.credentials import REQUEST_CREDENTIAL, check_answer
-from adk_asgi.hitl.interrupts import REQUEST_INPUT, check_input
+from adk_asgi.hitl.interrupts import ASKING_THE_USER, REQUEST_INPUT, check_input
 from adk_asgi.hitl.outcomes import reason_payload
 from adk_asgi.hitl.pending import (
     INPUT_MOVED_ON,
@@ -103,12 +103,20 @@ class Answering(Protocol):
     def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]: ...
 
 
-def _tool_output(part: ToolPart) -> dict[str, Any]:
+def _tool_output(part: ToolPart, call: ToolCall) -> dict[str, Any]:
+    """The function response of a page's answer. A function response is an object: an answer
+    that is not one goes to ADK as ``{"result": answer}``, as ADK stores a tool's return value.
+    A browser tool's object of that same shape (``{"result": …}``) is wrapped too, so that
+    what is shown of the stored response is always what the page sent
+    (:mod:`adk_asgi.convert.returned`). ADK's questions (``adk_request_input``) keep ADK's
+    convention: ADK unwraps their answer's ``result`` itself."""
     if part.state == "output-error":
         return {"error": part.error_text or "The tool failed."}
-    if isinstance(part.output, dict):
-        return part.output
-    return {"result": part.output}
+    output = part.output
+    page_tool = call.name not in ASKING_THE_USER
+    if isinstance(output, dict) and not (page_tool and set(output) == {"result"}):
+        return output
+    return {"result": output}
 
 
 def continuation(
@@ -218,7 +226,7 @@ def _answer_client_call(
             raise Conflict(f"tool call {call.id!r} needs the user's approval before its result")
     if state.confirmation_of_call.get(call.id) in state.open_confirmations:
         raise Conflict(f"tool call {call.id!r} waits for the user's approval, not a result")
-    output = _tool_output(part)
+    output = _tool_output(part, call)
     if call.name == REQUEST_CREDENTIAL:
         output = check_answer(part, call)
     if call.name == REQUEST_INPUT:

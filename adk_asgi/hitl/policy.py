@@ -1,10 +1,11 @@
 """What the bridge must know about an agent's tools, read once from the agent tree.
 
-Three questions decide how a tool call travels: does it run in the browser (a
+Four questions decide how a tool call travels: does it run in the browser (a
 :class:`~.tools.ClientTool`), must the user approve it before the browser runs it (the
-bridge's approval, not ADK's), and may it ask the user at all (so the converter holds a step's
-later calls until ADK's confirmation event shows whether it asks). :class:`ToolPolicy` answers
-all three, with one name each, for every transport and the sans-I/O core.
+bridge's approval, not ADK's), may it ask the user at all (so the converter holds a step's
+later calls until ADK's confirmation event shows whether it asks), and is it sent as a dynamic
+tool (:mod:`.dynamic_tools`). :class:`ToolPolicy` answers all four, with one name each, for
+every transport and the sans-I/O core.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from google.adk.tools.base_toolset import BaseToolset
 
+from adk_asgi.hitl.dynamic_tools import DynamicTools, dynamic_rule
 from adk_asgi.hitl.interrupts import ASKING_THE_USER
 from adk_asgi.hitl.tools import ClientTool
 
@@ -21,7 +23,7 @@ from adk_asgi.hitl.tools import ClientTool
 class ToolPolicy:
     """The tool facts of a set of tools (:meth:`of` reads them from agent trees)."""
 
-    def __init__(self, tools: Iterable[Any] = ()) -> None:
+    def __init__(self, tools: Iterable[Any] = (), *, dynamic: DynamicTools | None = None) -> None:
         tools = list(tools)
         self.client_tools: Mapping[str, ClientTool] = {
             tool.name: tool for tool in tools if isinstance(tool, ClientTool)
@@ -35,11 +37,18 @@ class ToolPolicy:
             for t in tools
             if not isinstance(t, ClientTool) and callable(getattr(t, "_require_confirmation", None))
         )
+        self._dynamic = dynamic_rule(tools, dynamic)
 
     @classmethod
-    def of(cls, *roots: object) -> ToolPolicy:
-        """The policy of every tool of these agent trees (an app's agent and its live agent)."""
-        return cls(tool for root in roots for tool in agent_tools(root))
+    def of(cls, *roots: object, dynamic: DynamicTools | None = None) -> ToolPolicy:
+        """The policy of every tool of these agent trees (an app's agent and its live agent);
+        ``dynamic``: the app's ``dynamic_tools`` (:mod:`.dynamic_tools`)."""
+        return cls((tool for root in roots for tool in agent_tools(root)), dynamic=dynamic)
+
+    def is_dynamic(self, name: str) -> bool:
+        """Whether a call of this tool is sent as a ``dynamic-tool`` part (a tool the page
+        cannot know when it is built: a toolset's, :mod:`.dynamic_tools`)."""
+        return self._dynamic(name)
 
     def is_client_tool(self, name: str) -> bool:
         """Whether the browser runs this tool (its call waits for ``addToolOutput``)."""

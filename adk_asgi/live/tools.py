@@ -32,6 +32,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_asgi.convert.adk_values import approval_descriptor
+from adk_asgi.convert.returned import is_wrapper
 from adk_asgi.hitl.interrupts import REQUEST_INPUT
 from adk_asgi.hitl.outcomes import EXPIRED as TIMED_OUT
 from adk_asgi.hitl.outcomes import INPUT_MOVED_ON, MOVED_ON
@@ -325,7 +326,9 @@ class LiveToolGate(BasePlugin):
         if result is None and tool.is_long_running:  # left open: only the app answers it
             stored = None  # (server_answers.py); ADK stores no response
         refused = self.invalid is not None and self.invalid.is_invalid(call_id)
-        waits.carry_out(waits.protocol.tool_finished(call_id, stored, invalid=refused))
+        kept = stored is result and is_wrapper(result)  # the tool's own {"result": …}
+        finished = waits.protocol.tool_finished(call_id, stored, invalid=refused, kept=kept)
+        waits.carry_out(finished)
         return replaced
 
     async def on_event_callback(

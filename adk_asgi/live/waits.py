@@ -103,11 +103,12 @@ class WaitAPI:
         return context.take()
 
     def tool_finished(
-        self, call_id: str | None, result: Any, *, invalid: bool = False
+        self, call_id: str | None, result: Any, *, invalid: bool = False, kept: bool = False
     ) -> list[Output]:
         """A tool call's result, from the tool pipeline: shown at once, so a server tool's
         output reaches the client before the turn pauses for its sibling calls. ``invalid``:
-        the result is ADK's refusal of the call (shown as ``tool-input-error``)."""
+        the result is ADK's refusal of the call (shown as ``tool-input-error``). ``kept``: the
+        tool returned ADK's wrapper shape itself (:mod:`adk_asgi.convert.returned`)."""
         self._phases.move("tool")
         context = self._context
         if not call_id:
@@ -122,7 +123,9 @@ class WaitAPI:
             name = call.name if call is not None else ""
             asked = call_id in calls.state.live_decisions
             cards = response.converter.cards
-            shown = cards.tool_result(call_id, result, name, asked=asked, invalid=invalid)
+            shown = cards.tool_result(
+                call_id, result, name, asked=asked, invalid=invalid, kept=kept
+            )
             context.streams.emit(shown, context.clock())
         context.maybe_pause()
         return context.take()

@@ -182,7 +182,7 @@ async def test_an_agent_tool_is_a_tool_whose_result_is_the_agents_answer() -> No
             "input": {"request": "capital of France?"},
             "providerExecuted": True,
         },
-        {"type": "tool-output-available", "toolCallId": "call_1", "output": {"result": "Paris."}},
+        {"type": "tool-output-available", "toolCallId": "call_1", "output": "Paris."},
         {"type": "finish-step"},
         {"type": "start-step"},
         {"type": "text-start", "id": "msg1-txt1"},

@@ -44,8 +44,9 @@ pytestmark = pytest.mark.filterwarnings(
 CALLBACK = "http://app.test/oauth/callback"
 """The page's callback: where the provider sends the browser back (never fetched here)."""
 SECRET = "s3cret"
-PENDING = {"result": "Pending User Authorization."}
-"""What ``AuthenticatedFunctionTool`` answers while it waits for the credential."""
+PENDING = "Pending User Authorization."
+"""What ``AuthenticatedFunctionTool`` answers while it waits for the credential (ADK stores
+it as ``{"result": …}``; the client is shown the string, as the tool returned it)."""
 API_KEY = "k-123"
 
 

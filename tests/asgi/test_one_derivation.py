@@ -666,7 +666,7 @@ async def test_live_stream_and_history_show_the_same_chat(scenario: Scenario) ->
 async def test_a_server_answer_that_is_no_object_is_shown_in_history_as_it_streamed() -> None:
     """The app's answer to a long-running call (``answer_call``) reaches ADK as
     ``{"result": value}`` when it is not an object, as a tool's return value does; the stream
-    shows it so, and so does history (it showed the bare value: a reload changed the card)."""
+    shows the value, as the app gave it, and so does history."""
     office = BackOffice(streams=InMemoryStreamStore(), delay=0.05)
     asked = await office.ask()
     answer = office.app.answer_call("alice", "chat-1", "call_1", "approved")
@@ -677,7 +677,7 @@ async def test_a_server_answer_that_is_no_object_is_shown_in_history_as_it_strea
         followed = await office.client.get("/chat/chat-1/stream")
     await answering
     page = read_ui_message(parse_sse(followed.content), asked)
-    assert page["parts"][2]["output"] == {"result": "approved"}
+    assert page["parts"][2]["output"] == "approved"
     assert await office.history() == [office.user, page]
     await office.client.aclose()
     await office.app.aclose()

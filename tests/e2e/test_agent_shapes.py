@@ -233,7 +233,7 @@ def test_sequential_agent_live(shapes_server: str, client: tuple[str, int]) -> N
     report = run(shapes_server, "/sequential", client, "go")
     assert outcome(report) == ("ready", None, 1)
     assert [s["closeCode"] for s in report["sockets"]] == [1000]
-    completed = {"result": COMPLETED}
+    completed = COMPLETED  # (ADK stores it as {"result": …}: shown as the tool returned it)
     assert normalized(report["messages"]) == said(
         "go",
         STEP,
@@ -296,10 +296,11 @@ def test_transfer(shapes_server: str, client: tuple[str, int]) -> None:
 
 @ALL
 def test_agent_tool(shapes_server: str, client: tuple[str, int]) -> None:
-    """An agent called as a tool: its answer is the tool's result (``{"result": ...}``)."""
+    """An agent called as a tool: its answer is the tool's result, its text as the tool
+    returned it (ADK stores it as ``{"result": ...}``)."""
     report = run(shapes_server, "/agent-tool", client, "go")
     assert outcome(report) == ("ready", None, 1)
-    result = {"result": "Paris."}
+    result = "Paris."
     call = {"request": "capital of France?"}
     assert normalized(report["messages"]) == said(
         "go", STEP, tool("expert", "<call1>", call, result), STEP, text("It is Paris.")

@@ -46,8 +46,9 @@ pytestmark = [
 SSE = pytest.mark.parametrize("sdk", [6, 7], ids=["sse-v6", "sse-v7"])
 
 API_KEY = "k-123"
-PENDING = {"result": "Pending User Authorization."}
-"""What ``AuthenticatedFunctionTool`` answers while it waits for the credential."""
+PENDING = "Pending User Authorization."
+"""What ``AuthenticatedFunctionTool`` answers while it waits for the credential (ADK stores
+it as ``{"result": …}``; the client is shown the string, as the tool returned it)."""
 ASK = "who am i"
 GREETING = "Hello Ada Lovelace!"
 IDLE_MS = 100

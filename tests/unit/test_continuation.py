@@ -227,15 +227,23 @@ def bgm() -> None:
 
 
 def test_client_error_and_non_object_outputs() -> None:
-    events = [call_event(("b1", "bgm", {}), ("b2", "bgm", {}), long_running={"b1", "b2"})]
+    """A page's answer that is not an object goes to ADK as ``{"result": answer}``, and so
+    does an object of that same shape, so that what is shown of the stored response
+    (``result``) is always what the page sent; any other object goes as it is."""
+    calls = [("b1", "bgm", {}), ("b2", "bgm", {}), ("b3", "bgm", {}), ("b4", "bgm", {})]
+    events = [call_event(*calls, long_running={"b1", "b2", "b3", "b4"})]
     message = assistant(
         tool("bgm", "b1", "output-error", error_text="no audio"),
         tool("bgm", "b2", "output-available", output=[1, 2]),
+        tool("bgm", "b3", "output-available", output={"result": 3}),
+        tool("bgm", "b4", "output-available", output={"result": 3, "track": 2}),
     )
     result = continuation(message, chat_state(events, ToolPolicy([get_location, bgm])))
     assert [p.function_response.response for p in result.responses] == [  # type: ignore[union-attr]
         {"error": "no audio"},
         {"result": [1, 2]},
+        {"result": {"result": 3}},
+        {"result": 3, "track": 2},
     ]
 
 

@@ -58,10 +58,17 @@ def test_only_a_call_the_server_runs_unasked_is_the_providers() -> None:
     assert provider_executed(None, "get_weather") is None
 
 
-def test_the_pages_answers_are_shown_as_sent_and_a_tools_result_as_adk_stores_it() -> None:
+def test_the_pages_answers_are_shown_as_sent_and_a_tools_result_as_the_tool_returned_it() -> None:
     assert shown_answer(POLICY, "change_bgm", {}, {"result": 3}) == 3
+    assert shown_answer(POLICY, "change_bgm", {}, {"result": {"result": 3}}) == {"result": 3}
     assert shown_answer(POLICY, REQUEST_INPUT, {}, {"result": "Paris"}) == "Paris"
-    assert shown_answer(POLICY, "get_weather", {}, {"result": "windy"}) == {"result": "windy"}
+    assert shown_answer(POLICY, "get_weather", {}, {"result": "windy"}) == "windy"  # ADK wrapped
+    assert shown_answer(POLICY, "get_weather", {}, {"result": [1, 2]}) == [1, 2]
+    assert shown_answer(POLICY, "get_weather", {}, {"result": None}) is None
+    assert shown_answer(POLICY, "get_weather", {}, {"result": {"a": 1}}) == {"result": {"a": 1}}
+    assert shown_answer(POLICY, "get_weather", {}, {"result": 1, "b": 2}) == {"result": 1, "b": 2}
+    kept = shown_answer(POLICY, "get_weather", {}, {"result": "windy"}, kept=True)
+    assert kept == {"result": "windy"}  # the tool returned that object itself
     transfer = shown_answer(POLICY, "transfer_to_agent", {"agent_name": "b"}, {"result": None})
     assert transfer == {"transferredTo": "b"}
     assert result_chunk(POLICY, "c1", "get_weather", {}, {"error": "no"}) == ToolOutputError(

@@ -1,0 +1,78 @@
+"""The one tool result ADK's wrapper makes ambiguous, recorded when the tool returns it.
+
+ADK stores a tool's return value that is not an object as ``{"result": value}``, and the client
+is shown ``value`` (:mod:`adk_asgi.convert.returned`). A tool that itself returned an object of
+that exact shape (``{"result": [1, 2]}``) is stored the same way, and must be shown as it
+returned it. Only the tool pipeline can tell them apart: :class:`AsReturned`, a plugin, sees
+the value the tool returned (ADK passes it to ``after_tool_callback`` unchanged) and notes
+such a call; when the function-response event that answers it passes through the runner
+(``on_event_callback``, before the event is stored and streamed), the call's id is added to
+the event's bookkeeping (``as_returned``), which the stream and history read. Both modes: the
+live runner calls the same callbacks.
+
+The plugin changes the event in place and returns ``None``: ADK stops at the first plugin that
+returns an event, and the live tool gate tags events after it. A result that another plugin
+or an agent's ``after_tool_callback`` replaced is not seen (they run after it or stop the
+chain), nor is the answer the app gives a long-running call (``AdkApp.answer_call``): those
+follow the rule without the record.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Final
+
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events.event import Event
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+
+from adk_asgi.convert.returned import is_wrapper
+from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl.interrupts import ASKING_THE_USER
+from adk_asgi.hitl.tools import ClientTool
+
+KEPT_LIMIT: Final = 1024
+"""The most calls noted and not yet tagged (a run stopped between a tool and its event leaves
+its note behind): the oldest are dropped."""
+
+
+class AsReturned(BasePlugin):
+    """Tags the function-response events of the tools that returned ADK's wrapper shape."""
+
+    def __init__(self) -> None:
+        super().__init__(name="adk_asgi_as_returned")
+        self._kept: OrderedDict[str, None] = OrderedDict()
+
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        call_id = tool_context.function_call_id
+        page_answers = isinstance(tool, ClientTool) or tool.name in ASKING_THE_USER
+        if call_id and not page_answers and is_wrapper(result):
+            self._kept[call_id] = None
+            while len(self._kept) > KEPT_LIMIT:
+                self._kept.popitem(last=False)
+        return None
+
+    async def on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
+        if not self._kept:
+            return None
+        answered = (response.id for response in event.get_function_responses())
+        kept = [call_id for call_id in answered if call_id and call_id in self._kept]
+        if kept:
+            for call_id in kept:
+                del self._kept[call_id]
+            tags = bookkeeping.read(event).as_returned
+            event.custom_metadata = bookkeeping.with_tags(
+                event.custom_metadata, as_returned=[*tags, *kept]
+            )
+        return None
