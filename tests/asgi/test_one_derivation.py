@@ -48,6 +48,7 @@ from adk_asgi.testing.tool_answers import (
     continued_message_id,
     respond_to_approval,
 )
+from adk_asgi.testing.ui_parts import is_tool_part, tool_name
 from demo_app import build_agent
 from tests.asgi.asgi_socket import Socket, websocket
 from tests.asgi.test_data_parts import get_weather, planning
@@ -75,7 +76,11 @@ PIXEL = {
 USER_METADATA = {"sentAt": "2026-11-27T09:00:00Z", "draft": {"edited": False}}
 """What the page puts on each user message (``sendMessage({text, metadata})``): history
 returns it with the message."""
-BROWSER_OUTPUTS: dict[str, Any] = {"change_bgm": {"playing": 2}, "get_location": LOCATION}
+BROWSER_OUTPUTS: dict[str, Any] = {
+    "change_bgm": {"playing": 2},
+    "get_location": LOCATION,
+    "locate": {"result": "Paris"},  # (an object of ADK's wrapper shape: shown as sent)
+}
 """What the page's ``onToolCall`` answers for each browser tool."""
 
 
@@ -94,6 +99,24 @@ def book_flight(destination: str, tool_context: ToolContext) -> dict[str, Any]:
         return {"status": "cancelled"}
     seat = (confirmation.payload or {"seat": "any"})["seat"]  # (none sent: the stock client)
     return {"status": "booked", "destination": destination, "seat": seat}
+
+
+def listing() -> list[int]:
+    """A list (ADK stores it as ``{"result": [1, 2]}``)."""
+    return [1, 2]
+
+
+def own_result() -> dict[str, Any]:
+    """An object of the very shape of ADK's wrapper, returned by the tool itself."""
+    return {"result": [1, 2]}
+
+
+def returns() -> BaseAgent:
+    def respond(contents: list[types.Content]) -> list[Any]:
+        answered = [p for c in contents for p in c.parts or [] if p.function_response]
+        return [Text("Done.")] if answered else [Call("listing", {}), Call("own_result", {})]
+
+    return scripted_agent(responder=respond, tools=[listing, own_result], chunk_size=3)
 
 
 def flight_agent() -> BaseAgent:
@@ -233,6 +256,8 @@ class Scenario:
     ai_sdk_version: Literal[6, 7] = 6
     """``AdkApp(ai_sdk_version=)``: what the SSE stream and history may show. (The live
     connection here is a v7 client's: its scenarios that differ by version say 7.)"""
+    options: dict[str, Any] = field(default_factory=dict)
+    """``AdkApp`` options (``dynamic_tools``)."""
 
 
 SHAPES = {
@@ -335,6 +360,25 @@ SCENARIOS = {
     "data parts next to an approval left waiting": Scenario(
         "weather and pay", {}, data_agent, live=False
     ),
+    "tools returning a list and their own result object": Scenario("go", agent=lambda: returns()),
+    **{
+        f"a toolset's tools, dynamic, order {a}": Scenario(
+            "shop", {"order_item": [a]}, agent=shapes.shop
+        )
+        for a in (True, False)
+    },
+    "a toolset's order left waiting": Scenario("shop", agent=shapes.shop),
+    "a dynamic browser tool": Scenario(
+        "shop",
+        {"order_item": [True]},
+        agent=shapes.shop,
+        options={"dynamic_tools": {"search_catalog", "order_item", "locate"}},
+    ),
+    "dynamic tools by a predicate": Scenario(
+        "pay 5 to alice and where am i",
+        {"process_payment": [True], "get_location": [True]},
+        options={"dynamic_tools": lambda name: name != "process_payment"},
+    ),
     **SHAPES,
 }
 LIVE_SCENARIOS = {name: scenario for name, scenario in SCENARIOS.items() if scenario.live}
@@ -349,6 +393,7 @@ def every_fact(moment: MessageMoment) -> dict[str, Any]:
 def scenario_app(scenario: Scenario, **options: Any) -> AdkApp:
     if scenario.live_agent is not None:
         options["live_agent"] = scenario.live_agent()
+    options = {**scenario.options, **options}
     return AdkApp(
         scenario.agent(),
         identify=lambda _: "alice",
@@ -380,9 +425,9 @@ def next_answer(
     if not messages or messages[-1]["role"] != "assistant":
         return False
     for part in messages[-1]["parts"]:
-        name = part["type"].removeprefix("tool-")
-        if part["type"] == name:
+        if not is_tool_part(part):
             continue
+        name = tool_name(part)
         if part["state"] == "approval-requested" and decisions.get(name):
             respond_to_approval(messages, part["toolCallId"], decisions[name].pop(0), None)
             return True

@@ -18,6 +18,10 @@ Mounted apps (each answers ``POST /chat``, ``GET /chat/{id}/messages``, ``WS /li
 * ``/workflow-tool``: ``receptionist`` calls the workflow ``greeter`` as a tool (ADK's
   ``NodeTool``); its first node asks for a name (``RequestInput``), the next one greets it,
   and the greeting is the tool's result.
+* ``/toolset``: ``shop``, whose tools come from a toolset (``Catalog``, as an MCP server's:
+  ``search_catalog`` returns a list, ``order_item`` requires confirmation), sent as dynamic
+  tools, and a browser tool ``locate`` (static, by the default rule).
+* ``/dynamic``: ``shop`` again, with ``dynamic_tools`` naming its browser tool too.
 
 Every model is a ``ScriptedLlm`` answering from the conversation (``responder=``), so every chat
 of the session gets the same answers, over SSE and over the live connection alike. In live mode
@@ -38,11 +42,15 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
+from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.events.request_input import RequestInput
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools import request_input
 from google.adk.tools.agent_tool import AgentTool
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.adk.workflow import START, Workflow, node
 from google.genai import types
@@ -52,7 +60,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, client_tool
 from adk_asgi.testing import Call, ScriptedLlm, Segment, Text
 from adk_asgi.testing.live import ScriptedLiveConnection
 
@@ -223,6 +231,52 @@ def booking() -> LlmAgent:
     return LlmAgent(name="booker", model=ScriptedLlm(responder=booker), tools=[request_input])
 
 
+def search_catalog(query: str) -> list[str]:
+    """Search the catalog (a list: ADK stores it as ``{"result": [...]}``)."""
+    return [f"{query} one", f"{query} two"]
+
+
+def order_item(item: str) -> dict[str, str]:
+    """Order an item (the user confirms it first)."""
+    return {"ordered": item}
+
+
+@client_tool
+def locate() -> None:
+    """Where the user is (the browser answers)."""
+
+
+class Catalog(BaseToolset):
+    """A toolset, as an MCP server is: its tools are listed at run time."""
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        return [FunctionTool(search_catalog), FunctionTool(order_item, require_confirmation=True)]
+
+
+SHOP_SEARCH = {"query": "lamp"}
+SHOP_FOUND = ["lamp one", "lamp two"]
+SHOP_ORDER = {"item": "lamp one"}
+SHOP_DONE = "All set."
+
+
+def shop() -> LlmAgent:
+    """Searches (a toolset's tool), orders (a toolset's tool that asks for confirmation), then
+    asks the browser where the user is, and is done."""
+
+    def shopper(contents: list[types.Content]) -> list[Segment]:
+        turn = this_turn(contents)
+        if not responses_to(turn, "search_catalog"):
+            return [Call("search_catalog", SHOP_SEARCH)]
+        if not responses_to(turn, "order_item"):
+            return [Call("order_item", SHOP_ORDER)]
+        if not responses_to(turn, "locate"):
+            return [Call("locate", {})]
+        return [Text(SHOP_DONE)]
+
+    model = ScriptedLlm(responder=shopper)
+    return LlmAgent(name="shop", model=model, tools=[Catalog(), locate])
+
+
 @node
 async def ask_name(ctx: Any, node_input: Any) -> Any:
     yield RequestInput(message=ASK_NAME, response_schema=NAME_SCHEMA)
@@ -297,6 +351,8 @@ def create_app() -> Starlette:
         "/workflow-input": AdkApp(Workflow(name="asking", edges=[(START, ask_name, greet)])),
         "/workflow-confirm": AdkApp(Workflow(name="paying", edges=[(START, plan, pay)])),
         "/workflow-tool": AdkApp(workflow_tool()),
+        "/toolset": AdkApp(shop()),
+        "/dynamic": AdkApp(shop(), dynamic_tools={"search_catalog", "order_item", "locate"}),
     }
 
     @asynccontextmanager

@@ -522,3 +522,56 @@ def test_refused_live(shapes_server: str, client: tuple[str, int], prefix: str) 
     )
     reason = f"{CANNOT_RUN_LIVE[prefix]}: use POST /chat, or give AdkApp a live_agent"
     assert (handshake.status_code, handshake.json()) == (400, {"error": reason})
+
+
+# --- dynamic tools (a toolset's, and a browser tool named in dynamic_tools) ----------------
+
+
+@ALL
+def test_dynamic_tools_approved_and_answered(shapes_server: str, client: tuple[str, int]) -> None:
+    """``/dynamic``: a toolset's tools and a browser tool are ``dynamic-tool`` parts; the page
+    approves the toolset's ``order_item`` with the stock ``addToolApprovalResponse`` and answers
+    the browser's ``locate`` with ``addToolOutput`` (an object of ADK's wrapper shape, shown as
+    the page sent it), and the stock helpers send each answer. ``search_catalog``'s list is
+    shown as the list. History shows what the client showed."""
+    report = run(
+        shapes_server,
+        "/dynamic",
+        client,
+        "shop",
+        approvals={"order_item": [True]},
+        clientTools={"locate": {"output": {"result": "Paris"}}},
+    )
+    assert outcome(report) == ("ready", None, 3)
+    messages = normalized(report["messages"])
+    order = messages[1]["parts"][3]
+    approval = order.pop("approval")
+    assert approval["approved"] is True
+    assert messages == said(
+        "shop",
+        STEP,
+        dynamic("search_catalog", "<call1>", {"query": "lamp"}, ["lamp one", "lamp two"]),
+        STEP,
+        dynamic("order_item", "<call2>", {"item": "lamp one"}, {"ordered": "lamp one"}),
+        STEP,
+        dynamic("locate", "<call3>", {}, {"result": "Paris"}, by_server=False),
+        STEP,
+        text("All set."),
+    )
+    assert report["history"] == report["messages"]
+
+
+def dynamic(
+    name: str, call: str, tool_input: Any, output: Any, *, by_server: bool = True
+) -> dict[str, Any]:
+    part = {
+        "type": "dynamic-tool",
+        "toolName": name,
+        "toolCallId": call,
+        "state": "output-available",
+        "input": tool_input,
+        "output": output,
+    }
+    if by_server:
+        part["providerExecuted"] = True
+    return part
