@@ -11,15 +11,16 @@ and both transports:
 
 * by default a call is dynamic when its tool comes from a toolset (an ADK ``BaseToolset``, such
   as ``McpToolset``): every name that no agent of the app lists as a tool itself (a function or
-  a ``BaseTool``), in an app whose agents have a toolset. ADK's own names (``transfer_to_agent``,
-  the questions it asks the page) are never dynamic; an app with no toolset has no dynamic
-  tool;
+  a ``BaseTool``), in an app whose agents have a toolset. The tools ADK adds itself
+  (:data:`ADK_OWN`: ``transfer_to_agent``, the questions it asks the page…) are never dynamic;
+  an app with no toolset has no dynamic tool;
 * ``AdkApp(dynamic_tools=...)`` replaces that rule: a collection of names (exactly those are
   dynamic; empty: none is) or a predicate of the name.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, Final
 
@@ -31,19 +32,30 @@ from adk_asgi.hitl.interrupts import ASKING_THE_USER
 DynamicTools = Collection[str] | Callable[[str], bool]
 """``AdkApp(dynamic_tools=...)``: the names of the dynamic tools, or a predicate of a name."""
 
-ADK_OWN: Final = frozenset({"transfer_to_agent", *ASKING_THE_USER})
-"""The tools ADK adds itself: never a toolset's."""
+ADK_OWN: Final = frozenset(
+    {
+        "transfer_to_agent",  # an agent with sub-agents
+        "task_completed",  # the sub-agents of a live SequentialAgent
+        "set_model_response",  # an agent with both tools and an output_schema
+        "adk_request_confirmation",  # a tool's confirmation (shown as its call's approval)
+        *ASKING_THE_USER,
+    }
+)
+"""The tools ADK adds itself, which no agent lists: never a toolset's."""
 
 
 def listed_name(tool: Any) -> str | None:
-    """The name of a tool an agent lists itself (a ``BaseTool``, or a function ADK wraps in a
-    ``FunctionTool`` named after it); ``None`` for a toolset."""
+    """The name of a tool an agent lists itself (a ``BaseTool``, or a callable ADK wraps in a
+    ``FunctionTool``, named as ADK names it: ``get_callable_name`` in
+    ``google.adk.tools._function_tool_declarations``); ``None`` for a toolset."""
     if isinstance(tool, BaseToolset):
         return None
     if isinstance(tool, BaseTool):
         return tool.name
+    while isinstance(tool, functools.partial) and not hasattr(tool, "__name__"):
+        tool = tool.func
     name = getattr(tool, "__name__", None)
-    return name if isinstance(name, str) else None
+    return name if isinstance(name, str) and name else type(tool).__name__
 
 
 def dynamic_rule(tools: Iterable[Any], override: DynamicTools | None) -> Callable[[str], bool]:

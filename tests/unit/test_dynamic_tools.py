@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -36,6 +37,13 @@ def locate() -> None:
     """Where the user is."""
 
 
+class Forecast:
+    """A callable object: ADK names its tool after its class."""
+
+    def __call__(self) -> dict[str, Any]:
+        return {}
+
+
 class Remote(BaseToolset):
     async def get_tools(self, readonly_context: Any = None) -> list[BaseTool]:
         return []
@@ -49,7 +57,10 @@ def test_a_toolsets_tools_are_dynamic_by_default_and_nothing_else() -> None:
         True,
         False,
     ]
-    assert not policy.is_dynamic("adk_request_input")
+    adk_own = ("adk_request_input", "task_completed", "set_model_response")
+    assert not any(policy.is_dynamic(name) for name in adk_own)
+    named = ToolPolicy([functools.partial(weather, city="Paris"), Forecast(), Remote()])
+    assert (named.is_dynamic("weather"), named.is_dynamic("Forecast")) == (False, False)
     assert not ToolPolicy([weather, FunctionTool(weather)]).is_dynamic("search")  # no toolset
 
 
