@@ -15,6 +15,7 @@ from google.genai import types
 from adk_asgi import client_tool
 from adk_asgi.convert.text_blocks import TextBlocks
 from adk_asgi.convert.tool_cards import ToolCards
+from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.wire.chunks import (
     ToolApprovalRequest,
@@ -123,9 +124,17 @@ def test_a_tools_own_result_object_is_shown_as_it_is_in_the_stream() -> None:
     event = call_event(("c1", "weather", {}), ("c2", "weather", {}))
     for part in event.content.parts:  # type: ignore[union-attr]
         cards.call(part.function_call, event, out)  # type: ignore[arg-type]
-    for call_id in ("c1", "c2"):
-        response = types.FunctionResponse(id=call_id, name="weather", response={"result": "sun"})
-        cards.response(response, {}, out, kept=["c2"])
+    responses = [
+        types.Part(function_response=types.FunctionResponse(id=i, name="weather", response=sun))
+        for i, sun in (("c1", {"result": "sun"}), ("c2", {"result": "sun"}))
+    ]
+    answered = Event(
+        author="a",
+        content=types.Content(role="user", parts=responses),
+        custom_metadata=bookkeeping.with_tags(None, as_returned=["c2"]),
+    )
+    for part in responses:
+        cards.response(part.function_response, {}, out, answered)  # type: ignore[arg-type]
     assert out[-2:] == [
         ToolOutputAvailable(tool_call_id="c1", output="sun"),
         ToolOutputAvailable(tool_call_id="c2", output={"result": "sun"}),
