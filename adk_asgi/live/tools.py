@@ -42,6 +42,7 @@ from adk_asgi.live import durable, node_tools
 from adk_asgi.live.calls import UNANSWERED, WaitKind
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.protocol import LiveProtocol
+from adk_asgi.serving.as_returned import returns_its_own
 from adk_asgi.serving.data_parts import DataDelivery
 from adk_asgi.serving.invalid_calls import InvalidCalls
 from adk_asgi.wire.chunks import DataChunk
@@ -326,7 +327,7 @@ class LiveToolGate(BasePlugin):
         if result is None and tool.is_long_running:  # left open: only the app answers it
             stored = None  # (server_answers.py); ADK stores no response
         refused = self.invalid is not None and self.invalid.is_invalid(call_id)
-        kept = stored is result and is_wrapper(result)  # the tool's own {"result": …}
+        kept = stored is result and returns_its_own(tool) and is_wrapper(result)
         finished = waits.protocol.tool_finished(call_id, stored, invalid=refused, kept=kept)
         waits.carry_out(finished)
         return replaced

@@ -5,10 +5,11 @@ is shown ``value`` (:mod:`adk_asgi.convert.returned`). A tool that itself return
 that exact shape (``{"result": [1, 2]}``) is stored the same way, and must be shown as it
 returned it. Only the tool pipeline can tell them apart: :class:`AsReturned`, a plugin, sees
 the value the tool returned (ADK passes it to ``after_tool_callback`` unchanged) and notes
-such a call; when the function-response event that answers it passes through the runner
-(``on_event_callback``, before the event is stored and streamed), the call's id is added to
-the event's bookkeeping (``as_returned``), which the stream and history read. Both modes: the
-live runner calls the same callbacks.
+such a call of the app's own functions (:func:`returns_its_own`); when the function-response
+event that answers it passes through the runner (``on_event_callback``, before the event is
+stored and streamed), the call's id is added to the event's bookkeeping (``as_returned``),
+which the stream and history read. Both modes: the live runner calls the same callbacks (the
+live stream, which shows a result from the tool pipeline, asks :func:`returns_its_own` too).
 
 The plugin changes the event in place and returns ``None``: ADK stops at the first plugin that
 returns an event, and the live tool gate tags events after it. A result that another plugin
@@ -26,6 +27,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events.event import Event
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi.convert.returned import is_wrapper
@@ -36,6 +38,15 @@ from adk_asgi.hitl.tools import ClientTool
 KEPT_LIMIT: Final = 1024
 """The most calls noted and not yet tagged (a run stopped between a tool and its event leaves
 its note behind): the oldest are dropped."""
+
+
+def returns_its_own(tool: BaseTool) -> bool:
+    """Whether what ``after_tool_callback`` is given for ``tool`` is the app's own return value:
+    a function of the app (a ``FunctionTool``), not a browser tool or ADK's questions (the page
+    answers them), nor ADK's own tool classes (a ``NodeTool`` resumed after its workflow's
+    question hands back the response ADK stored, wrapper included)."""
+    page_answers = isinstance(tool, ClientTool) or tool.name in ASKING_THE_USER
+    return isinstance(tool, FunctionTool) and not page_answers
 
 
 class AsReturned(BasePlugin):
@@ -54,8 +65,7 @@ class AsReturned(BasePlugin):
         result: dict[str, Any],
     ) -> dict[str, Any] | None:
         call_id = tool_context.function_call_id
-        page_answers = isinstance(tool, ClientTool) or tool.name in ASKING_THE_USER
-        if call_id and not page_answers and is_wrapper(result):
+        if call_id and returns_its_own(tool) and is_wrapper(result):
             self._kept[call_id] = None
             while len(self._kept) > KEPT_LIMIT:
                 self._kept.popitem(last=False)

@@ -88,7 +88,7 @@ async def test_the_question_of_a_workflow_tool_is_answered_and_the_tool_returns(
             {
                 "type": "tool-output-available",
                 "toolCallId": "<call1>",
-                "output": {"result": "Hello Bob"},
+                "output": "Hello Bob",
             },
             {"type": "start-step"},
             {"type": "text-start", "id": "<block1>"},
@@ -106,7 +106,7 @@ async def test_the_question_of_a_workflow_tool_is_answered_and_the_tool_returns(
             "state": "output-available",
             "providerExecuted": True,
             "input": shapes.VISIT,
-            "output": {"result": "Hello Bob"},
+            "output": "Hello Bob",
         }
         assert await chat.history() == chat.messages
 
@@ -195,12 +195,12 @@ async def test_a_confirmation_asked_inside_a_workflow_tool_is_an_approval(approv
         assert await chat.history() == chat.messages
 
         second = await chat.resume(tool="pay", approved=approved)
-        result = {"result": "paid 30"} if approved else REJECTED
+        result = {"result": "paid 30"} if approved else REJECTED  # (what the model reads)
         # the node's part, then the tool's, settle before the model's step
         settled: list[dict[str, Any]] = (
             [
                 {"type": "tool-output-available", "toolCallId": "<pay>", "output": "paid 30"},
-                {"type": "tool-output-available", "toolCallId": "<payer>", "output": result},
+                {"type": "tool-output-available", "toolCallId": "<payer>", "output": "paid 30"},
             ]
             if approved
             else [

@@ -399,7 +399,7 @@ def test_workflow_tool_request_input(shapes_server: str, client: tuple[str, int]
         "message": "What is your name?",
         "response_schema": NAME_SCHEMA,
     }
-    greeter = tool("greeter", "<call1>", {"reason": "a visit"}, {"result": "Hello Bob"})
+    greeter = tool("greeter", "<call1>", {"reason": "a visit"}, "Hello Bob")
     question = tool("adk_request_input", "<call2>", asked, {"name": "Bob"})
     assert normalized(report["messages"]) == said(
         "hi",

@@ -102,7 +102,7 @@ async def test_the_question_of_a_workflow_tool_is_answered_live_and_the_tool_ret
             {
                 "type": "tool-output-available",
                 "toolCallId": "<call2>",
-                "output": {"result": "Hello Bob"},
+                "output": "Hello Bob",
             },
             {"type": "start-step"},
             {"type": "text-start", "id": "<block1>"},
