@@ -89,6 +89,7 @@ def test_a_dynamic_calls_chunks_say_so_from_its_start_to_its_result() -> None:
     event = call_event(("c1", "search", {"q": "x"}), ("c2", "locate", {}), ("c3", "weather", {}))
     for part in event.content.parts:  # type: ignore[union-attr]
         cards.call(part.function_call, event, out)  # type: ignore[arg-type]
+    out += cards.progress("c1", "searching")
     wrapped = types.FunctionResponse(id="c1", name="search", response={"result": [1, 2]})
     cards.response(wrapped, {}, out)
     out += cards.release("c2", "locate", {})
@@ -111,6 +112,7 @@ def test_a_dynamic_calls_chunks_say_so_from_its_start_to_its_result() -> None:
         ToolInputAvailable(
             tool_call_id="c3", tool_name="weather", input={}, provider_executed=True
         ),
+        ToolOutputAvailable(tool_call_id="c1", output="searching", preliminary=True, dynamic=True),
         ToolOutputAvailable(tool_call_id="c1", output=[1, 2], dynamic=True),
         ToolInputAvailable(tool_call_id="c2", tool_name="locate", input={}, dynamic=True),
         ToolOutputAvailable(tool_call_id="c2", output="Paris", dynamic=True),
