@@ -16,9 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
-from google.adk.agents.base_agent import BaseAgent
-from google.adk.agents.loop_agent import LoopAgent
-from google.adk.agents.parallel_agent import ParallelAgent
 from google.adk.agents.run_config import RunConfig
 from google.adk.apps.app import App
 from google.adk.artifacts.base_artifact_service import BaseArtifactService
@@ -47,6 +44,7 @@ from adk_asgi.serving.file_urls import AllowFileUrl
 from adk_asgi.serving.finish_tools import FinishRanTools
 from adk_asgi.serving.identity import BrowserCookieIdentity, Identify
 from adk_asgi.serving.invalid_calls import InvalidCalls
+from adk_asgi.serving.live_refusal import live_refusal
 from adk_asgi.serving.origins import OriginGuard, OriginPolicy
 from adk_asgi.serving.pace import PaceToReader
 from adk_asgi.serving.request_state import RequestState
@@ -267,7 +265,7 @@ class AdkApp:
             new_message_id=message_id_factory or _new_message_id,
             on_error=on_error or mask_errors,
             speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),
-            live_refusal=_live_refusal(self.live_runner.agent),
+            live_refusal=live_refusal(self.live_runner.agent),
             allowed_file_url=allowed_file_url,
             request_state=request_state,
         )
@@ -378,30 +376,3 @@ class AdkApp:
                 first = first or exc
         if first is not None:
             raise first
-
-
-def _live_refusal(root: BaseNode) -> str | None:
-    """Why ``WS /live`` cannot serve ``root``, so its users are sent to ``POST /chat`` with a
-    reason instead of a failed session: a workflow has no live model connection (ADK runs it
-    once through and ends the session), and ADK 2.13's ``ParallelAgent`` and ``LoopAgent``
-    raise ``NotImplementedError`` live."""
-    if not isinstance(root, BaseAgent):
-        kind = "a workflow"
-    else:
-        unable = [a for a in _agents(root) if isinstance(a, ParallelAgent | LoopAgent)]
-        if not unable:
-            return None
-        kind = f"a tree with the {type(unable[0]).__name__} {unable[0].name!r}"
-    return (
-        f"{root.name!r} is {kind}, which ADK cannot run live: use POST /chat, or give AdkApp"
-        " a live_agent"
-    )
-
-
-def _agents(root: BaseAgent) -> list[BaseAgent]:
-    found, todo = [], [root]
-    while todo:
-        agent = todo.pop()
-        found.append(agent)
-        todo.extend(agent.sub_agents)
-    return found
