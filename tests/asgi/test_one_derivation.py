@@ -360,6 +360,19 @@ SCENARIOS = {
     "data parts next to an approval left waiting": Scenario(
         "weather and pay", {}, data_agent, live=False
     ),
+    "streamed tool input, dynamic": Scenario(
+        "weather", agent=streaming_agent, options={"dynamic_tools": lambda name: True}
+    ),
+    **{
+        f"calls ADK refuses, dynamic, v{v}": Scenario(
+            "weather",
+            agent=clumsy_agent,
+            ai_sdk_version=v,
+            live=v == 7,
+            options={"dynamic_tools": lambda name: True},
+        )
+        for v in (6, 7)
+    },
     "tools returning a list and their own result object": Scenario("go", agent=lambda: returns()),
     **{
         f"a toolset's tools, dynamic, order {a}": Scenario(
