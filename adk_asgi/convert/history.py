@@ -20,6 +20,7 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from adk_asgi.convert.data_parts import history_part, in_sent_order, place
+from adk_asgi.convert.dynamic_parts import as_dynamic
 from adk_asgi.convert.events import speaker
 from adk_asgi.convert.failures import ERROR_PART
 from adk_asgi.convert.metadata import MessageMetadata, history_metadata
@@ -260,7 +261,6 @@ def _model_part(
     v7: bool = False,
     kept: frozenset[str] = frozenset(),
 ) -> list[UIPart]:
-    """``kept``: the calls whose tool returned ADK's wrapper shape itself (:mod:`.returned`)."""
     if part.text is not None and part.function_call is None:
         if not part.text:
             return []
@@ -273,9 +273,11 @@ def _model_part(
         if call is None:
             return []
         part_ = _tool_part(call, state, policy, descriptors.get(call.id), author, call.id in kept)
-        if part_.type == "dynamic-tool" and part_.state in ("output-available", "output-error"):
-            part_.raw_input = None  # (a dynamic part's result drops it, as the client does)
-        return [_refused(part_, call, state, policy, v7) if call.id in refused else part_]
+        part_ = _refused(part_, call, state, policy, v7) if call.id in refused else part_
+        node = state.confirmation_of_call.get(call.id) == call.id  # (a node that asks: no tool)
+        return [
+            as_dynamic(part_, call.name) if not node and policy.is_dynamic(call.name) else part_
+        ]
     file = _file(part)
     return [file] if file is not None else []
 
@@ -285,14 +287,13 @@ def _refused(
 ) -> ToolPart:
     """A call ADK refused without running a tool, as the stream's ``tool-input-error`` left it
     (:func:`.tool_looks.input_error`): ai@6 keeps the input only as ``rawInput``, ai@7 as
-    ``input``, and a dynamic part as ``input`` in both."""
+    ``input``."""
     stored, lost = readable(state.results.get(call.id))
     refusal = input_error(policy, call.id, call.name, call.args, stored) if lost is None else None
     if refusal is None:
         return part
     part.state, part.error_text = "output-error", refusal.error_text
-    keeps_input = v7 or part.type == "dynamic-tool"  # (a dynamic part keeps it in both)
-    part.input, part.raw_input = (refusal.input, None) if keeps_input else (None, refusal.input)
+    part.input, part.raw_input = (refusal.input, None) if v7 else (None, refusal.input)
     return part
 
 
@@ -305,17 +306,15 @@ def _cut_calls(
     for cut in bookkeeping.read(event).cut_calls:
         chunk = cut_call_chunk(policy, cut.id, cut.name, cut.input)
         part = ToolPart(
-            type="dynamic-tool" if chunk.dynamic else f"tool-{cut.name}",
-            tool_name=cut.name if chunk.dynamic else None,
+            type=f"tool-{cut.name}",
             tool_call_id=cut.id,
             state="output-error",
             error_text=chunk.error_text,
             provider_executed=chunk.provider_executed,
             call_provider_metadata=author,
         )
-        keeps_input = v7 or chunk.dynamic  # (a dynamic part keeps it in both)
-        part.input, part.raw_input = (chunk.input, None) if keeps_input else (None, chunk.input)
-        parts.append(part)
+        part.input, part.raw_input = (chunk.input, None) if v7 else (None, chunk.input)
+        parts.append(as_dynamic(part, cut.name) if chunk.dynamic else part)
     return parts
 
 
@@ -349,10 +348,8 @@ def _tool_part(
     args, bad_input = readable(call.args)
     if bad_input is not None:
         args = {"error": lost_input(bad_input)}
-    is_dynamic = not node and policy.is_dynamic(call.name)
     part = ToolPart(
-        type="dynamic-tool" if is_dynamic else f"tool-{call.name}",
-        tool_name=call.name if is_dynamic else None,
+        type=f"tool-{call.name}",
         tool_call_id=call.id,
         input=shown_input(call.name, args),
         state="input-available",
