@@ -22,6 +22,8 @@ Mounted apps (each answers ``POST /chat``, ``GET /chat/{id}/messages``, ``WS /li
   ``search_catalog`` returns a list, ``order_item`` requires confirmation), sent as dynamic
   tools, and a browser tool ``locate`` (static, by the default rule).
 * ``/dynamic``: ``shop`` again, with ``dynamic_tools`` naming its browser tool too.
+* ``/dynamic-v5``: for ai@5 clients, ``shop`` without ordering (ai@5 has no approvals), its
+  browser tool dynamic too.
 
 Every model is a ``ScriptedLlm`` answering from the conversation (``responder=``), so every chat
 of the session gets the same answers, over SSE and over the live connection alike. In live mode
@@ -247,10 +249,16 @@ def locate() -> None:
 
 
 class Catalog(BaseToolset):
-    """A toolset, as an MCP server is: its tools are listed at run time."""
+    """A toolset, as an MCP server is: its tools are listed at run time. ``ordering``: it
+    offers ``order_item`` too, which asks for confirmation (an ai@5 client cannot answer)."""
+
+    def __init__(self, *, ordering: bool = True) -> None:
+        super().__init__()
+        self.ordering = ordering
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        return [FunctionTool(search_catalog), FunctionTool(order_item, require_confirmation=True)]
+        ordered = [FunctionTool(order_item, require_confirmation=True)] if self.ordering else []
+        return [FunctionTool(search_catalog), *ordered]
 
 
 SHOP_SEARCH = {"query": "lamp"}
@@ -259,22 +267,22 @@ SHOP_ORDER = {"item": "lamp one"}
 SHOP_DONE = "All set."
 
 
-def shop() -> LlmAgent:
-    """Searches (a toolset's tool), orders (a toolset's tool that asks for confirmation), then
-    asks the browser where the user is, and is done."""
+def shop(*, ordering: bool = True) -> LlmAgent:
+    """Searches (a toolset's tool), orders (a toolset's tool that asks for confirmation; not
+    when ``ordering`` is false), then asks the browser where the user is, and is done."""
 
     def shopper(contents: list[types.Content]) -> list[Segment]:
         turn = this_turn(contents)
         if not responses_to(turn, "search_catalog"):
             return [Call("search_catalog", SHOP_SEARCH)]
-        if not responses_to(turn, "order_item"):
+        if ordering and not responses_to(turn, "order_item"):
             return [Call("order_item", SHOP_ORDER)]
         if not responses_to(turn, "locate"):
             return [Call("locate", {})]
         return [Text(SHOP_DONE)]
 
     model = ScriptedLlm(responder=shopper)
-    return LlmAgent(name="shop", model=model, tools=[Catalog(), locate])
+    return LlmAgent(name="shop", model=model, tools=[Catalog(ordering=ordering), locate])
 
 
 @node
@@ -353,6 +361,9 @@ def create_app() -> Starlette:
         "/workflow-tool": AdkApp(workflow_tool()),
         "/toolset": AdkApp(shop()),
         "/dynamic": AdkApp(shop(), dynamic_tools={"search_catalog", "order_item", "locate"}),
+        "/dynamic-v5": AdkApp(
+            shop(ordering=False), dynamic_tools={"search_catalog", "locate"}, ai_sdk_version=5
+        ),
     }
 
     @asynccontextmanager

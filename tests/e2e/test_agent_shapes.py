@@ -561,6 +561,31 @@ def test_dynamic_tools_approved_and_answered(shapes_server: str, client: tuple[s
     assert report["history"] == report["messages"]
 
 
+@pytest.mark.parametrize("client", [("sse", 5), ("ws-js", 5)], ids=["sse-v5", "ws-js-v5"])
+def test_dynamic_tools_with_ai5(shapes_server: str, client: tuple[str, int]) -> None:
+    """``/dynamic-v5``: ai@5 reads ``dynamic: true`` too (its chunk schema has it, and its
+    reducer builds ``dynamic-tool`` parts); the page answers the dynamic browser tool with
+    ai@5's ``addToolResult``."""
+    report = run(
+        shapes_server,
+        "/dynamic-v5",
+        client,
+        "shop",
+        clientTools={"locate": {"output": {"result": "Paris"}}},
+    )
+    assert outcome(report) == ("ready", None, 2)
+    assert normalized(report["messages"]) == said(
+        "shop",
+        STEP,
+        dynamic("search_catalog", "<call1>", {"query": "lamp"}, ["lamp one", "lamp two"]),
+        STEP,
+        dynamic("locate", "<call2>", {}, {"result": "Paris"}, by_server=False),
+        STEP,
+        text("All set."),
+    )
+    assert report["history"] == report["messages"]
+
+
 def dynamic(
     name: str, call: str, tool_input: Any, output: Any, *, by_server: bool = True
 ) -> dict[str, Any]:
