@@ -28,15 +28,19 @@ class ToolPolicy:
         self.client_tools: Mapping[str, ClientTool] = {
             tool.name: tool for tool in tools if isinstance(tool, ClientTool)
         }
-        # ADK keeps ``require_confirmation`` in ``FunctionTool._require_confirmation``; there
-        # is no public accessor.
-        confirming = {t.name for t in tools if getattr(t, "_require_confirmation", False)}
+        # ADK keeps ``require_confirmation`` in ``FunctionTool._require_confirmation`` (and an
+        # ``McpToolset`` in its own, for each tool it lists at run time); no public accessor.
+        named = [t for t in tools if not isinstance(t, BaseToolset | ClientTool)]
+        confirming = {t.name for t in named if getattr(t, "_require_confirmation", False)}
         self._asking = frozenset(confirming | set(self.client_tools))
         self._by_rule = frozenset(
-            t.name
-            for t in tools
-            if not isinstance(t, ClientTool) and callable(getattr(t, "_require_confirmation", None))
+            t.name for t in named if callable(getattr(t, "_require_confirmation", None))
         )
+        sets = [t for t in tools if isinstance(t, BaseToolset)]
+        self._toolset_asks = any(getattr(t, "_require_confirmation", False) for t in sets)
+        """A toolset's tools may ask (an ``McpToolset(require_confirmation=...)``): the
+        names are known only at run time, so every dynamic tool may."""
+        self._toolset_rules = any(callable(getattr(t, "_require_confirmation", None)) for t in sets)
         self._dynamic = dynamic_rule(tools, dynamic)
 
     @classmethod
@@ -68,19 +72,20 @@ class ToolPolicy:
         ``onToolCall`` leaves the call alone, and ``lastAssistantMessageIsCompleteWithToolCalls``
         does not take an answer that ends on its output (``skip_summarization``, ``exit_loop``,
         a live ``task_completed``) for one to send again."""
-        return not (name in self.client_tools or name in ASKING_THE_USER or name in self._asking)
+        asked = name in self.client_tools or name in ASKING_THE_USER or self.may_ask(name)
+        return not asked
 
     def approves_by_rule(self, name: str) -> bool:
         """Whether a function of the arguments decides if a call of this server tool asks the
         user (``FunctionTool(require_confirmation=callable)``): a call it let through was
         approved automatically, as the AI SDK calls a call its ``needsApproval`` let through."""
-        return name in self._by_rule
+        return name in self._by_rule or (self._toolset_rules and self.is_dynamic(name))
 
     def may_ask(self, name: str) -> bool:
         """Whether a tool may ask the user before it runs (``require_confirmation`` set, or a
         client tool that needs approval). Tools that call ``request_confirmation`` themselves
         cannot be told apart: their approvals come after all of the step's calls."""
-        return name in self._asking
+        return name in self._asking or (self._toolset_asks and self.is_dynamic(name))
 
 
 def agent_tools(root: object) -> Iterator[Any]:

@@ -141,3 +141,33 @@ def test_a_tools_own_result_object_is_shown_as_it_is_in_the_stream() -> None:
         ToolOutputAvailable(tool_call_id="c1", output="sun"),
         ToolOutputAvailable(tool_call_id="c2", output={"result": "sun"}),
     ]
+
+
+def clock() -> str:
+    """The time: a tool an agent lists itself."""
+    return "noon"
+
+
+class ConfirmingToolset(BaseToolset):
+    """As ``McpToolset(require_confirmation=...)`` keeps it: on the toolset, for every tool
+    it lists at run time."""
+
+    def __init__(self, require_confirmation: Any) -> None:
+        super().__init__()
+        self._require_confirmation = require_confirmation
+
+    async def get_tools(self, readonly_context: Any = None) -> list[BaseTool]:
+        return [FunctionTool(weather)]
+
+
+def test_a_toolset_that_asks_for_confirmation_makes_its_tools_ask() -> None:
+    """ToolPolicy read ``name`` of every item with ``_require_confirmation``, and a toolset has
+    none: an app with ``McpToolset(require_confirmation=True)`` failed with AttributeError."""
+    asking = ToolPolicy([ConfirmingToolset(True), FunctionTool(clock)])
+    assert (asking.may_ask("weather"), asking.runs_unasked("weather")) == (True, False)
+    assert (asking.may_ask("clock"), asking.runs_unasked("clock")) == (False, True)
+    assert asking.approves_by_rule("weather") is False
+    by_rule = ToolPolicy([ConfirmingToolset(lambda city: city == "Oslo")])
+    assert (by_rule.may_ask("weather"), by_rule.approves_by_rule("weather")) == (True, True)
+    quiet = ToolPolicy([ConfirmingToolset(False)])
+    assert (quiet.may_ask("weather"), quiet.runs_unasked("weather")) == (False, True)
