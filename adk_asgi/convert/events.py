@@ -39,6 +39,7 @@ from adk_asgi.convert.adk_values import (
 )
 from adk_asgi.convert.data_parts import shown_now
 from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors
+from adk_asgi.convert.held_calls import HeldCalls
 from adk_asgi.convert.metadata import MessageMetadata, ResponseFacts, merged, metadata_of
 from adk_asgi.convert.parallel_calls import ParallelCalls
 from adk_asgi.convert.progress import progress_of
@@ -56,7 +57,6 @@ from adk_asgi.wire.chunks import (
     FinishStep,
     Start,
     StartStep,
-    ToolApprovalRequest,
     UIMessageChunk,
 )
 from adk_asgi.wire.chunks import (
@@ -126,10 +126,8 @@ class EventConverter:
         self._interrupted = False
         self._live_step = 0
         self._step_has_call = False
-        self._held_calls: list[tuple[str, list[UIMessageChunk]]] = []
-        """Over SSE, the chunks of a step's second and later calls, until the next event shows
-        whether it asks approvals: the AI SDK's own server requests each approval right after
-        its call, and so does this converter (the confirmation event comes after all calls)."""
+        self._held = HeldCalls()
+        """Over SSE, a step's later calls, until the next event says whether they ask."""
         self._heard = HeardSpeech(message_id)
         self._order = ParallelCalls(self._feed, live=live)
         """When each event is fed: agents that stream at once (:mod:`.parallel_calls`)."""
@@ -148,7 +146,7 @@ class EventConverter:
         """Report a failure no event reported, in words already chosen."""
         if self._errored:
             return []
-        return self._release_held_calls() + self._error(error_text)
+        return self._held.release() + self._error(error_text)
 
     def fail_with(self, exception: BaseException) -> list[UIMessageChunk]:
         """Report an exception the run raised, as ``on_error`` words it."""
@@ -169,7 +167,7 @@ class EventConverter:
             return []
         out = self._order.end()  # (a call cut short: what the others said is shown)
         self._finished = True
-        out += self._release_held_calls() + self._close_step()
+        out += self._held.release() + self._close_step()
         reason: FinishReason = "interrupted" if self._interrupted else self.facts.finish_reason
         if self._errored:
             reason = "error"
@@ -189,15 +187,17 @@ class EventConverter:
         return self._order.feed(event)
 
     def _feed(self, event: Event) -> list[UIMessageChunk]:
-        if (data := shown_now(event, self._held_calls, live=self.live)) is not None:
+        if (data := shown_now(event, self._held.held, live=self.live)) is not None:
             return data  # (an app's data part: convert/data_parts.py)
         if self.speakers:
             self._blocks.speaker = speaker(event.author)
         out: list[UIMessageChunk] = []
-        if self._held_calls:
-            if self._approvals_in_call_order(event, out):
-                return out
-            out.extend(self._release_held_calls())
+        if self._held:
+            asked = self._held.with_approvals(event, self.cards)
+            if asked is not None:  # each approval request right after its call
+                self._event_tail(event, asked)
+                return asked
+            out.extend(self._held.release())
         if (progress := progress_of(event)) is not None:  # (a preliminary output: .progress)
             return out + self.cards.progress(progress.call_id, progress.text)
         if event.author == "user":
@@ -291,7 +291,7 @@ class EventConverter:
                 if hold and call.name != CONFIRMATION_TOOL and self._step_has_call:
                     held: list[UIMessageChunk] = []
                     self.cards.call(call, event, held)
-                    self._held_calls.append((call.id or "", held))
+                    self._held.hold(call.id or "", held)
                 else:
                     self.cards.call(call, event, out)
                     self._step_has_call = call.name != CONFIRMATION_TOOL
@@ -352,36 +352,6 @@ class EventConverter:
             out.append(FinishStep())
             self._step_event_id = None
         return out
-
-    # --- tools (what a call shows: convert/tool_cards.py; when: here) -----------------------
-
-    def _release_held_calls(self) -> list[UIMessageChunk]:
-        held, self._held_calls = self._held_calls, []
-        return [chunk for _, chunks in held for chunk in chunks]
-
-    def _approvals_in_call_order(self, event: Event, out: list[UIMessageChunk]) -> bool:
-        """If ``event`` asks approvals for the step's calls, emit each request after its call
-        (the held calls' chunks in between) and return True."""
-        asks = [c for c in event.get_function_calls() if c.name == CONFIRMATION_TOOL]
-        if event.partial or not asks:
-            return False
-        requests: dict[str, list[UIMessageChunk]] = {}
-        for ask in asks:
-            chunks: list[UIMessageChunk] = []
-            self.cards.call(ask, event, chunks)
-            for chunk in chunks:
-                if isinstance(chunk, ToolApprovalRequest):
-                    requests.setdefault(chunk.tool_call_id, []).append(chunk)
-        held, self._held_calls = self._held_calls, []
-        held_ids = {call_id for call_id, _ in held}
-        for call_id in [c for c in requests if c not in held_ids]:
-            out.extend(requests.pop(call_id))  # a call sent before the held ones
-        for call_id, chunks in held:
-            out.extend(chunks + requests.pop(call_id, []))
-        for rest in requests.values():
-            out.extend(rest)
-        self._event_tail(event, out)
-        return True
 
     # --- errors ------------------------------------------------------------------------------
 
