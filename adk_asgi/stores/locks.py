@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from adk_asgi.errors import AdkAsgiError
 
@@ -113,3 +114,16 @@ class InMemoryChatLocks(ChatLocks):
             entry.users -= 1
             if entry.users == 0:
                 del self._entries[key]
+
+
+async def let_go(cleanup: Coroutine[Any, Any, None]) -> None:
+    """Run a hold's clean-up (its renewal stopped, its lease released) to the end, even when
+    the holder is cancelled meanwhile, then raise that cancellation: a cancellation that
+    landed at the clean-up's first await used to skip the release, and the chat stayed taken
+    for the lease's ttl."""
+    letting_go = asyncio.ensure_future(cleanup)
+    try:
+        await asyncio.shield(letting_go)
+    except asyncio.CancelledError:
+        await letting_go
+        raise

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any, Final
 
-from adk_asgi.stores.locks import ChatKey, ChatLocks, Lease, busy
+from adk_asgi.stores.locks import ChatKey, ChatLocks, Lease, busy, let_go
 from adk_asgi.stores.redis_client import cancellable, client_of
 
 logger = logging.getLogger("adk_asgi")
@@ -103,11 +103,14 @@ class RedisChatLocks(ChatLocks):
             try:
                 yield lease
             finally:
-                renewal.cancel()
-                await asyncio.wait([renewal])
-                await cancellable(self._release(keys=[name], args=[lease.token]))
+                await let_go(self._let_go(renewal, name, lease))
         finally:
             self._active -= 1
+
+    async def _let_go(self, renewal: asyncio.Task[None], name: str, lease: Lease) -> None:
+        renewal.cancel()
+        await asyncio.wait([renewal])
+        await cancellable(self._release(keys=[name], args=[lease.token]))
 
     async def _acquire(self, name: str, wait: float) -> Lease:
         ttl_ms = max(1, round(self.ttl * 1000))

@@ -30,7 +30,7 @@ from typing import Final
 
 import aiosqlite
 
-from adk_asgi.stores.locks import ChatKey, ChatLocks, Lease, LockUnavailable, busy
+from adk_asgi.stores.locks import ChatKey, ChatLocks, Lease, LockUnavailable, busy, let_go
 
 logger = logging.getLogger("adk_asgi")
 
@@ -103,10 +103,7 @@ class SqliteChatLocks(ChatLocks):
                 try:
                     yield lease
                 finally:
-                    renewal.cancel()
-                    await asyncio.wait([renewal])
-                    # Shielded: a request cancelled as it ends must still let go of its chat.
-                    await asyncio.shield(self._release(db, chat, lease.token))
+                    await let_go(self._let_go(renewal, db, chat, lease))
         finally:
             self._active -= 1
 
@@ -206,6 +203,13 @@ class SqliteChatLocks(ChatLocks):
                 lease.lost = True
                 logger.error("adk_asgi: a chat lock expired while its run went on: %r", chat)
                 return
+
+    async def _let_go(
+        self, renewal: asyncio.Task[None], db: aiosqlite.Connection, chat: str, lease: Lease
+    ) -> None:
+        renewal.cancel()
+        await asyncio.wait([renewal])
+        await self._release(db, chat, lease.token)
 
     async def _release(self, db: aiosqlite.Connection, chat: str, token: int) -> None:
         try:

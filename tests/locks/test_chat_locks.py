@@ -365,6 +365,26 @@ async def test_a_sqlite_file_locked_past_the_wait_is_lock_unavailable_not_a_hang
     assert len(locks) == 0
 
 
+async def test_a_hold_cancelled_as_it_lets_go_still_releases_the_chat(workers: Workers) -> None:
+    """A cancellation that lands as the hold ends (the first await of its clean-up, waiting
+    for the renewal task) used to skip the release over Redis and SQLite: the chat stayed
+    taken for the lease's ttl. Seen once as a stray lease in
+    test_a_sqlite_hold_cancelled_as_it_takes_the_chat_leaves_no_lease_behind, under load."""
+    locks = workers()
+
+    async def holder() -> None:
+        async with locks.hold(CHAT, wait=1):
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()  # delivered at the clean-up's first await
+
+    holding = asyncio.create_task(holder())
+    with pytest.raises(asyncio.CancelledError):
+        await holding
+    async with workers().hold(CHAT, wait=0.5) as lease:
+        assert not lease.lost
+
+
 async def test_a_sqlite_hold_cancelled_as_it_takes_the_chat_leaves_no_lease_behind(
     tmp_path: Path,
 ) -> None:
