@@ -30,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from adk_asgi.convert.failures import ErrorHandler, mask_errors
 from adk_asgi.convert.metadata import MessageMetadata
+from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.convert.safe_history import ReadableRequests
 from adk_asgi.hitl.dynamic_tools import DynamicTools
 from adk_asgi.hitl.policy import ToolPolicy, toolsets
@@ -260,11 +261,13 @@ class AdkApp:
             identify=identify,
             browser_identity=BrowserCookieIdentity(),
             ai_sdk_version=checked_sdk_version(ai_sdk_version, *agents),
-            send_usage=send_usage,
-            message_metadata=message_metadata,
+            converting=ConverterOptions(
+                send_usage=send_usage,
+                message_metadata=message_metadata,
+                on_error=on_error or mask_errors,
+                speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),
+            ),
             new_message_id=message_id_factory or _new_message_id,
-            on_error=on_error or mask_errors,
-            speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),
             live_refusal=live_refusal(self.live_runner.agent),
             allowed_file_url=allowed_file_url,
             request_state=request_state,

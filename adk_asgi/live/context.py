@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from adk_asgi.convert.events import EventConverter
-from adk_asgi.convert.failures import ErrorHandler
-from adk_asgi.convert.metadata import MessageMetadata
+from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.live.calls import LiveCalls
 from adk_asgi.live.outputs import Output
@@ -25,12 +24,9 @@ class LiveContext:
         "audio",
         "calls",
         "clock",
-        "message_metadata",
+        "converting",
         "new_message_id",
-        "on_error",
         "out",
-        "send_usage",
-        "speakers",
         "streams",
         "tools",
         "wall_clock",
@@ -45,11 +41,8 @@ class LiveContext:
         new_message_id: Callable[[], str],
         clock: Callable[[], float],
         audio: bool,
-        send_usage: bool,
-        message_metadata: MessageMetadata | None,
+        converting: ConverterOptions,
         wall_clock: Callable[[], float] | None,
-        on_error: ErrorHandler,
-        speakers: bool,
     ) -> None:
         self.out = out
         self.streams = streams
@@ -58,12 +51,9 @@ class LiveContext:
         self.new_message_id = new_message_id
         self.clock = clock
         self.audio = audio
-        self.send_usage = send_usage
-        self.message_metadata = message_metadata
+        self.converting = converting
         self.wall_clock = wall_clock
         """Unix time, for when a response starts (message metadata); ``None``: not known."""
-        self.on_error = on_error
-        self.speakers = speakers
 
     def take(self) -> list[Output]:
         """What the machine asked for since the last call, in order."""
@@ -72,16 +62,12 @@ class LiveContext:
         return out
 
     def converter(self, message_id: str, known_calls: set[str] | None = None) -> EventConverter:
-        return EventConverter(
-            message_id=message_id,
-            known_calls=set(self.calls.state.calls) if known_calls is None else known_calls,
-            send_usage=self.send_usage,
-            message_metadata=self.message_metadata,
-            started_at=self.wall_clock() if self.wall_clock is not None else None,
+        return self.converting.converter(
+            message_id,
             policy=self.tools,
+            known_calls=set(self.calls.state.calls) if known_calls is None else known_calls,
+            started_at=self.wall_clock() if self.wall_clock is not None else None,
             live=True,
-            on_error=self.on_error,
-            speakers=self.speakers,
         )
 
     def unasked_response(self, message_id: str | None = None) -> Response:

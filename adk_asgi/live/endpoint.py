@@ -118,14 +118,11 @@ class _Connection:
             clock=asyncio.get_running_loop().time,
             sdk=named_sdk_version(params.get("sdk"), services.ai_sdk_version),
             audio=self.audio,
-            send_usage=services.send_usage,
-            message_metadata=services.message_metadata,
+            converting=services.converting,
             wall_clock=time.time,
             write_interval=limits.live_write_interval,
             under_load=load.under_load,
             stored_streams=services.streams is not None,
-            on_error=services.on_error,
-            speakers=services.speakers,
         )
         self.waits = ToolWaits(
             self.protocol,

@@ -21,8 +21,8 @@ from typing import Any, Final
 
 from google.adk.events.event import Event
 
-from adk_asgi.convert.failures import AgentError, ErrorHandler, show_errors
-from adk_asgi.convert.metadata import MessageMetadata
+from adk_asgi.convert.failures import AgentError
+from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.continuation import Continuation
@@ -71,6 +71,10 @@ AGENT_ENDED: Final = "the agent ended its live session: send again to start a ne
 """Why a connection whose ``run_live`` returned takes no more requests (it then closes)."""
 
 
+DEFAULT_OPTIONS: Final = ConverterOptions()
+"""A machine's converter options when none are given (its own tests)."""
+
+
 class LiveProtocol(WaitAPI):
     def __init__(
         self,
@@ -80,14 +84,11 @@ class LiveProtocol(WaitAPI):
         clock: Callable[[], float],
         sdk: SdkVersion = 7,
         audio: bool = False,
-        send_usage: bool = False,
-        message_metadata: MessageMetadata | None = None,
+        converting: ConverterOptions = DEFAULT_OPTIONS,
         wall_clock: Callable[[], float] | None = None,
         write_interval: float = 0.0,
         under_load: Callable[[float], float] | None = None,
         stored_streams: bool = False,
-        on_error: ErrorHandler = show_errors,
-        speakers: bool = False,
     ) -> None:
         self.clock = clock
         self.out: list[Output] = []
@@ -100,11 +101,8 @@ class LiveProtocol(WaitAPI):
             new_message_id=new_message_id,
             clock=clock,
             audio=audio,
-            send_usage=send_usage,
-            message_metadata=message_metadata,
+            converting=converting,
             wall_clock=wall_clock,
-            on_error=on_error,
-            speakers=speakers,
         )
         self.stored_streams = stored_streams
         """A stream store keeps each chat's answer under way (:mod:`adk_asgi.stores.resumable`):
@@ -373,7 +371,7 @@ class LiveProtocol(WaitAPI):
             self.out.append(Close(1000))
             return self._take()
         converter = self._context.unasked_response().converter
-        failure = converter.fail(self._context.on_error(AgentError(exception=error)))
+        failure = converter.fail(self._context.converting.on_error(AgentError(exception=error)))
         self.streams.end(failure + converter.finish(), self.clock())
         if converter.failure is not None:
             shown, text = converter.failure

@@ -60,9 +60,9 @@ class MessagesEndpoint:
             session.events,
             services.tools,
             files,
-            speakers=services.speakers,
-            metadata=services.message_metadata,
-            send_usage=services.send_usage,
+            speakers=services.converting.speakers,
+            metadata=services.converting.message_metadata,
+            send_usage=services.converting.send_usage,
             v7=services.ai_sdk_version == 7,
         )
         admit_messages(messages, v7=services.ai_sdk_version == 7)

@@ -24,8 +24,7 @@ from starlette.requests import HTTPConnection
 from starlette.types import Scope
 
 from adk_asgi.convert.events import EventConverter
-from adk_asgi.convert.failures import ErrorHandler
-from adk_asgi.convert.metadata import MessageMetadata
+from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.policy import ToolPolicy
@@ -100,21 +99,16 @@ class Services:
     identify: Identify | None
     browser_identity: BrowserCookieIdentity
     ai_sdk_version: SdkVersion
-    send_usage: bool
+    converting: ConverterOptions
+    """How every response is shown: usage, metadata, failures, speakers
+    (:mod:`adk_asgi.convert.options`)."""
     new_message_id: Callable[[], str]
-    on_error: ErrorHandler
-    """What the client is shown for a failure (:mod:`adk_asgi.convert.failures`)."""
-    speakers: bool
-    """A tree of agents: text and reasoning parts name the agent that wrote them."""
     live_refusal: str | None = None
     """Why ``WS /live`` cannot serve this app's agent (a workflow), or ``None``."""
     allowed_file_url: AllowFileUrl | None = None
     """Which other file URLs than ``data:`` and the chat's uploads pass (:mod:`.file_urls`)."""
     request_state: RequestState | None = None
     """What the request's extras write into the session state (:mod:`.request_state`)."""
-    message_metadata: MessageMetadata | None = None
-    """The metadata of an assistant message's ``start`` and ``finish``
-    (:mod:`adk_asgi.convert.metadata`)."""
 
     async def identity_of(self, conn: HTTPConnection) -> Identity:
         """Who is asking, or a 401 :class:`ClientError`."""
@@ -166,15 +160,8 @@ class Services:
 
     def converter(self, message_id: str, known_calls: Iterable[str] = ()) -> EventConverter:
         """The converter of one SSE response, started now, with the app's options."""
-        return EventConverter(
-            message_id=message_id,
-            known_calls=known_calls,
-            send_usage=self.send_usage,
-            message_metadata=self.message_metadata,
-            started_at=time.time(),
-            policy=self.tools,
-            on_error=self.on_error,
-            speakers=self.speakers,
+        return self.converting.converter(
+            message_id, policy=self.tools, known_calls=known_calls, started_at=time.time()
         )
 
     def sse_run_config(

@@ -256,7 +256,9 @@ async def _history(app: AdkApp, chat_id: str) -> list[dict[str, Any]]:
         )
         if session is not None:
             result: list[dict[str, Any]] = msgspec.to_builtins(
-                rebuild_messages(session.events, app.services.tools, speakers=app.services.speakers)
+                rebuild_messages(
+                    session.events, app.services.tools, speakers=app.services.converting.speakers
+                )
             )
             return result
     raise AssertionError(f"no session for {chat_id}")
