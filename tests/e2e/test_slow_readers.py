@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -85,8 +85,11 @@ async def serve(app: AdkApp) -> AsyncIterator[int]:
         await app.aclose()
 
 
-async def read_with_a_pause(port: int, pause: float) -> bytes:
-    """POST a chat request, read 4 KiB, sleep ``pause`` seconds, then read to the end."""
+async def read_with_a_pause(
+    port: int, pause: float, until: Callable[[], bool] | None = None
+) -> bytes:
+    """POST a chat request, read 4 KiB, stop reading for ``pause`` seconds (or, with
+    ``until``, until it says so, for at most ``pause``), then read to the end."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SMALL_BUFFER)
     sock.setblocking(False)
@@ -106,7 +109,9 @@ async def read_with_a_pause(port: int, pause: float) -> bytes:
             received += chunk
             if not paused and len(received) >= 4096:
                 paused = True
-                await asyncio.sleep(pause)
+                deadline = loop.time() + pause
+                while loop.time() < deadline and not (until is not None and until()):  # noqa: ASYNC110 (a count, no event)
+                    await asyncio.sleep(0.01 if until is not None else deadline - loop.time())
     return bytes(received)
 
 
@@ -146,8 +151,11 @@ async def test_a_paused_reader_holds_the_model_and_then_gets_the_whole_answer(
     if not paced:  # the control: the pace plugin lets every response go at once
         monkeypatch.setattr(PaceToReader, "after_model_callback", _let_go)
     backlog = Backlog()
+    # The control's reader stays away until the model ran far ahead, however slow a loaded
+    # machine makes the model (a fixed pause let a slow model fill only the socket buffers).
+    ahead = None if paced else (lambda: backlog.most > 1000)
     async with serve(long_answer(backlog)) as port:
-        raw = await read_with_a_pause(port, pause=1.5)
+        raw = await read_with_a_pause(port, pause=1.5 if paced else 30, until=ahead)
     assert text_of(raw) == TEXT
     assert backlog.made == DELTAS + 1  # every partial, then the whole text
     if paced:
