@@ -803,6 +803,24 @@ const SCENARIOS = {
     await new Promise(() => {});
   },
 
+  // tests/browser/metadata_page.py: the demo with docs/metadata.md's hook
+  async metadata(page) {
+    await ask(page, "What's the weather in Paris?");
+    const expected = {
+      tools: [["get_weather", "output-available"]],
+      answer: `Here you go: get_weather: ${PARIS}.`,
+    };
+    await settled(page, expected);
+    const facts = page.locator(".message.assistant .answer-facts");
+    const shown = await facts.textContent();
+    if (!/^scripted · [1-9][0-9]* tokens$/.test(shown)) {
+      throw new Error(`the answer's facts: ${JSON.stringify(shown)}`);
+    }
+    await page.reload(); // history returns the metadata the stream sent
+    await settled(page, expected);
+    equal(await facts.textContent(), shown, "the answer's facts after a reload");
+  },
+
   async reload(page) {
     await ask(page, "What's the weather in Paris?");
     const expected = {

@@ -22,10 +22,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.servers import uvicorn_server
 
 pytestmark = pytest.mark.e2e
 
@@ -184,4 +187,21 @@ def test_a_browser_that_never_starts_is_reported(tmp_path: Path) -> None:
     assert not screenshot.exists()
     assert left_behind(result.returncode, screenshot) == (
         "no screenshot: the browser never started"
+    )
+
+
+@pytest.fixture(scope="module")
+def metadata_page(page_url: str) -> Iterator[str]:
+    """The demo with a message metadata hook (tests/browser/metadata_page.py)."""
+    with uvicorn_server("tests.browser.metadata_page:app") as base:
+        yield base
+
+
+@pytest.mark.parametrize("mode", ["sse", "live"])
+def test_the_page_shows_each_answers_metadata(metadata_page: str, mode: str) -> None:
+    """What a page reads from ``message.metadata`` (model, tokens) is shown under the answer
+    and again after a reload, from history (docs/metadata.md)."""
+    result, screenshot = run_page(metadata_page, mode, "metadata", artifact=f"metadata-{mode}")
+    assert result.returncode == 0, (
+        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
     )

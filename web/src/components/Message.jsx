@@ -44,6 +44,15 @@ export function Message({ message, closed, onApprove }) {
           );
         return null;
       })}
+      <AnswerFacts metadata={message.metadata} />
     </article>
   );
+}
+
+/** What the app's message metadata says of an answer (`AdkApp(message_metadata=…)`, as
+ * docs/metadata.md shows it): its model and tokens. Nothing when the app sends none. */
+function AnswerFacts({ metadata }) {
+  if (!metadata?.model) return null;
+  const tokens = metadata.totalTokens ? ` · ${metadata.totalTokens} tokens` : "";
+  return <footer className="answer-facts">{`${metadata.model}${tokens}`}</footer>;
 }
