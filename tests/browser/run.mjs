@@ -821,6 +821,32 @@ const SCENARIOS = {
     equal(await facts.textContent(), shown, "the answer's facts after a reload");
   },
 
+  // tests/browser/features_page.py: a data card updated by id, a dynamic tool approved
+  async features(page) {
+    await send(page, "go");
+    const weather = page.locator('.data-part[data-name="weather"] code');
+    const final = JSON.stringify({ city: "Paris", status: "sunny", temperature: 21 });
+    await decide(page, "order_item", "Approve");
+    const expected = {
+      tools: [
+        ["get_weather", "output-available"],
+        ["order_item", "output-available"],
+      ],
+      answer: "All set.",
+    };
+    await settled(page, expected);
+    equal(await weather.allTextContents(), [final], "the weather card, updated in place");
+    const facts = page.locator(".message.assistant .answer-facts");
+    const shown = await facts.allTextContents();
+    if (!shown.length || !shown.every((f) => /^scripted · [1-9][0-9]* tokens$/.test(f))) {
+      throw new Error(`the answer's facts: ${JSON.stringify(shown)}`);
+    }
+    await page.reload(); // history: the card in place, the dynamic tool's part, the metadata
+    await settled(page, expected);
+    equal(await weather.allTextContents(), [final], "the weather card after a reload");
+    equal(await facts.allTextContents(), shown, "the answer's facts after a reload");
+  },
+
   async reload(page) {
     await ask(page, "What's the weather in Paris?");
     const expected = {

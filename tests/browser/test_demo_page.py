@@ -205,3 +205,22 @@ def test_the_page_shows_each_answers_metadata(metadata_page: str, mode: str) -> 
     assert result.returncode == 0, (
         f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
     )
+
+
+@pytest.fixture(scope="module")
+def features_page(page_url: str) -> Iterator[str]:
+    """The page in front of tests/browser/features_page.py's agent."""
+    with uvicorn_server("tests.browser.features_page:app") as base:
+        yield base
+
+
+@pytest.mark.parametrize("mode", ["sse", "live"])
+def test_the_page_shows_data_cards_dynamic_tools_and_metadata(
+    features_page: str, mode: str
+) -> None:
+    """A tool's ``data-weather`` card updated in place by its id, a toolset's (dynamic) tool
+    approved with the card's button, each answer's model and tokens; the same after a reload."""
+    result, screenshot = run_page(features_page, mode, "features", artifact=f"features-{mode}")
+    assert result.returncode == 0, (
+        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
+    )

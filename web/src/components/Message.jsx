@@ -38,6 +38,8 @@ export function Message({ message, closed, onApprove }) {
               <b>Error:</b> {part.data?.errorText ?? "An error occurred."}
             </div>
           );
+        if (part.type.startsWith("data-"))
+          return <DataCard key={part.id ?? index} part={part} />;
         if (part.type.startsWith("tool-") || part.type === "dynamic-tool")
           return (
             <ToolCard key={part.toolCallId} part={part} closed={closed} onApprove={onApprove} />
@@ -55,4 +57,15 @@ function AnswerFacts({ metadata }) {
   if (!metadata?.model) return null;
   const tokens = metadata.totalTokens ? ` · ${metadata.totalTokens} tokens` : "";
   return <footer className="answer-facts">{`${metadata.model}${tokens}`}</footer>;
+}
+
+/** An app's own data part (`send_data` in a tool, docs/data-parts.md): its name and data, updated
+ * in place when the app sends the same id again. */
+function DataCard({ part }) {
+  const name = part.type.slice("data-".length);
+  return (
+    <div className="data-part" data-name={name}>
+      <b>{name}</b> <code>{JSON.stringify(part.data)}</code>
+    </div>
+  );
 }
