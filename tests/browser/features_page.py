@@ -6,7 +6,15 @@ answer's metadata. Run with ``uvicorn tests.browser.features_page:app``."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from google.adk.events.event import Event
 from google.genai import types
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from adk_asgi.testing import Call, Text
 from demo_app import create_app
@@ -15,9 +23,31 @@ from tests.e2e.metadata_app import message_metadata
 from tests.e2e.shapes_app import SHOP_ORDER, Catalog
 from tests.support import scripted_agent
 
+RELEASED = asyncio.Event()
+"""Set by ``POST /test/release``: the forecast goes on once the page has shown its progress."""
+
+
+async def get_forecast(city: str) -> AsyncGenerator[Event | dict[str, Any], None]:
+    """The weather in a city, reporting progress while it is fetched (docs/hitl.md)."""
+    yield Event(message=f"Fetching the weather in {city}…")
+    await RELEASED.wait()
+    RELEASED.clear()
+    yield {"city": city, "temperature": 20}
+
+
+async def release(_: Request) -> Response:
+    RELEASED.set()
+    return Response(status_code=204)
+
 
 def respond(contents: list[types.Content]) -> list[Call | Text]:
-    """The weather (its card), then an order the user approves, then the answer."""
+    """ "forecast": the forecast, with its progress, then the answer. Anything else: the
+    weather (its card), then an order the user approves, then the answer."""
+    said = [p.text for c in contents if c.role == "user" for p in c.parts or [] if p.text]
+    if said and said[-1] == "forecast":
+        if any(p.function_response for p in contents[-1].parts or []):
+            return [Text("Forecast done.")]
+        return [Call("get_forecast", {"city": "Paris"})]
     answered = {
         p.function_response.name for c in contents for p in c.parts or [] if p.function_response
     }
@@ -28,5 +58,8 @@ def respond(contents: list[types.Content]) -> list[Call | Text]:
     return [Text("All set.")]
 
 
-agent = scripted_agent(responder=respond, tools=[get_weather, Catalog()], name="demo_agent")
+agent = scripted_agent(
+    responder=respond, tools=[get_weather, get_forecast, Catalog()], name="demo_agent"
+)
 app = create_app(agent, message_metadata=message_metadata)
+app.router.routes.insert(0, Route("/test/release", release, methods=["POST"]))

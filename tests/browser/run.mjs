@@ -847,6 +847,17 @@ const SCENARIOS = {
     equal(await facts.allTextContents(), shown, "the answer's facts after a reload");
   },
 
+  // tests/browser/features_page.py: a tool's progress (preliminary outputs, SSE)
+  async progress(page) {
+    await send(page, "forecast");
+    const output = page.locator('.tool[data-tool="get_forecast"] .output');
+    await waitFor(output.filter({ hasText: "Fetching the weather in Paris…" }), "the progress");
+    await page.evaluate(() => fetch("/test/release", { method: "POST" }));
+    await settled(page, { tools: [["get_forecast", "output-available"]], answer: "Forecast done." });
+    const result = JSON.stringify({ city: "Paris", temperature: 20 });
+    equal(await output.allTextContents(), [`output: ${result}`], "the forecast's result");
+  },
+
   async reload(page) {
     await ask(page, "What's the weather in Paris?");
     const expected = {

@@ -224,3 +224,12 @@ def test_the_page_shows_data_cards_dynamic_tools_and_metadata(
     assert result.returncode == 0, (
         f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
     )
+
+
+def test_the_page_shows_a_tools_progress_then_its_result(features_page: str) -> None:
+    """A generator tool's progress message is its card's output while it runs (a preliminary
+    output, SSE: docs/hitl.md), then its result replaces it."""
+    result, screenshot = run_page(features_page, "sse", "progress", artifact="progress-sse")
+    assert result.returncode == 0, (
+        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
+    )
