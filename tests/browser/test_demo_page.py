@@ -150,6 +150,13 @@ def left_behind(returncode: int | None, screenshot: Path) -> str:
     return "no screenshot was taken (see run.mjs's output above)"
 
 
+def passed(result: subprocess.CompletedProcess[str], screenshot: Path) -> None:
+    """The scenario ran to its end; else its output and what it left to look at."""
+    assert result.returncode == 0, (
+        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
+    )
+
+
 def _text(output: str | bytes | None) -> str:
     return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
@@ -157,9 +164,7 @@ def _text(output: str | bytes | None) -> str:
 @pytest.mark.parametrize(("mode", "scenario", "viewport"), CASES, ids=[case_id(*c) for c in CASES])
 def test_demo_page(page_url: str, mode: str, scenario: str, viewport: str) -> None:
     result, screenshot = run_page(page_url, mode, scenario, viewport=viewport)
-    assert result.returncode == 0, (
-        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
-    )
+    passed(result, screenshot)
 
 
 def test_a_run_past_its_deadline_leaves_a_screenshot(page_url: str) -> None:
@@ -202,9 +207,7 @@ def test_the_page_shows_each_answers_metadata(metadata_page: str, mode: str) -> 
     """What a page reads from ``message.metadata`` (model, tokens) is shown under the answer
     and again after a reload, from history (docs/metadata.md)."""
     result, screenshot = run_page(metadata_page, mode, "metadata", artifact=f"metadata-{mode}")
-    assert result.returncode == 0, (
-        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
-    )
+    passed(result, screenshot)
 
 
 @pytest.fixture(scope="module")
@@ -221,15 +224,11 @@ def test_the_page_shows_data_cards_dynamic_tools_and_metadata(
     """A tool's ``data-weather`` card updated in place by its id, a toolset's (dynamic) tool
     approved with the card's button, each answer's model and tokens; the same after a reload."""
     result, screenshot = run_page(features_page, mode, "features", artifact=f"features-{mode}")
-    assert result.returncode == 0, (
-        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
-    )
+    passed(result, screenshot)
 
 
 def test_the_page_shows_a_tools_progress_then_its_result(features_page: str) -> None:
     """A generator tool's progress message is its card's output while it runs (a preliminary
     output, SSE: docs/hitl.md), then its result replaces it."""
     result, screenshot = run_page(features_page, "sse", "progress", artifact="progress-sse")
-    assert result.returncode == 0, (
-        f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
-    )
+    passed(result, screenshot)
