@@ -517,7 +517,8 @@ async def test_an_approval_answered_over_live_and_sse_at_once_runs_the_payment_o
                 (True, "end", 409),
                 (False, "error", 200),
             ):
-                problems.append(f"{chat_id}: ran {len(workers.ledger_lines(chat_id))}, {outcome}")
+                ran = len(workers.ledger_lines(chat_id))
+                problems.append(f"{chat_id}: ran {ran}, {outcome}, live ended {live[-1]}")
     assert problems == [], (
         f"[{workers.name}] {len(problems)}/{CROSS_MODE_ROUNDS} rounds: {problems[:3]}"
     )
