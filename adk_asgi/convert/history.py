@@ -195,12 +195,12 @@ def rebuild_messages(
 
     blocks = BlockNumbers()
     for event in in_sent_order(persisted):
-        message = answers.get(bookkeeping.read(event).message_id or event.invocation_id)
-        before = len(message.parts) if message is not None else 0
+        tags = bookkeeping.read(event)
+        key = tags.message_id or event.invocation_id  # (as answer_of keys the message)
+        before = len(answers[key].parts) if key in answers else 0
         take(event)
-        message = answers.get(bookkeeping.read(event).message_id or event.invocation_id)
-        if message is not None:
-            blocks.number(message, before, event)
+        if key in answers:
+            blocks.number(answers[key], before, event, tags)
     for message_id, moment in history_metadata(persisted, metadata, send_usage).items():
         if message_id in answers:
             answers[message_id].metadata = moment

@@ -121,7 +121,7 @@ def history_metadata(
     folded them while they streamed, and the moments handed to ``hook`` again, in order."""
     if hook is None and not send_usage:
         return {}
-    responses: dict[tuple[str, float | str], list[Event]] = {}
+    responses: dict[tuple[str, float | str], tuple[ResponseFacts, list[Event]]] = {}
     latest: dict[str, tuple[str, float | str]] = {}
     for event in events:
         tags = bookkeeping.read(event)
@@ -133,13 +133,16 @@ def history_metadata(
             # a response stored before releases recorded the time
             key = latest.get(tags.message_id, (tags.message_id, event.invocation_id))
         latest[tags.message_id] = key
-        responses.setdefault(key, []).append(event)
+        if key not in responses:
+            started = key[1] if isinstance(key[1], float) else None
+            responses[key] = (ResponseFacts(tags.message_id, started), [])
+        facts, stored = responses[key]
+        stored.append(event)
+        if not tags.kept:  # (a kept answer is what the client saw, not one of ADK's events)
+            facts.see(event)
     out: dict[str, Any] = {}
-    for (message_id, started), stored in responses.items():
-        facts = ResponseFacts(message_id, started if isinstance(started, float) else None)
-        for event in stored:
-            if not bookkeeping.read(event).kept:  # (what the client saw, not ADK's event)
-                facts.see(event)
+    for facts, stored in responses.values():
+        message_id = facts.message_id
         reason = _finish_reason(stored, facts.finish_reason)
         usage = (
             {"usage": dict(facts.usage)}

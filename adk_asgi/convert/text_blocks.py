@@ -11,7 +11,7 @@ from __future__ import annotations
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl.bookkeeping import Tags
 from adk_asgi.wire.chunks import (
     DataChunk,
     ProviderMetadata,
@@ -135,9 +135,9 @@ class BlockNumbers:
     def __init__(self) -> None:
         self._counts: dict[tuple[str, object], int] = {}
 
-    def number(self, message: UIMessage, first: int, event: Event) -> None:
-        """Number the parts ``event`` added to ``message`` (from index ``first`` on)."""
-        tags = bookkeeping.read(event)
+    def number(self, message: UIMessage, first: int, event: Event, tags: Tags) -> None:
+        """Number the parts ``event`` (with its ``tags``) added to ``message`` (from index
+        ``first`` on)."""
         live_response = (tags.live_step or "").rpartition(".")[0] or None
         key = (message.id, tags.started_at or live_response or event.invocation_id)
         for part in message.parts[first:]:
