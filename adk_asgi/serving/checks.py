@@ -78,8 +78,9 @@ def _check_ids(chat: ChatRequest) -> None:
     last = len(chat.messages) - 1
     if len(chat.messages[last].parts) > MAX_PARTS:
         raise ClientError(413, f"{chat.where(last)}.parts: a message holds at most {MAX_PARTS}")
-    metadata = chat.messages[last].metadata
-    if metadata is not None and len(msgspec.json.encode(metadata)) > MAX_METADATA:
+    metadata = chat.messages[last].metadata  # (an assistant message's is the server's: ignored)
+    too_big = metadata is not None and len(msgspec.json.encode(metadata)) > MAX_METADATA
+    if chat.messages[last].role == "user" and too_big:
         raise ClientError(413, f"{chat.where(last)}.metadata: at most {MAX_METADATA} bytes of JSON")
     for j, part in enumerate(chat.messages[last].parts):
         if not isinstance(part, ToolPart):

@@ -178,6 +178,25 @@ async def test_a_user_messages_metadata_over_the_limit_is_refused_with_413_and_n
     assert history.status_code == 404
 
 
+async def test_an_assistant_messages_metadata_is_not_held_to_the_user_limit() -> None:
+    """A continuation sends back the assistant message with the metadata the app's hook gave
+    it, which may be large: it is the server's own (ignored), not the user's to store. The
+    4 KiB check of a user message's metadata refused such continuations with 413; they reach
+    the continuation's own checks (here: nothing is open, 409)."""
+    app = echo_app()
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    async with in_loop_uvicorn(app) as url, httpx.AsyncClient(base_url=url) as client:
+        first = await client.post("/chat", json={"id": "c1", "messages": [user]})
+        answer = read_ui_message(parse_sse(first.content))
+        answer["metadata"] = {"note": "x" * MAX_METADATA}
+        again = await client.post("/chat", json={"id": "c1", "messages": [user, answer]})
+    assert first.status_code == 200
+    assert (again.status_code, again.json()) == (
+        409,
+        {"error": "this request answers no open tool call of the chat"},
+    )
+
+
 async def test_a_body_that_stops_mid_way_gets_408_and_its_connection_is_closed() -> None:
     async with in_loop_uvicorn(echo_app(body_timeout=0.3)) as url:
         host, port = url.removeprefix("http://").split(":")
