@@ -12,7 +12,7 @@ moment a live call starts waiting it is recorded the way ADK records a paused ca
 
 Each record carries when the wait ends; the decision made on the connection is recorded too.
 A connection that is gone leaves the call open in the session, answerable until then, and
-closed after (:func:`~adk_asgi.hitl.pending.closing_answers`). Sans-I/O: it builds events.
+closed after (:func:`~adk_asgi.hitl.closing.closing_answers`). Sans-I/O: it builds events.
 """
 
 from __future__ import annotations

@@ -119,7 +119,9 @@ class LiveSession:
         protocol = self.protocol
         self.waits.claim = functools.partial(_claim_one, services, key)
         session = self._opened = await services.open_session(self.user_id, chat_id)
-        stored = await close_left_calls(services, session, moved_on=False)
+        # (and the approved calls a stopped server left without a result, which ADK's live
+        # flow would run again as ``run_live`` starts: no other request holds the chat)
+        stored = await close_left_calls(services, session, moved_on=False, approved_unrun=True)
         then, stored = await self._settle_waiting_calls(session, stored)
         history = _ends_with_user_turn(session.events)
         outputs = protocol.session_started(

@@ -20,27 +20,26 @@ from google.genai import types
 
 from adk_asgi.convert.failures import shown_answer
 from adk_asgi.hitl.bookkeeping import CutCall
+from adk_asgi.hitl.closing import closing_answers, split_confirmation_answers
 from adk_asgi.hitl.continuation import Conflict, Continuation, continuation
-from adk_asgi.hitl.pending import (
-    ChatState,
-    approved_marker,
-    chat_state,
-    closing_answers,
-    split_confirmation_answers,
-)
+from adk_asgi.hitl.pending import ChatState, approved_marker, chat_state
 from adk_asgi.serving.services import Services
 from adk_asgi.wire.messages import UIMessage
 
 logger = logging.getLogger("adk_asgi")
 
 
-async def close_left_calls(services: Services, session: Session, *, moved_on: bool) -> ChatState:
+async def close_left_calls(
+    services: Services, session: Session, *, moved_on: bool, approved_unrun: bool = False
+) -> ChatState:
     """Close what must not stay open before the model runs (see
-    :func:`~adk_asgi.hitl.pending.closing_answers`): calls left by a crash or past their wait and,
+    :func:`~adk_asgi.hitl.closing.closing_answers`): calls left by a crash or past their wait and,
     when the user ``moved_on`` to a new message, every call still waiting. Returns the chat's
     calls as they stand after it."""
     state = chat_state(session.events, services.tools)
-    closing = closing_answers(state, services.tools, now=time.time(), moved_on=moved_on)
+    closing = closing_answers(
+        state, services.tools, now=time.time(), moved_on=moved_on, approved_unrun=approved_unrun
+    )
     if closing is None:
         return state
     await services.session_service.append_event(session, closing)

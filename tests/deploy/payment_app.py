@@ -14,6 +14,8 @@ Configured by the environment, read when the module is imported:
   every 20 ms), so that a reader can leave mid-answer.
 - ``PAYMENT_LEDGER``: a file that gets one line ``"<session id> <function call id>"`` per run of
   ``process_payment``, appended with ``O_APPEND`` so that every process's runs are counted.
+- ``PAYMENT_STALL=1``: ``process_payment`` never returns once its ledger line is written (the
+  bank never answers), so that a test can kill the worker in the middle of a payment.
 
 Routes: the ``AdkApp`` under ``/agent`` (user ``x-user``, ``alice`` by default), ``GET /ready``
 and ``GET /pid``. The scripted model's call ids are uuids, unique across processes, so a
@@ -22,6 +24,7 @@ ledger line names one call.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -64,8 +67,8 @@ def locks_from(spec: str) -> ChatLocks | None:
     )
 
 
-def payment_agent(ledger: str, *, slow: bool = False) -> LlmAgent:
-    def process_payment(
+def payment_agent(ledger: str, *, slow: bool = False, stall: bool = False) -> LlmAgent:
+    async def process_payment(
         amount: float, recipient: str, tool_context: ToolContext, currency: str = "USD"
     ) -> dict[str, Any]:
         """Send money."""
@@ -75,6 +78,8 @@ def payment_agent(ledger: str, *, slow: bool = False) -> LlmAgent:
             os.write(fd, line.encode())  # one write of a short line: atomic under O_APPEND
         finally:
             os.close(fd)
+        if stall:
+            await asyncio.Event().wait()
         return {"status": "sent", "amount": amount, "recipient": recipient}
 
     return LlmAgent(
@@ -110,7 +115,12 @@ def streams_from(spec: str) -> StreamStore | None:
 
 
 def create_app(
-    db_url: str, locks: str, ledger: str, streams: str = "", slow: bool = False
+    db_url: str,
+    locks: str,
+    ledger: str,
+    streams: str = "",
+    slow: bool = False,
+    stall: bool = False,
 ) -> Starlette:
     sessions: DatabaseSessionService | SqliteSessionService
     if db_url.startswith("sqlite-native:"):
@@ -118,7 +128,7 @@ def create_app(
     else:
         sessions = DatabaseSessionService(db_url=db_url)
     chat = AdkApp(
-        payment_agent(ledger, slow=slow),
+        payment_agent(ledger, slow=slow, stall=stall),
         session_service=sessions,
         locks=locks_from(locks),
         streams=streams_from(streams),
@@ -150,4 +160,5 @@ app = create_app(
     os.environ["PAYMENT_LEDGER"],
     os.environ.get("PAYMENT_STREAMS", ""),
     slow=os.environ.get("PAYMENT_SLOW") == "1",
+    stall=os.environ.get("PAYMENT_STALL") == "1",
 )

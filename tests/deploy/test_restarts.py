@@ -6,6 +6,7 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -19,6 +20,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from adk_asgi.hitl.outcomes import INTERRUPTED
 from adk_asgi.testing import read_ui_message
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE
 from tests.deploy.test_double_approval import APPROVED_STREAM as PAID
@@ -58,10 +60,10 @@ class Deployment:
         }
 
     @contextmanager
-    def server(self) -> Iterator[str]:
-        with uvicorn_server(
-            APP, env=self.env, ready_path="/ready", args=["--lifespan", "on"]
-        ) as base:
+    def server(self, *, stall: bool = False) -> Iterator[str]:
+        """A worker; with ``stall``, one whose bank never answers a payment."""
+        env = self.env | {"PAYMENT_STALL": "1"} if stall else self.env
+        with uvicorn_server(APP, env=env, ready_path="/ready", args=["--lifespan", "on"]) as base:
             yield base
 
     def crash(self, base: str) -> None:
@@ -186,6 +188,54 @@ async def test_after_kill_9_mid_approval_the_next_message_is_answered(
         ]
         assert tool_states(history(base, chat_id)) == ["output-error"]
     assert deployment.payments(chat_id) == 0
+
+
+@pytest.mark.parametrize("mode", ["sse", "live"])
+async def test_a_payment_cut_by_kill_9_while_it_ran_is_never_run_again(
+    deployment: Deployment, mode: str
+) -> None:
+    """Approved, and the worker killed while the bank had the payment: its result was never
+    stored. The next worker must not run it again (ADK's live flow ran every confirmed call
+    it found without a result as ``run_live`` started: the payment ran twice). The user's
+    next message is answered, and the payment is shown as interrupted."""
+    chat_id = f"chat-{secrets.token_hex(4)}"
+    asked = {"id": chat_id, "messages": [user("pay 5 to alice")]}
+    async with httpx.AsyncClient(timeout=30) as client:
+        with deployment.server(stall=True) as base:
+            paused = parse_sse((await client.post(f"{base}/agent/chat", json=asked)).content)
+            assistant = answer(read_ui_message(paused), "process_payment", approved=True)
+            body = {"id": chat_id, "messages": [user("pay 5 to alice"), assistant]}
+            approving = asyncio.create_task(client.post(f"{base}/agent/chat", json=body))
+            for _ in range(1000):  # until the bank has the payment (10 s at most)
+                if deployment.payments(chat_id) or approving.done():
+                    break
+                await asyncio.sleep(0.01)
+            assert deployment.payments(chat_id) == 1
+            deployment.crash(base)
+            with pytest.raises(httpx.HTTPError):
+                await approving
+        with deployment.server() as base:
+            hello = user("hello", "u2")
+            if mode == "live":
+                async with connect(live_url(base, chat_id)) as socket:
+                    said = await live_request(socket, chat_id, [hello])
+            else:
+                body = {"id": chat_id, "messages": [user("pay 5 to alice"), assistant, hello]}
+                said = parse_sse((await client.post(f"{base}/agent/chat", json=body)).content)
+            deltas = [c.pop("delta") for c in said if c["type"] == "text-delta"]
+            assert "".join(deltas) == HELLO
+            assert normalize_ids([c for c in said if c["type"] != "text-delta"]) == [
+                {"type": "start", "messageId": "<msg1>"},
+                {"type": "start-step"},
+                {"type": "text-start", "id": "<block1>"},
+                {"type": "text-end", "id": "<block1>"},
+                {"type": "finish-step"},
+                {"type": "finish", "finishReason": "stop"},
+            ]
+            messages = (await client.get(f"{base}/agent/chat/{chat_id}/messages")).json()
+    payment = messages[1]["parts"][1]
+    assert (payment["state"], payment["errorText"]) == ("output-error", INTERRUPTED["error"])
+    assert deployment.payments(chat_id) == 1
 
 
 CLIENTS = [("sse", 6), ("sse", 7), ("ws", 7), ("ws-js", 6)]

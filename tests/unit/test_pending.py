@@ -10,6 +10,7 @@ from google.adk.events.event import Event
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
+from adk_asgi.hitl.closing import closing_answers
 from adk_asgi.hitl.pending import (
     APPROVAL_EXPIRED,
     APPROVAL_MOVED_ON,
@@ -20,7 +21,6 @@ from adk_asgi.hitl.pending import (
     REJECTED,
     ToolCall,
     chat_state,
-    closing_answers,
 )
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.hitl.tools import client_tool
@@ -57,9 +57,14 @@ def tool_call(name: str, call_id: str) -> ToolCall:
     return ToolCall(call_id, name, {}, "inv-1", "msg-1", False)
 
 
-def closing(events: list[Event], *, now: float = NOW, moved_on: bool = False) -> Any:
+def closing(
+    events: list[Event], *, now: float = NOW, moved_on: bool = False, approved_unrun: bool = False
+) -> Any:
     """What :func:`closing_answers` closes: ``(responses by call id, closed approvals)``."""
-    event = closing_answers(chat_state(events, POLICY), POLICY, now=now, moved_on=moved_on)
+    state = chat_state(events, POLICY)
+    event = closing_answers(
+        state, POLICY, now=now, moved_on=moved_on, approved_unrun=approved_unrun
+    )
     if event is None:
         return None
     responses = {r.id: r.response for r in event.get_function_responses()}
@@ -101,6 +106,32 @@ def test_a_decision_made_on_the_connection_closes_the_recorded_approval() -> Non
     assert state.open_confirmations == {}
     assert state.decided_confirmations == {"approval-c1": True}
     assert [e.get_function_responses()[0].name for e in decided] == [CONFIRMATION_TOOL]
+
+
+def decided(approved: bool) -> list[Event]:
+    """A recorded approval the user answered (``approved``), its tool's result not stored."""
+    call = tool_call("process_payment", "c1")
+    return live_approval(60) + durable.decided(call, approved, confirmation=True, closed=None)
+
+
+def test_an_approved_call_without_its_result_is_closed_only_by_one_who_holds_the_chat() -> None:
+    """Approved, and no result: the request that took the approval is running it (it holds
+    the chat), or a server stopped while it ran. Only a request that holds the chat and would
+    otherwise run it again (a live connection as it opens), or a new message, closes it."""
+    assert closing(decided(True)) is None
+    assert closing(decided(True), approved_unrun=True) == ({"c1": INTERRUPTED}, [])
+    assert closing(decided(True), moved_on=True) == ({"c1": INTERRUPTED}, [])
+
+
+def test_an_approved_call_with_its_result_or_a_denied_one_is_left_alone() -> None:
+    result = types.FunctionResponse(id="c1", name="process_payment", response={"ok": True})
+    ran = Event(
+        invocation_id="inv-1",
+        author="agent",
+        content=types.Content(role="user", parts=[types.Part(function_response=result)]),
+    )
+    assert closing([*decided(True), ran], approved_unrun=True) is None
+    assert closing(decided(False), approved_unrun=True, moved_on=True) is None
 
 
 def browser_wait(name: str, limit: float, *, approved: bool = False) -> list[Event]:
