@@ -68,7 +68,7 @@ demo: $(BIN)/.installed web
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict adk_asgi
+	$(BIN)/mypy --strict adk_asgi bench
 
 test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web chromium services lint
 	$(BIN)/pytest -q -n $(TEST_WORKERS)

@@ -34,8 +34,12 @@ class ServerProcess:
         startup_timeout: float = 90.0,
         sndbuf: int | None = None,
         env: dict[str, str] | None = None,
+        root: str | None = None,
     ) -> None:
         self.kind = kind
+        self.root = root or _ROOT
+        """The checkout whose ``bench.serve`` and ``adk_asgi`` the child runs (this one unless
+        given: another commit's, for an A/B of two commits in one run)."""
         self.startup_timeout = startup_timeout
         self.env = env
         """Variables added to the child's environment (``adk_asgi_shared`` reads its own)."""
@@ -61,7 +65,7 @@ class ServerProcess:
                 pass_fds=[sock.fileno()],
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
-                cwd=_ROOT,
+                cwd=self.root,
                 env={**os.environ, **self.env} if self.env else None,
             )
         # The parent's copy of the socket is closed; the child keeps its own.

@@ -91,7 +91,9 @@ class Layers:
             user_id=USER_ID,
             session_id=session_id,
             new_message=user_message(deltas),
-            run_config=self.services.sse_run_config("m1", "u1"),
+            run_config=self.services.sse_run_config(
+                EventConverter(message_id="m1", policy=self.services.tools), "u1"
+            ),
             abort_signal=signal,
         )
 

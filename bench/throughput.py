@@ -1,6 +1,7 @@
 """Throughput and time to first text: adk_asgi against bare ``run_async`` and its peers.
 
-``python -m bench.throughput [--quick] [--reps R] [--sizes N ...] [--no-peer] [--no-before]``
+``python -m bench.throughput [--quick] [--reps R] [--sizes N ...] [--no-peer] [--no-before]
+[--before-tree PATH]``
 
 Every row runs the same agent (``bench.agent``: a scripted model streaming N deltas of 8
 characters) in one invocation of this command, with the runs of the rows interleaved, so a
@@ -11,7 +12,9 @@ noisy machine slows all rows alike and the ratios stay fair:
 * ``adk_asgi``: ``AdkApp`` mounted in Starlette, served by uvicorn in a child process, read by an
   httpx streaming client here.
 * ``adk_asgi before``: the same, with the SSE writer as it was before the first words after a
-  pause went out at once (``bench.writer_before``): the A/B of that change.
+  pause went out at once (``bench.writer_before``): the A/B of that change. With
+  ``--before-tree PATH``, the same app served from another checkout instead (a ``git
+  worktree`` of an earlier commit): an A/B of two commits in one run.
 * ``resumable``: the same app with a stream store.
 * ``adk /run_sse``: ADK's own API server (``get_fast_api_app``), same uvicorn settings, same
   client.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -227,11 +231,20 @@ def _environment(servers: dict[str, ServerProcess], placement: Placement) -> str
     return f"{versions(uvicorn_line, client)}\n{placement.describe()}"
 
 
+def _server(kind: str, before: str | None) -> ServerProcess:
+    """A row's server: ``before`` is ``""`` for the rows of this checkout, ``None`` for the A/B
+    row with the earlier writer, or the path of the checkout that serves the A/B row."""
+    if before is None:
+        return ServerProcess(kind, env={"BENCH_WRITER": "before"})
+    return ServerProcess(kind, root=os.path.abspath(before) if before else None)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = cli.parser("bench.throughput", __doc__, "a smoke run: small N, few runs")
     cli.numbers(parser, reps="runs per row and size (default 7; quick 2)")
     cli.lists(parser, sizes="deltas per answer (1000 10000)")
     cli.numbers(parser, ttfc_runs="runs per row for the first text (30)")
+    cli.numbers(parser, str, before_tree="serve the A/B row from this checkout of adk-asgi")
     cli.switches(
         parser,
         no_pin="let the scheduler place servers and client",
@@ -252,9 +265,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         kinds["ag_ui_adk"] = "ag_ui_adk"
     with contextlib.ExitStack() as stack:
         servers = {
-            name: stack.enter_context(
-                ServerProcess(kind, env={"BENCH_WRITER": "before"} if name == "before" else None)
-            )
+            name: stack.enter_context(_server(kind, args.before_tree if name == "before" else ""))
             for name, kind in kinds.items()
         }
         progress("servers up: " + ", ".join(f"{k} {s.url}" for k, s in servers.items()))

@@ -14,8 +14,8 @@ from bench.rows import SHORT_ANSWER, Run
 
 OURS: Final = "adk_asgi"
 BEFORE: Final = "adk_asgi before"
-"""adk_asgi with the SSE writer as it was before the first words went out at once after a
-pause (``bench.writer_before``): the A/B of that change in the same run."""
+"""The A/B row: adk_asgi with the SSE writer as it was before the first words went out at once
+after a pause (``bench.writer_before``), or another commit's adk_asgi (``--before-tree``)."""
 PEER: Final = "ag-ui-adk"
 TTFT_TARGET_MS: Final = 1.0
 """adk_asgi's time to first text at most this much over the floor's."""
