@@ -123,6 +123,8 @@ class EventConverter:
         comes: adding each delta to a string would copy the whole of it every time)."""
         self._errored = False
         self._finished = False
+        self._stepped = False  # a step was opened in this response
+        self._waits_on_server = False
         self._interrupted = False
         self._live_step = 0
         self._step_has_call = False
@@ -156,6 +158,14 @@ class EventConverter:
         """The response ends because tool calls wait for the user or the browser."""
         self.cards.waits = True
 
+    def waiting_on_server(self) -> None:
+        """The response continues a message whose calls the app answers stay open, so the
+        model will not run in it. If it runs no step, it ends with an empty one: the stock
+        ``lastAssistantMessageIsCompleteWithToolCalls`` ignores those calls (they are the
+        server's, ``providerExecuted``), and would otherwise send the step it just sent again
+        (a 409: its answers are taken). History shows the same step (:mod:`.history`)."""
+        self._waits_on_server = True
+
     def interrupt(self) -> list[UIMessageChunk]:
         """The user spoke over the model (live barge-in): end the response where it is."""
         self._interrupted = True
@@ -168,6 +178,10 @@ class EventConverter:
         out = self._order.end()  # (a call cut short: what the others said is shown)
         self._finished = True
         out += self._held.release() + self._close_step()
+        if self._waits_on_server and not self._stepped and not self._errored:
+            # (the stock reducer shows a step once a later chunk writes the message: a second
+            # ``start`` of the same message does, as the AI SDK's merged streams send one)
+            out += [StartStep(), FinishStep(), Start(message_id=self.message_id)]
         reason: FinishReason = "interrupted" if self._interrupted else self.facts.finish_reason
         if self._errored:
             reason = "error"
@@ -342,6 +356,7 @@ class EventConverter:
             return
         out.extend(self._close_step())
         self._step_event_id = event_id
+        self._stepped = True
         self.cards.waits = False
         out.append(StartStep())
 

@@ -11,10 +11,8 @@ chat from loading.
 
 from __future__ import annotations
 
-import base64
-import re
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -39,6 +37,7 @@ from adk_asgi.convert.tool_looks import (
     result_chunk,
     waits_for_approval,
 )
+from adk_asgi.convert.user_parts import file_part, user_parts
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.credentials import asks_credentials, shown_input
 from adk_asgi.hitl.interrupts import client_call_id, node_confirmation, workflow_answer
@@ -63,23 +62,6 @@ from adk_asgi.wire.messages import (
     UIMessage,
     UIPart,
 )
-
-UPLOADED: Final = re.compile(r'^\[Uploaded Artifact: "(?P<name>.+)"\]$')
-"""What ADK's ``SaveFilesAsArtifactsPlugin`` leaves in a user message for a file it moved to
-the artifact service (:mod:`adk_asgi.routes.files`)."""
-
-
-def uploaded_names(events: Iterable[Event]) -> list[str]:
-    """The files the user's messages left in the artifact service, in order."""
-    names: list[str] = []
-    for event in events:
-        if event.author != "user" or event.content is None:
-            continue
-        for part in event.content.parts or []:
-            match = UPLOADED.match(part.text or "")
-            if match and match["name"] not in names:
-                names.append(match["name"])
-    return names
 
 
 def rebuild_messages(
@@ -106,6 +88,20 @@ def rebuild_messages(
     kept = kept_in(persisted)
     messages: list[UIMessage] = []
     answers: dict[str, UIMessage] = {}
+    server_calls = {
+        c.answered_as: c.message_id for c in map(state.calls.get, state.server_answered) if c
+    }
+    responded: set[str] = set()
+
+    def waiting_step(event: Event) -> None:
+        """The page's answers to a message whose calls the app answers stay open: its response
+        ended with an empty step (:meth:`.events.EventConverter.waiting_on_server`)."""
+        answered = {r.id for r in event.get_function_responses() if r.id}
+        message_id = bookkeeping.read(event).message_id
+        if message_id not in answers or not answered - server_calls.keys():
+            return
+        if any(m == message_id and c not in responded for c, m in server_calls.items()):
+            answers[message_id].parts.append(StepStartPart())
 
     def answer_of(event: Event) -> UIMessage:
         """The assistant message of an event. The end of a live turn the user cut short with a
@@ -163,12 +159,14 @@ def rebuild_messages(
         if content is None or not content.parts:
             return
         if event.author == "user":
-            parts = _user_parts(content.parts, files)
+            parts = user_parts(content.parts, files)
             if parts:  # function-response-only user events are answers, not messages
                 tags = bookkeeping.read(event)
                 user_id = tags.user_message_id or event.id
                 shown = tags.user_metadata  # (the client's own, returned as it sent it)
                 messages.append(UIMessage(id=user_id, role="user", parts=parts, metadata=shown))
+            else:
+                waiting_step(event)
             return
         calls = [
             p
@@ -198,6 +196,7 @@ def rebuild_messages(
         tags = bookkeeping.read(event)
         key = tags.message_id or event.invocation_id  # (as answer_of keys the message)
         before = len(answers[key].parts) if key in answers else 0
+        responded.update(r.id for r in event.get_function_responses() if r.id)
         take(event)
         if key in answers:
             blocks.number(answers[key], before, event, tags)
@@ -217,37 +216,6 @@ def _transcript_parts(event: Event) -> list[UIPart]:
     if said is not None and said.finished and said.text:
         return [TextPart(text=said.text, state="done")]
     return []
-
-
-def _user_parts(parts: list[types.Part], files: Mapping[str, FilePart]) -> list[UIPart]:
-    out: list[UIPart] = []
-    for part in parts:
-        uploaded = UPLOADED.match(part.text or "")
-        if uploaded and uploaded["name"] in files:
-            out.append(files[uploaded["name"]])
-        elif part.text:
-            out.append(TextPart(text=part.text))
-        elif file := _file(part):
-            out.append(file)
-    return out
-
-
-def _file(part: types.Part) -> FilePart | None:
-    if part.inline_data is not None and part.inline_data.data:
-        mime = part.inline_data.mime_type or "application/octet-stream"
-        data = base64.b64encode(part.inline_data.data).decode("ascii")
-        return FilePart(
-            media_type=mime,
-            url=f"data:{mime};base64,{data}",
-            filename=part.inline_data.display_name,
-        )
-    if part.file_data is not None and part.file_data.file_uri:
-        return FilePart(
-            media_type=part.file_data.mime_type or "application/octet-stream",
-            url=part.file_data.file_uri,
-            filename=part.file_data.display_name,
-        )
-    return None
 
 
 def _model_part(
@@ -278,7 +246,7 @@ def _model_part(
         return [
             as_dynamic(part_, call.name) if not node and policy.is_dynamic(call.name) else part_
         ]
-    file = _file(part)
+    file = file_part(part)
     return [file] if file is not None else []
 
 

@@ -63,6 +63,9 @@ class Continuation:
     answered: list[str] = field(default_factory=list)
     """The client's ids of what ``responses`` answer (approval ids, call ids): ADK's may
     repeat across turns (:mod:`.interrupts`), the client's do not."""
+    waits_on_server: bool = False
+    """Calls of the message that only the app answers (:mod:`adk_asgi.server_answers`) stay
+    open after it: the model does not run until the app answers them."""
 
     def shown_denials(self, browser_runs: bool) -> list[str]:
         """The calls to show as denied in this response; ``browser_runs``: a released call
@@ -151,6 +154,11 @@ def continuation(
             _answer_client_call(part, call, state, result)
     if result.empty:
         raise Conflict("this request answers no open tool call of the chat")
+    result.waits_on_server = any(
+        call.message_id == message.id and state.open_client_call(call.id) is not None
+        for call in map(state.calls.get, state.server_answered)
+        if call is not None
+    )
     return result
 
 

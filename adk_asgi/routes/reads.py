@@ -11,7 +11,8 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from adk_asgi.convert.history import rebuild_messages, uploaded_names
+from adk_asgi.convert.history import rebuild_messages
+from adk_asgi.convert.user_parts import uploaded_names
 from adk_asgi.errors import STORE_FAILED, UNKNOWN_CHAT, ClientError
 from adk_asgi.routes.files import uploaded_files
 from adk_asgi.serving.refusals import json_refusal

@@ -178,6 +178,8 @@ class ChatEndpoint:
             services, identity.user_id, session, message, payloads
         )
         converter = self.services.converter(message.id, answers.known_calls)
+        if answers.waits_on_server:
+            converter.waiting_on_server()
         lead = answers.lead(converter.cards, services.tools)
         return _Plan(session, content, converter, lead, None)
 

@@ -7,20 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
 from adk_asgi import AdkApp, CallAlreadyAnswered, CallNotOpen, ChatBusy, UnknownCall
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import Call, Text, read_ui_message
-from demo_app import change_bgm, get_weather
-from tests.asgi.test_hitl import text
+from demo_app import change_bgm, get_weather, process_payment
+from tests.asgi.test_hitl import PAY_ALICE, text
 from tests.support import answer, normalize_ids, parse_sse, scripted_agent, user_body
 
 pytestmark = pytest.mark.asyncio
@@ -37,13 +39,13 @@ def request_refund(order: str, amount: float) -> None:
 class BackOffice:
     """An agent whose refund waits for the back office, and the page of one user's chat."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, tools: Sequence[Any] = (), **options: Any) -> None:
         self.model_calls = 0
         self.seen: list[dict[str, Any]] = []
         """The results the model read, in order."""
         agent = scripted_agent(
             responder=self.respond,
-            tools=[LongRunningFunctionTool(request_refund), get_weather, change_bgm],
+            tools=[LongRunningFunctionTool(request_refund), get_weather, change_bgm, *tools],
             chunk_size=200,
             delay=options.pop("delay", 0.0),
         )
@@ -308,6 +310,16 @@ async def test_an_answer_after_the_user_moved_on_goes_on_in_a_new_message() -> N
     ]
 
 
+def waiting_step(message_id: str) -> list[dict[str, Any]]:
+    """How a response that leaves the step waiting for the back office ends: an empty step,
+    shown by a second ``start`` (tests/e2e/test_back_office_clients.py has the real clients)."""
+    return [
+        {"type": "start-step"},
+        {"type": "finish-step"},
+        {"type": "start", "messageId": message_id},
+    ]
+
+
 class MixedStep(BackOffice):
     """The model calls a browser tool and the back office in one step."""
 
@@ -330,8 +342,10 @@ async def test_a_browser_call_next_to_the_servers_is_answered_by_each_the_model_
     response = await office.client.post("/chat", json=body)
     assert parse_sse(response.content) == [  # stored; the model waits for the back office
         {"type": "start", "messageId": page["id"]},
+        *waiting_step(page["id"]),
         {"type": "finish", "finishReason": "stop"},
     ]
+    assert (await office.history())[1]["parts"][-1] == {"type": "step-start"}
     assert office.model_calls == 1
     assert await office.app.answer_call("alice", "chat-1", "call_2", APPROVED) == page["id"]
     assert (office.model_calls, office.seen) == (2, [{"playing": 3}, APPROVED])
@@ -353,9 +367,48 @@ async def test_a_browser_call_next_to_the_servers_is_answered_by_each_the_model_
             "output": APPROVED,
             "providerExecuted": True,
         },
+        {"type": "step-start"},  # (the step the page waited in)
         {"type": "step-start"},
         {"type": "text", "text": "Both done.", "state": "done"},
     )
+
+
+SENT = {"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"}
+
+
+class ApprovalBesideTheOffice(BackOffice):
+    """The model asks for a payment's approval and the back office in one step."""
+
+    def __init__(self) -> None:
+        super().__init__(tools=[FunctionTool(process_payment, require_confirmation=True)])
+
+    def respond(self, contents: list[types.Content]) -> list[Any]:
+        self.model_calls += 1
+        if any(p.function_response for p in contents[-1].parts or []):
+            return [Text("Both done.")]
+        return [Call("process_payment", PAY_ALICE), Call("request_refund", REFUND)]
+
+
+async def test_an_approval_beside_a_back_office_call_ends_in_a_step_that_waits() -> None:
+    """The approved payment runs, and the model waits for the back office: the response ends
+    with the empty step, or the stock helpers send the approval again (409, the chat's error),
+    and history shows the message the client built."""
+    office = ApprovalBesideTheOffice()
+    page = await office.ask()
+    approved = answer(copy.deepcopy(page), "process_payment", approved=True)
+    body = {"id": "chat-1", "messages": [office.user, approved], "messageId": page["id"]}
+    response = await office.client.post("/chat", json=body)
+    chunks = parse_sse(response.content)
+    assert chunks == [
+        {"type": "start", "messageId": page["id"]},
+        {"type": "tool-output-available", "toolCallId": "call_1", "output": SENT},
+        *waiting_step(page["id"]),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    assert office.model_calls == 1
+    shown = read_ui_message(chunks, approved)
+    assert shown["parts"][-1] == {"type": "step-start"}
+    assert (await office.history())[1] == shown
 
 
 async def _responses_to(call_id: str, app: AdkApp) -> int:
