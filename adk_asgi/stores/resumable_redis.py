@@ -53,6 +53,8 @@ class _Queue:
         self.closing = False
         self.end = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self.failed = 0
+        """Writes that Redis refused: the first is logged, the rest counted (one a flush)."""
 
 
 class RedisStreamStore(StreamStore):
@@ -160,8 +162,16 @@ class RedisStreamStore(StreamStore):
                         self._client.xadd(data, {b"d": batch}, maxlen=self.maxlen, approximate=True)
                     )
                 except Exception:  # the readers get a cut stream, not the run an error
-                    logger.warning("adk_asgi: writing a stream to Redis failed", exc_info=True)
+                    queue.failed += 1
+                    if queue.failed == 1:  # (not a warning every flush_interval of an outage)
+                        logger.warning(
+                            "adk_asgi: writing a stream to Redis failed; later failures of this"
+                            " stream are counted when it ends",
+                            exc_info=True,
+                        )
             if queue.closing and not queue.pieces:
+                if queue.failed > 1:
+                    logger.warning("adk_asgi: %d writes of a stream to Redis failed", queue.failed)
                 return
             if not queue.closing:
                 with contextlib.suppress(TimeoutError):  # the end is written at once

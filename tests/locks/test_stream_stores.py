@@ -5,17 +5,24 @@ resume. A writer that dies mid-answer: its readers get what it wrote, then a cle
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
+from typing import Any
 
 import pytest
 import pytest_asyncio
+from redis.asyncio import Redis
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+from redis.retry import Retry
 
 from adk_asgi.stores.redis_client import redis_from_url
 from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
 from adk_asgi.stores.resumable_redis import RedisStreamStore
 from adk_asgi.wire.encoding import CUT_SHORT
+from tests.asgi.test_stop_outage import CuttableProxy
 
 pytestmark = pytest.mark.backing
 
@@ -179,3 +186,33 @@ async def test_forgetting_a_chat_drops_its_streams_ended_or_not(
             names = sorted([name.decode() async for name in client.scan_iter(f"{prefix}*")])
             assert rest.startswith(b'data: {"type":"error"')
             assert names == [prefix + "chat:" + "\x1f".join(other), prefix + "data:" + kept]
+
+
+async def test_a_redis_outage_logs_a_streams_failed_writes_once_not_every_flush(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each flush of a stream (every ``flush_interval``, 10 ms) that Redis refused logged a
+    warning with its traceback: a hundred a second per stream for as long as Redis was away."""
+    host, port = redis_url.removeprefix("redis://").rsplit("/", 1)[0].split(":")
+    proxy = CuttableProxy((host, int(port)))
+    await proxy.restore()
+    client: Any = Redis.from_url(f"redis://127.0.0.1:{proxy.port}/0", retry=Retry(NoBackoff(), 0))
+    store = RedisStreamStore(client, prefix=f"test:{secrets.token_hex(4)}:", flush_interval=0.005)
+    try:
+        stream_id = await store.begin(CHAT)
+        await proxy.cut()
+        for number in range(20):  # each its own flush
+            await store.append(CHAT, stream_id, f"piece {number}\n".encode())
+            await asyncio.sleep(0.02)
+        with pytest.raises(RedisError):
+            await store.end(CHAT, stream_id)  # (the end itself cannot be written either)
+    finally:
+        await store.aclose()
+        await client.aclose()
+    warned = [r.getMessage() for r in caplog.records if "a stream to Redis failed" in r.msg]
+    first, counted = warned  # (two pieces may share a flush on a busy machine)
+    assert first == (
+        "adk_asgi: writing a stream to Redis failed; later failures of this stream are counted"
+        " when it ends"
+    )
+    assert re.fullmatch(r"adk_asgi: (1\d|20) writes of a stream to Redis failed", counted)
