@@ -51,6 +51,27 @@ class LiveCalls:
         """Calls left to the server (:meth:`left_to_server`) whose response ended on them."""
         self.payloads: dict[str, Any] = {}
         """Call id → the payload the user confirmed it with (``confirmationPayloads``)."""
+        self.stored_early: dict[str, Any] = {}
+        """Call id → the result stored as it came (:meth:`store_early`), to take out of the
+        step's merged response event when ADK stores it."""
+
+    def store_early(self, call_id: str, response: Any, step: list[str]) -> bool:
+        """Whether ``call_id``'s result, which just came, must be stored now, ahead of ADK;
+        ``step``: the calls of its model event, as stored (the machine may not have seen that
+        event yet: ADK runs the tools as it hands the event over).
+
+        ADK's live flow runs a step's calls together and stores their results as one event
+        once all have returned: a server tool's result next to a call that waits for the user
+        would be stored only when that wait ends — or never, if the connection drops first —
+        although it ran, and the stream showed it (the stock client needs it shown to send the
+        step's answers). So the result is stored as it comes while a sibling of its step has
+        not returned yet; a reload shows what ran, and a continuation from any worker, in
+        either mode, gives it to the model.
+        """
+        if not any(c != call_id and c not in self.finished for c in step):
+            return False
+        self.stored_early[call_id] = response
+        return True
 
     def remember(self, call: ToolCall) -> ToolCall:
         call = self.state.calls.setdefault(call.id, call)

@@ -8,7 +8,9 @@ moment a live call starts waiting it is recorded the way ADK records a paused ca
   confirmation, then the ``adk_request_confirmation`` call (its id is the approval id the live
   client was given), so ADK itself runs the tool when the answer comes from any worker, in
   either mode;
-- a browser tool: ADK already stored its long-running call; only the end of its wait is added.
+- a browser tool: ADK already stored its long-running call; only the end of its wait is added;
+- the result of a call next to one that waits: stored as it comes (:func:`result`), not when
+  ADK stores the step's results together, after the wait (:func:`without` takes it out of those).
 
 Each record carries when the wait ends; the decision made on the connection is recorded too.
 A connection that is gone leaves the call open in the session, answerable until then, and
@@ -17,7 +19,8 @@ closed after (:func:`~adk_asgi.hitl.closing.closing_answers`). Sans-I/O: it buil
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Final, Literal
 
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
@@ -34,6 +37,8 @@ from adk_asgi.hitl.pending import (
 
 ClosedHow = Literal["expired", "moved-on"]
 """How a wait closed without the user's answer."""
+
+_NONE: Final = object()
 
 
 def _tags(call: ToolCall, **tags: object) -> dict[str, object]:
@@ -72,6 +77,39 @@ def waiting_for_confirmation(
             custom_metadata=_tags(call, expires={call.id: expires}),
         ),
     ]
+
+
+def result(call: ToolCall, author: str, response: dict[str, Any]) -> Event:
+    """``call``'s result, stored as ADK stores a tool's (a function response event of the
+    agent), ahead of the step's other calls (:meth:`~.calls.LiveCalls.store_early`)."""
+    answer = types.FunctionResponse(id=call.id, name=call.name, response=response)
+    return Event(
+        invocation_id=call.invocation_id,
+        author=author,
+        content=types.Content(role="user", parts=[types.Part(function_response=answer)]),
+    )
+
+
+def without(event: Event, stored: Mapping[str, Any]) -> Event:
+    """``event`` (ADK's merged results of a step) without the results stored already
+    (call id → result): the model gets them all (ADK sends the event as it made it), the
+    session keeps each once.
+
+    A result the agent's own ``after_tool_callback`` changed after it was stored stays, as
+    the model got it; so does an event left with no result (the step's last call returned
+    none: a long-running tool left to the app): it is what makes the model's answer a new
+    step. A result stored twice is harmless: ADK, and history, take a call's last response."""
+
+    def is_stored(part: types.Part) -> bool:
+        answer = part.function_response
+        return answer is not None and stored.get(answer.id or "", _NONE) == answer.response
+
+    content = event.content
+    parts = content.parts or [] if content is not None else []
+    kept = [p for p in parts if not is_stored(p)]
+    if content is None or len(kept) == len(parts) or not any(p.function_response for p in kept):
+        return event
+    return event.model_copy(update={"content": content.model_copy(update={"parts": kept})})
 
 
 def waiting_for_browser(call: ToolCall, expires: float) -> list[Event]:

@@ -8,10 +8,13 @@ client, which only acts on a finished stream, can answer (:meth:`LiveContext.may
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.adk.events.event import Event
 
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.pending import ToolCall
+from adk_asgi.live import durable
 from adk_asgi.live.context import LiveContext
 
 
@@ -87,7 +90,28 @@ class ModelEvents:
                 context.streams.send(blob.data)
 
     def tag(self, event: Event) -> Event | None:
-        """Tag an event with the ids the client knows and the user's decisions (history)."""
+        """Tag an event with the ids the client knows and the user's decisions (history); the
+        step's merged results lose those stored as they came (:meth:`stored_result`)."""
+        stored = self.context.calls.stored_early
+        kept = durable.without(event, stored) if stored else event
+        for answered in event.get_function_responses():
+            stored.pop(answered.id or "", None)
+        tagged = self._tagged(kept)
+        return kept if tagged is None and kept is not event else tagged
+
+    def stored_result(
+        self, call_id: str, author: str, response: dict[str, Any], step: list[str]
+    ) -> Event | None:
+        """The event that stores ``call_id``'s result now, tagged as ADK's would be, if it
+        must be stored ahead of its step's (:meth:`~.calls.LiveCalls.store_early`)."""
+        calls = self.context.calls
+        call = calls.state.calls.get(call_id)
+        if call is None or not calls.store_early(call_id, response, step):
+            return None
+        event = durable.result(call, author, response)
+        return self._tagged(event) or event
+
+    def _tagged(self, event: Event) -> Event | None:
         streams = self.context.streams
         response = streams.draining or streams.response
         if response is None or event.partial:

@@ -234,6 +234,14 @@ class _Recorder:
         self.context = tool_context.get_invocation_context()
         self.author = getattr(self.context.agent, "name", "") or "model"
 
+    def step_of(self, call_id: str) -> list[str]:
+        """The calls of the model event that made ``call_id`` (stored before its tools run)."""
+        for event in reversed(self.context.session.events):
+            calls = event.get_function_calls()
+            if any(call.id == call_id for call in calls):
+                return [call.id for call in calls if call.id]
+        return []
+
     async def __call__(self, events: list[Event]) -> None:
         context = self.context
         for event in events:
@@ -326,6 +334,12 @@ class LiveToolGate(BasePlugin):
         stored = result if isinstance(result, dict) else {"result": result}
         if result is None and tool.is_long_running:  # left open: only the app answers it
             stored = None  # (server_answers.py); ADK stores no response
+        if call_id and stored is not None:  # (stored before it is shown: a reload shows it)
+            record = _Recorder(tool_context)
+            step = record.step_of(call_id)
+            early = waits.protocol.stored_result(call_id, record.author, stored, step)
+            if early is not None:
+                await record([early])
         refused = self.invalid is not None and self.invalid.is_invalid(call_id)
         kept = stored is result and returns_its_own(tool) and is_wrapper(result)
         finished = waits.protocol.tool_finished(call_id, stored, invalid=refused, kept=kept)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from google.adk.events.event import Event
+
 from adk_asgi.hitl.outcomes import EXPIRED as TIMED_OUT
 from adk_asgi.hitl.pending import ToolCall, client_approval_id
 from adk_asgi.live.calls import WaitKind
 from adk_asgi.live.context import LiveContext
 from adk_asgi.live.durable import ClosedHow
+from adk_asgi.live.events import ModelEvents
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.phases import Phases
 from adk_asgi.wire.chunks import DataChunk
@@ -27,6 +30,7 @@ class WaitAPI:
 
     _context: LiveContext
     _phases: Phases
+    _events: ModelEvents
 
     def call(self, call_id: str, name: str, args: dict[str, Any], invocation_id: str) -> ToolCall:
         """The call ADK is about to run (it may run before its event reached the machine)."""
@@ -101,6 +105,16 @@ class WaitAPI:
             )
             context.streams.emit(chunks, context.clock())
         return context.take()
+
+    def stored_result(
+        self, call_id: str, author: str, response: dict[str, Any], step: list[str]
+    ) -> Event | None:
+        """What stores a tool's result at once, before :meth:`tool_finished` shows it: a
+        result next to a call that waits is stored as it comes, not when the step's last call
+        returns (:meth:`~.calls.LiveCalls.store_early`); ``step``: the calls of its model
+        event. ``None`` when ADK stores it."""
+        self._phases.move("tool")
+        return self._events.stored_result(call_id, author, response, step)
 
     def tool_finished(
         self, call_id: str | None, result: Any, *, invalid: bool = False, kept: bool = False

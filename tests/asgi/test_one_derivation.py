@@ -258,6 +258,8 @@ class Scenario:
     connection here is a v7 client's: its scenarios that differ by version say 7.)"""
     options: dict[str, Any] = field(default_factory=dict)
     """``AdkApp`` options (``dynamic_tools``)."""
+    unanswered: frozenset[str] = frozenset()
+    """Browser tools the page leaves without a result (a page left mid-call)."""
 
 
 SHAPES = {
@@ -314,6 +316,12 @@ SCENARIOS = {
         "pay 5 to alice then pay 7 to bob", {"process_payment": [True, False]}
     ),
     "server and browser tool in one step": Scenario("weather in Paris and play track 1"),
+    # a server tool's result next to a call left waiting: what ran is shown, and stored
+    "server tool next to a browser tool left unanswered": Scenario(
+        "weather in Paris and play track 1", unanswered=frozenset({"change_bgm"})
+    ),
+    "server tool next to a location left waiting": Scenario("weather in Paris and where am i"),
+    "server tool next to a payment left waiting": Scenario("weather in Paris and pay 5 to alice"),
     **{
         f"payment {p} and location {loc}": Scenario(
             "pay 5 to alice and where am i", {"process_payment": [p], "get_location": [loc]}
@@ -355,10 +363,8 @@ SCENARIOS = {
         for a in (True, False)
     },
     "data parts after a transfer": Scenario("weather", agent=data_after_transfer),
-    # (not live: there a server tool's result next to a call left waiting is not stored
-    # until the step's calls are all answered, data parts or not)
     "data parts next to an approval left waiting": Scenario(
-        "weather and pay", {}, data_agent, live=False
+        "weather and pay", {}, data_agent, live_agent=data_agent
     ),
     "streamed tool input, dynamic": Scenario(
         "weather", agent=streaming_agent, options={"dynamic_tools": lambda name: True}
@@ -432,6 +438,7 @@ def next_answer(
     messages: list[dict[str, Any]],
     decisions: dict[str, list[bool]],
     outputs: dict[str, Any] | None = None,
+    unanswered: frozenset[str] = frozenset(),
 ) -> bool:
     """What the user and the page do next with the last answer: decide an approval, or run a
     browser tool; whether anything was done."""
@@ -445,7 +452,7 @@ def next_answer(
             respond_to_approval(messages, part["toolCallId"], decisions[name].pop(0), None)
             return True
         answers = {**BROWSER_OUTPUTS, **(outputs or {})}
-        if part["state"] == "input-available" and name in answers:
+        if part["state"] == "input-available" and name in answers and name not in unanswered:
             add_tool_output(messages, part["toolCallId"], "output-available", answers[name], None)
             return True
     return False
@@ -456,13 +463,16 @@ async def play(chat: Chat, scenario: Scenario) -> None:
     whenever the stock ``sendAutomaticallyWhen`` helpers would."""
     decisions = copy.deepcopy(scenario.approvals)
     await chat.send(scenario.text, scenario.files)
-    await answer_all(chat, decisions, scenario.outputs)
+    await answer_all(chat, decisions, scenario.outputs, scenario.unanswered)
 
 
 async def answer_all(
-    chat: Chat, decisions: dict[str, list[bool]], outputs: dict[str, Any] | None = None
+    chat: Chat,
+    decisions: dict[str, list[bool]],
+    outputs: dict[str, Any] | None = None,
+    unanswered: frozenset[str] = frozenset(),
 ) -> None:
-    while next_answer(chat.messages, decisions, outputs):
+    while next_answer(chat.messages, decisions, outputs, unanswered):
         if stock_send_automatically_when(chat.messages):
             await chat.submit()
 
@@ -694,7 +704,8 @@ async def test_a_regenerated_answer_shows_the_same_chat(scenario: Scenario) -> N
     async with sse_chat(scenario) as sse:
         await sse.send(scenario.text, scenario.files)
         await sse.regenerate()
-        await answer_all(sse, copy.deepcopy(scenario.approvals), scenario.outputs)
+        decisions = copy.deepcopy(scenario.approvals)
+        await answer_all(sse, decisions, scenario.outputs, scenario.unanswered)
         assert await sse.history() == as_json(sse.messages)
 
 

@@ -20,8 +20,10 @@ from adk_asgi.testing import demo_model
 from demo_app import build_agent
 from tests.live.test_live_connection import (
     _history,
+    _users,
     closing,
     cookie_of,
+    http_history,
     open_live,
     serve,
     squash,
@@ -140,3 +142,61 @@ async def test_an_approval_another_request_took_is_not_acted_on_by_the_connectio
     ]
     assert text == "Here you go: process_payment was denied."
     assert payments == []
+
+
+WEATHER = 'get_weather: {"city": "Paris", "forecast": "windy", "temperature_c": 19}'
+PAID = 'process_payment: {"amount": 5, "currency": "USD", "recipient": "alice", "status": "sent"}'
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "decision", "reply"),
+    [
+        (
+            "weather in Paris and pay 5 to alice",
+            "process_payment",
+            {"approved": True},
+            f"Here you go: {WEATHER}; {PAID}.",
+        ),
+        (
+            "weather in Paris and play track 1",
+            "change_bgm",
+            {"output": {"playing": 1}},
+            f'Here you go: {WEATHER}; change_bgm: {{"playing": 1}}.',
+        ),
+    ],
+    ids=["approval", "browser tool"],
+)
+async def test_a_server_result_next_to_a_wait_outlives_the_connection(
+    text: str, tool: str, decision: dict[str, Any], reply: str
+) -> None:
+    """ADK's live flow stores a step's results together once all its calls returned: the
+    weather, shown at once next to a call that waits, was stored only when that wait ended, so
+    a reload showed it unrun, and a dropped connection lost it. It is stored as it comes: a
+    reload shows the message the stream built, and the model gets the result when the wait is
+    answered from a new connection."""
+    app = AdkApp(build_agent(demo_model(id_factory=counter("call_"))), approval_timeout=30)
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            await live.turn(text)
+        await wait_until_closed(app)
+        cookie = cookie_of(socket)
+        assert await http_history(url, cookie, live.chat_id) == [live.user, live.assistant]
+        again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie)
+        again.user, again.assistant = live.user, copy.deepcopy(live.assistant)
+        answer(again.assistant, tool, **decision)
+        async with socket:
+            _, said = squash(await again.turn())
+            history = await http_history(url, cookie, live.chat_id)
+        session = await app.session_service.get_session(
+            app_name=app.app_name, user_id=_users(app, live.chat_id)[0], session_id=live.chat_id
+        )
+    assert history == [again.user, again.assistant]
+    assert session is not None
+    stored = [r.id for e in session.events for r in e.get_function_responses()]
+    assert stored.count("call_1") == 1  # the weather's result, once
+    assert [p["state"] for p in history[1]["parts"] if "toolCallId" in p] == [
+        "output-available",
+        "output-available",
+    ]
+    assert said == reply

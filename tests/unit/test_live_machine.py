@@ -81,6 +81,7 @@ TOOL_METHODS: dict[str, Callable[[Machine], object]] = {
     "timed_out": lambda live: live.protocol.timed_out("c1"),
     "decided": lambda live: live.protocol.decided(CALL, True),
     "tool_finished": lambda live: live.protocol.tool_finished("c1", {"ok": True}),
+    "stored_result": lambda live: live.protocol.stored_result("c1", "agent", {"ok": True}, ["c1"]),
     "data": lambda live: live.protocol.data(DataChunk(type="data-card", data=1)),
 }
 """The plugin's wait API (adk_asgi/live/tools.py): every method is the ``tool`` move."""

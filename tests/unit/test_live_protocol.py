@@ -10,6 +10,7 @@ from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events.event import Event
 from google.genai import types
 
+from adk_asgi.live import durable
 from adk_asgi.live.calls import UNANSWERED
 from adk_asgi.live.outputs import (
     Close,
@@ -299,3 +300,77 @@ def test_a_new_message_closes_the_waiting_approval_unanswered() -> None:
     moved_on = live.say("r2", text="hi", message_id="u2")
     assert moved_on[0] == Resolve("c1", UNANSWERED)  # not the user's denial
     assert live.protocol.calls.waits == {}
+
+
+# --- a result next to a call that waits ----------------------------------------------------------
+
+
+def responses(*results: tuple[str, str, dict[str, Any]]) -> Event:
+    parts = [
+        types.Part(function_response=types.FunctionResponse(id=i, name=n, response=r))
+        for i, n, r in results
+    ]
+    return Event(invocation_id="i", author="agent", content=types.Content(role="user", parts=parts))
+
+
+STEP = ["c0", "c1"]
+
+
+def test_a_result_next_to_a_call_that_waits_is_stored_as_it_comes_and_once() -> None:
+    """ADK's live flow stores a step's results as one event once all its calls returned: the
+    weather, shown as it came, would be stored only when the payment's wait ends. It is stored
+    at once, tagged as ADK's call event is (the step's calls are the stored event's: the
+    machine may see that event after the tools ran); the step's merged event keeps the
+    payment's result only (the model gets both: ADK sends the event it made, whole)."""
+    live = Machine()
+    live.open()
+    live.say("r1")
+    calls = [
+        types.FunctionCall(id="c0", name="get_weather", args={"city": "Paris"}),
+        types.FunctionCall(id="c1", name="pay", args={"amount": 5}),
+    ]
+    content = types.Content(role="model", parts=[types.Part(function_call=c) for c in calls])
+    called = live.protocol.tag(Event(invocation_id="i", author="agent", content=content))
+    assert called is not None
+    # ADK runs the tools as it hands the stored event over: before the machine sees it
+    live.protocol.call("c0", "get_weather", {"city": "Paris"}, "i")
+    early = live.protocol.stored_result("c0", "agent", {"temp": 19}, STEP)
+    assert early is not None
+    assert early.custom_metadata == called.custom_metadata  # (its message, its step)
+    live.event(called)
+    assert early.content == responses(("c0", "get_weather", {"temp": 19})).content
+    assert (early.author, early.invocation_id) == ("agent", "i")
+    assert decoded(live.take(live.protocol.tool_finished("c0", {"temp": 19}))) == [
+        chunk("r1", 6, type="tool-output-available", toolCallId="c0", output={"temp": 19})
+    ]
+    call = live.protocol.call("c1", "pay", {"amount": 5}, "i")
+    live.take(live.protocol.wait(call, "approval"))
+    live.receive(**answered(True))
+    live.take(live.protocol.decided(call, True))
+    assert live.protocol.stored_result("c1", "agent", {"ok": 5}, STEP) is None  # (the step's last)
+    live.take(live.protocol.tool_finished("c1", {"ok": 5}))
+    merged = responses(("c0", "get_weather", {"temp": 19}), ("c1", "pay", {"ok": 5}))
+    stored = live.protocol.tag(merged)
+    assert stored is not None
+    assert stored.content == responses(("c1", "pay", {"ok": 5})).content
+    tags = (stored.custom_metadata or {})["adk_asgi"]
+    assert {k: v for k, v in tags.items() if k != "liveStep"} == {
+        "v": 2,
+        "messageId": "m1",
+        "decisions": {"c1": True},
+    }
+    assert merged.content is not None and len(merged.content.parts or []) == 2
+
+
+def test_a_stored_result_stays_in_the_merged_event_when_it_is_all_or_was_changed() -> None:
+    """The merged event keeps a result the agent's ``after_tool_callback`` changed after it was
+    stored (as the model got it), and all its results when none would be left (it ends the
+    step); a result stored twice is harmless: the last is a call's."""
+    both = responses(("c0", "get_weather", {"temp": 19}), ("c1", "pay", {"ok": 5}))
+    assert (
+        durable.without(both, {"c0": {"temp": 19}}).content
+        == responses(("c1", "pay", {"ok": 5})).content
+    )
+    assert durable.without(both, {"c0": {"temp": 20}}) is both
+    only = responses(("c0", "get_weather", {"temp": 19}))
+    assert durable.without(only, {"c0": {"temp": 19}}) is only
