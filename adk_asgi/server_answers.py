@@ -116,8 +116,10 @@ async def answer_call(
         if converter.failure is not None:
             shown, error_text = converter.failure
             after = await services.session(user_id, chat_id)
-            started_at, cut = converter.facts.started_at, converter.cards.cut
-            await keep_shown(services, after, message_id, shown, error_text, started_at, cut)
+            started_at, cards = converter.facts.started_at, converter.cards
+            await keep_shown(
+                services, after, message_id, shown, error_text, started_at, cards.cut, cards.failed
+            )
     return message_id
 
 

@@ -145,10 +145,11 @@ class EventConverter:
         return [Start(message_id=self.message_id, message_metadata=metadata)]
 
     def fail(self, error_text: str) -> list[UIMessageChunk]:
-        """Report a failure no event reported, in words already chosen."""
+        """Report a failure no event reported (the run raised), in words already chosen. The
+        calls the run was running fail with it (:meth:`.ToolCards.fail_running`)."""
         if self._errored:
             return []
-        return self._held.release() + self._error(error_text)
+        return self._held.release() + self._error(error_text, calls_failed=True)
 
     def fail_with(self, exception: BaseException) -> list[UIMessageChunk]:
         """Report an exception the run raised, as ``on_error`` words it."""
@@ -328,7 +329,7 @@ class EventConverter:
             out.append(Abort())
         elif (event.error_code or event.error_message) and not is_finish_reason(event):
             error = AgentError(code=event.error_code, message=event.error_message)
-            out.extend(self._error(self.on_error(error)))
+            out.extend(self._error(self.on_error(error), calls_failed=not self.live))
 
     # --- live transcriptions -----------------------------------------------------------------
 
@@ -381,12 +382,19 @@ class EventConverter:
             types.Part(text=t) for t in said if t
         ]
 
-    def _error(self, error_text: str) -> list[UIMessageChunk]:
+    def _error(self, error_text: str, *, calls_failed: bool) -> list[UIMessageChunk]:
         """The failure goes into the message (a ``data-error`` part, kept in history) before
-        the ``error`` chunk: the stock client stops reading the stream at that chunk."""
+        the ``error`` chunk: the stock client stops reading the stream at that chunk.
+        ``calls_failed``: the calls the server was running failed with the answer
+        (:meth:`.ToolCards.fail_running`): the run raised; or, over SSE, ADK reported an
+        error, as it reports a node that raised (a tool's exception) before the run raises
+        it — the client reads nothing after it. (A live model's error event ends its answer,
+        not the tools the live flow runs meanwhile.)"""
         self._errored = True
         out: list[UIMessageChunk] = []
         self.failure = (self._cut(out), error_text)
+        if calls_failed:
+            self.cards.fail_running(error_text, out)
         data = {"errorText": error_text}
         out.append(DataChunk(type=ERROR_PART, id=f"{self.message_id}-error", data=data))
         hooked = metadata_of(self.message_metadata, self.facts.finish("error"))

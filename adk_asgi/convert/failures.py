@@ -6,12 +6,23 @@ server's own generic message — and the real error goes to the log. Whatever th
 shown is kept in the chat: the text streamed before the failure (ADK never stores partial
 events) and the error itself, as a ``data-error`` part that the stream carries too, so a reload
 shows what the stream showed.
+
+A run that raises while the server runs tool calls (a tool raised: ADK re-raises a tool's
+exception when no ``on_tool_error_callback`` answers it; or a sibling call was cancelled with
+it) leaves those calls without a result, and ADK stores none. Each one ran and failed, so it is
+shown failed: its part ends in ``output-error`` with the error text the client is shown for the
+answer (an approval on it stays, ``approved: true``, as the AI SDK client keeps it), and the
+same error is stored as the call's function response (:func:`failed_calls_answer`), the
+``{"error": …}`` an ``on_tool_error_callback`` would have answered. One stored truth, so history
+shows what the stream showed; the model reads on the next turn that the call failed; and a call
+with a result is never run again (ADK's confirmation counts the approval used, and
+:mod:`adk_asgi.hitl.closing` finds nothing left open to close as interrupted).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -86,3 +97,58 @@ def shown_answer(
     return Event(
         invocation_id=Event.new_id(), author=author, content=content, custom_metadata=metadata
     )
+
+
+@dataclass(frozen=True, slots=True)
+class FailedCall:
+    """A call the server was running when the run raised: it has no result, and none comes."""
+
+    id: str
+    """The id the client knows it by."""
+    adk_id: str
+    """The id ADK knows it by (its function response's)."""
+    name: str
+
+
+def failed_calls_answer(
+    events: Iterable[Event],
+    failed: Sequence[FailedCall],
+    error_text: str,
+    message_id: str,
+) -> list[Event]:
+    """The function responses that close ``failed`` calls with the error the client was shown
+    (``{"error": error_text}``), as ADK would have stored them: from the agent that made each
+    call, in its invocation and branch (one event per agent), tagged as the bridge's record of
+    the answer ``message_id`` (``kept``). A call that no stored event holds gets none (a
+    response without its call would break the model's history), nor one that has a result
+    stored after all (a parallel agent's, finished after another failed)."""
+    made: dict[str, Event] = {}
+    answered: set[str] = set()
+    for event in events:
+        for made_call in event.get_function_calls():
+            if made_call.id:
+                made[made_call.id] = event
+                answered.discard(made_call.id)
+        asked = event.actions.requested_tool_confirmations or {}
+        answered |= {r.id for r in event.get_function_responses() if r.id and r.id not in asked}
+    groups: dict[tuple[str, str, str | None], list[types.Part]] = {}
+    for call in failed:
+        origin = made.get(call.adk_id)
+        if origin is None or call.adk_id in answered:
+            continue
+        response = types.FunctionResponse(
+            id=call.adk_id, name=call.name, response={"error": error_text}
+        )
+        key = (origin.author, origin.invocation_id, origin.branch)
+        groups.setdefault(key, []).append(types.Part(function_response=response))
+    metadata = bookkeeping.with_tags(None, message_id=message_id, kept=True)
+    return [
+        Event(
+            invocation_id=invocation_id,
+            author=author,
+            branch=branch,
+            content=types.Content(role="user", parts=parts),
+            custom_metadata=metadata,
+        )
+        for (author, invocation_id, branch), parts in groups.items()
+    ]

@@ -21,6 +21,7 @@ from adk_asgi.hitl.credentials import REQUEST_CREDENTIAL, check_answer
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, REQUEST_INPUT, check_input
 from adk_asgi.hitl.outcomes import reason_payload
 from adk_asgi.hitl.pending import (
+    CONFIRMATION_TOOL,
     INPUT_MOVED_ON,
     REJECTED,
     ChatState,
@@ -66,6 +67,9 @@ class Continuation:
     waits_on_server: bool = False
     """Calls of the message that only the app answers (:mod:`adk_asgi.server_answers`) stay
     open after it: the model does not run until the app answers them."""
+    confirmed: list[ToolCall] = field(default_factory=list)
+    """Calls approved through ADK's confirmation: ADK runs them in the run that takes these
+    answers."""
 
     def shown_denials(self, browser_runs: bool) -> list[str]:
         """The calls to show as denied in this response; ``browser_runs``: a released call
@@ -85,7 +89,9 @@ class Continuation:
     def lead(self, cards: Answering, policy: ToolPolicy) -> list[UIMessageChunk]:
         """What the response to this continuation says before the run: the denials it shows
         now and the approved browser calls (``tool-input-available``: the browser runs them).
-        Every denied call is settled in ``cards``, so ADK's rejection is not shown again."""
+        Every denied call is settled in ``cards``, so ADK's rejection is not shown again; the
+        approved calls the server runs now are running there, so a run that raises shows them
+        failed (:mod:`adk_asgi.convert.failures`)."""
         in_browser = [call for call in self.released if policy.is_client_tool(call.name)]
         shown = self.shown_denials(browser_runs=bool(in_browser))
         chunks: list[UIMessageChunk] = []
@@ -94,6 +100,9 @@ class Continuation:
             chunks += denial if call_id in shown else []
         for call in in_browser:
             chunks += cards.release(call.id, call.name, call.args)
+        on_server = [call for call in self.released if call not in in_browser]
+        for call in self.confirmed + on_server:  # (a run that raises fails them)
+            cards.runs(call.id, call.answered_as, call.name)
         return chunks
 
 
@@ -104,6 +113,8 @@ class Answering(Protocol):
     def deny(self, call_id: str) -> list[UIMessageChunk]: ...
 
     def release(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIMessageChunk]: ...
+
+    def runs(self, call_id: str, adk_id: str, name: str) -> None: ...
 
 
 def _tool_output(part: ToolPart, call: ToolCall) -> dict[str, Any]:
@@ -190,6 +201,8 @@ def _answer_approval(
         result.answered.append(approval.id)
         if not approval.approved:
             result.denied.append(call.id)
+        elif confirmation.answer_name == CONFIRMATION_TOOL:  # (a workflow node's: resumed)
+            result.confirmed.append(call)
         return
     closed = state.closed_unanswered(call.id)
     if closed is not None and approval.id not in state.open_confirmations:

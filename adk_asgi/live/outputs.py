@@ -13,6 +13,7 @@ from typing import Any, Final
 from google.adk.agents.live_request_queue import LiveRequest
 from google.genai import types
 
+from adk_asgi.convert.failures import FailedCall
 from adk_asgi.wire.chunks import UIMessageChunk
 from adk_asgi.wire.messages import ChatRequest
 
@@ -92,13 +93,15 @@ class StopReplay:
 @dataclass(frozen=True, slots=True)
 class KeepFailure:
     """The session failed mid-answer: keep what the client was shown of the answer
-    (:func:`adk_asgi.convert.failures.shown_answer`)."""
+    (:func:`adk_asgi.convert.failures.shown_answer`), and the calls it was running as failed
+    (:func:`adk_asgi.convert.failures.failed_calls_answer`)."""
 
     message_id: str
     shown: list[types.Part]
     error_text: str
     started_at: float | None = None
     """When the failed response started (its message metadata, :mod:`adk_asgi.convert.metadata`)."""
+    failed: tuple[FailedCall, ...] = ()
 
 
 Output = (

@@ -156,15 +156,22 @@ class LiveSession:
             await finish_ran_tools(consume(), signal, services.limits.live_detached_timeout)
 
     async def _keep_failure(self, failure: KeepFailure) -> None:
-        """The answer the session failed in is kept as the client saw it."""
-        shown, error_text = failure.shown, failure.error_text
+        """The answer the session failed in is kept as the client saw it, in the session as
+        ``run_live`` left it (the one opened before it holds none of its events)."""
+        session = self._opened
+        try:
+            if session is not None:
+                session = await self.services.session(self.user_id, session.id) or session
+        except Exception:
+            logger.exception("adk_asgi: the failed session could not be read; kept as opened")
         await keep_shown(
             self.services,
-            self._opened,
+            session,
             failure.message_id,
-            shown,
-            error_text,
+            failure.shown,
+            failure.error_text,
             started_at=failure.started_at,
+            failed=failure.failed,
         )
 
     async def _settle_waiting_calls(

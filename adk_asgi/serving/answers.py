@@ -18,7 +18,7 @@ from typing import Any
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_asgi.convert.failures import shown_answer
+from adk_asgi.convert.failures import FailedCall, failed_calls_answer, shown_answer
 from adk_asgi.hitl.bookkeeping import CutCall
 from adk_asgi.hitl.closing import closing_answers, split_confirmation_answers
 from adk_asgi.hitl.continuation import Conflict, Continuation, continuation
@@ -78,13 +78,21 @@ async def keep_shown(
     error_text: str | None = None,
     started_at: float | None = None,
     cut_calls: Sequence[CutCall] = (),
+    failed: Sequence[FailedCall] = (),
 ) -> None:
     """Keep an answer cut short (it failed: ``error_text``; or was stopped) as the client saw
-    it: ADK stores no partial text (:func:`~adk_asgi.convert.failures.shown_answer`). The answer was
-    sent already, so a store that fails loses only its record, which is logged."""
+    it: ADK stores no partial text (:func:`~adk_asgi.convert.failures.shown_answer`), nor any
+    result of the calls a run that raised was running (``failed``: their responses are the
+    error shown, :func:`~adk_asgi.convert.failures.failed_calls_answer`). ``session``: read
+    after the run. The answer was sent already, so a store that fails loses only its record,
+    which is logged."""
     event = shown_answer(services.author, message_id, shown, error_text, started_at, cut_calls)
     try:
         if session is not None:
+            if failed and error_text is not None:
+                answers = failed_calls_answer(session.events, failed, error_text, message_id)
+                for answer in answers:
+                    await services.session_service.append_event(session, answer)
             await services.session_service.append_event(session, event)
     except Exception:
         logger.exception("adk_asgi: a failed answer could not be recorded")

@@ -173,6 +173,9 @@ async def test_a_failure_with_nothing_shown_keeps_only_the_error_in_history() ->
 
 
 async def test_tool_exception_is_an_error_chunk() -> None:
+    """The call ran and failed: it ends with the error the client is shown
+    (convert/failures.py), not left running (``input-available``)."""
+
     def broken(city: str) -> dict[str, Any]:
         """Always fails."""
         raise ValueError(f"no weather for {city}")
@@ -180,8 +183,13 @@ async def test_tool_exception_is_an_error_chunk() -> None:
     agent = scripted_agent([[Call("broken", {"city": "Oslo"})]], tools=[broken])
     async with client_for(make_app(agent)) as client:
         response = await client.post("/chat", json=user_body("hi"))
-    chunks = parse_sse(response.content)
-    assert chunks[-4:] == [
+    called = {"toolCallId": "call_1", "toolName": "broken", "providerExecuted": True}
+    assert parse_sse(response.content) == [
+        {"type": "start", "messageId": MID},
+        {"type": "start-step"},
+        {"type": "tool-input-start", **called},
+        {"type": "tool-input-available", **called, "input": {"city": "Oslo"}},
+        {"type": "tool-output-error", "toolCallId": "call_1", "errorText": "An error occurred."},
         {"type": "data-error", "id": f"{MID}-error", "data": {"errorText": "An error occurred."}},
         {"type": "error", "errorText": "An error occurred."},
         {"type": "finish-step"},

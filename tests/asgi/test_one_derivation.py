@@ -167,6 +167,25 @@ def policy_agent() -> BaseAgent:
     )
 
 
+def refund(amount: int) -> dict[str, Any]:
+    """Refund an amount, once the user approves it: the bank refuses it (the tool raises)."""
+    raise RuntimeError(f"the bank refused a refund of {amount}")
+
+
+def refund_agent() -> BaseAgent:
+    """A call the user approves whose tool then raises: ADK stores no response for it, and the
+    run ends with the exception."""
+
+    def respond(contents: list[types.Content]) -> list[Any]:
+        if any(p.function_response for c in contents[-1:] for p in c.parts or []):
+            return [Text("Done.")]
+        return [Call("refund", {"amount": 5})]
+
+    return scripted_agent(
+        responder=respond, tools=[FunctionTool(refund, require_confirmation=True)], chunk_size=3
+    )
+
+
 def get_outlook(city: str, days: int) -> dict[str, Any]:
     """The outlook for a city, for a number of days."""
     return {"city": city, "forecast": ["sunny"] * days}
@@ -349,6 +368,12 @@ SCENARIOS = {
             "pay 5 and 500", {"pay": [a]}, agent=policy_agent, ai_sdk_version=v, live=v == 7
         )
         for a in (True, False)
+        for v in (6, 7)
+    },
+    **{
+        f"an approved call whose tool raises, v{v}": Scenario(
+            "refund 5", {"refund": [True]}, refund_agent, ai_sdk_version=v
+        )
         for v in (6, 7)
     },
     "streamed tool input": Scenario("weather", agent=streaming_agent),
