@@ -168,22 +168,23 @@ def policy_agent() -> BaseAgent:
 
 
 def refund(amount: int) -> dict[str, Any]:
-    """Refund an amount, once the user approves it: the bank refuses it (the tool raises)."""
+    """Refund an amount: the bank refuses it (the tool raises)."""
     raise RuntimeError(f"the bank refused a refund of {amount}")
 
 
-def refund_agent() -> BaseAgent:
-    """A call the user approves whose tool then raises: ADK stores no response for it, and the
-    run ends with the exception."""
+def refund_agent(*, asks: bool, with_outlook: bool = False) -> BaseAgent:
+    """A call whose tool raises (once the user approves it, when it ``asks``), alone or next to
+    one whose tool returns: ADK stores no result for it, and the run ends with the exception;
+    live mode shows each result at once, and ADK stores a step's results together."""
 
     def respond(contents: list[types.Content]) -> list[Any]:
         if any(p.function_response for c in contents[-1:] for p in c.parts or []):
             return [Text("Done.")]
-        return [Call("refund", {"amount": 5})]
+        outlook = [Call("get_outlook", {"city": "Paris", "days": 1})] if with_outlook else []
+        return [*outlook, Call("refund", {"amount": 5})]
 
-    return scripted_agent(
-        responder=respond, tools=[FunctionTool(refund, require_confirmation=True)], chunk_size=3
-    )
+    tool = FunctionTool(refund, require_confirmation=asks)
+    return scripted_agent(responder=respond, tools=[get_outlook, tool], chunk_size=3)
 
 
 def get_outlook(city: str, days: int) -> dict[str, Any]:
@@ -372,9 +373,15 @@ SCENARIOS = {
     },
     **{
         f"an approved call whose tool raises, v{v}": Scenario(
-            "refund 5", {"refund": [True]}, refund_agent, ai_sdk_version=v
+            "refund 5", {"refund": [True]}, lambda: refund_agent(asks=True), ai_sdk_version=v
         )
         for v in (6, 7)
+    },
+    **{
+        f"a call whose tool raises next to one that returns, approved first {a}": Scenario(
+            "refund 5", {"refund": [True]}, lambda a=a: refund_agent(asks=a, with_outlook=True)
+        )
+        for a in (True, False)
     },
     "streamed tool input": Scenario("weather", agent=streaming_agent),
     "reasoning then text": Scenario(
