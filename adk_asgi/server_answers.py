@@ -117,8 +117,9 @@ async def answer_call(
             shown, error_text = converter.failure
             after = await services.session(user_id, chat_id)
             started_at, cards = converter.facts.started_at, converter.cards
+            failed = cards.running.failed
             await keep_shown(
-                services, after, message_id, shown, error_text, started_at, cards.cut, cards.failed
+                services, after, message_id, shown, error_text, started_at, cards.cut, failed
             )
     return message_id
 

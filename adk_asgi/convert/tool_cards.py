@@ -16,8 +16,8 @@ with
 * a call whose arguments the model streams is started at its first piece and its input grows
   as JSON text (``tool-input-delta``, :mod:`.streamed_input`) until the final event completes
   it;
-* a call the server runs when the run raises ran and failed (:mod:`.failures`): it ends with
-  the error the client is shown (:meth:`ToolCards.fail_running`).
+* a call the server runs when the run raises ran and failed: it ends with the error the
+  client is shown (:mod:`.running_calls`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from google.genai import types
 from adk_asgi.convert.adk_values import tool_result_chunk
 from adk_asgi.convert.failures import FailedCall
 from adk_asgi.convert.returned import kept_calls
+from adk_asgi.convert.running_calls import RunningCalls
 from adk_asgi.convert.streamed_input import StreamedInput, streams_arguments
 from adk_asgi.convert.text_blocks import TextBlocks
 from adk_asgi.convert.tool_looks import (
@@ -106,12 +107,8 @@ class ToolCards:
         """The calls whose arguments are streaming, by client id (:mod:`.streamed_input`)."""
         self.cut: list[bookkeeping.CutCall] = []
         """The calls cut short while their arguments streamed (:meth:`cut_short`)."""
-        self._running: dict[str, FailedCall] = {}
-        """The calls the server runs in this response, by client id, until their result: a
-        call announced with nothing asked of the page, or approved in this request
-        (:meth:`runs`)."""
-        self.failed: list[FailedCall] = []
-        """The calls the run was running when it raised (:meth:`fail_running`)."""
+        self.running = RunningCalls(policy)
+        """The calls the server runs now, failed by a run that raises (:meth:`fail_running`)."""
 
     def streams(self, call: types.FunctionCall) -> bool:
         """Whether a partial event's call is a piece of a call whose arguments are shown as they
@@ -185,7 +182,7 @@ class ToolCards:
             original_id = original.get("id")
             if isinstance(original_id, str) and original_id in self.known:
                 self._asked.add(original_id)
-                self._running.pop(original_id, None)  # it waits for the user: not run yet
+                self.running.asked(original_id)
                 descriptor = confirmation_descriptor(args)
                 out.append(
                     ToolApprovalRequest(
@@ -240,37 +237,22 @@ class ToolCards:
             )
         if call.id in (event.long_running_tool_ids or ()):
             self.waits = True
-        elif not self._page_answers(call.name, args):
-            self._running[client_id] = FailedCall(id=client_id, adk_id=call.id, name=call.name)
-
-    def _page_answers(self, name: str, args: dict[str, Any]) -> bool:
-        """Whether a call waits on the page (a browser tool, its approval, ADK's questions for
-        the user), rather than running on the server as it is announced."""
-        if name in ASKING_THE_USER or waits_for_approval(self.policy, name, args):
-            return True
-        return self.policy is not None and self.policy.is_client_tool(name)
+        else:
+            self.running.announced(FailedCall(client_id, call.id, call.name), args)
 
     def runs(self, call_id: str, adk_id: str, name: str) -> None:
         """A call the user approved in this request, which the server runs now (ADK's
-        confirmation, or live mode's gate): a failure of the run fails it too."""
+        confirmation, or live mode's gate)."""
         if call_id in self.known and call_id not in self._settled | self._resulted:
-            self._running[call_id] = FailedCall(id=call_id, adk_id=adk_id, name=name)
+            self.running.approved(FailedCall(call_id, adk_id, name))
 
     def fail_running(self, error_text: str, out: list[UIMessageChunk]) -> None:
-        """The run raised: each call it was running ran and failed, and ends with
-        ``error_text``, the error the client is shown (:mod:`.failures`); kept in
-        :attr:`failed` for the answer's record."""
-        for call_id, call in self._running.items():
-            if call_id in self._settled | self._resulted:
-                continue
-            self._settled.add(call_id)
+        """The run raised: the calls it ran failed with ``error_text`` (:mod:`.running_calls`)."""
+        failed = self.running.fail(error_text, self._settled | self._resulted)
+        if failed:
             self.blocks.close(out)
-            is_dynamic = dynamic(self.policy, call.name)
-            out.append(
-                ToolOutputError(tool_call_id=call_id, error_text=error_text, dynamic=is_dynamic)
-            )
-            self.failed.append(call)
-        self._running.clear()
+        self._settled.update(c.tool_call_id for c in failed)
+        out.extend(failed)
 
     def response(
         self,

@@ -375,8 +375,10 @@ class LiveProtocol(WaitAPI):
         self.streams.end(failure + converter.finish(), self.clock())
         if converter.failure is not None:
             shown, text = converter.failure
-            started_at, failed = converter.facts.started_at, tuple(converter.cards.failed)
-            self.out.append(KeepFailure(converter.message_id, shown, text, started_at, failed))
+            started_at, failed = converter.facts.started_at, converter.cards.running.failed
+            self.out.append(
+                KeepFailure(converter.message_id, shown, text, started_at, tuple(failed))
+            )
         self._closed("the live session ended after an error", 1011)
         self.out.append(Close(1011))  # the writer sends what is queued, then closes
         return self._take()

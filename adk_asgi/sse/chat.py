@@ -284,7 +284,7 @@ class ChatEndpoint:
             error_text,
             started_at,
             converter.cards.cut,
-            converter.cards.failed,
+            converter.cards.running.failed,
         )
 
 
