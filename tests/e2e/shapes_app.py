@@ -24,6 +24,7 @@ Mounted apps (each answers ``POST /chat``, ``GET /chat/{id}/messages``, ``WS /li
 * ``/dynamic``: ``shop`` again, with ``dynamic_tools`` naming its browser tool too.
 * ``/dynamic-v5``: for ai@5 clients, ``shop`` without ordering (ai@5 has no approvals), its
   browser tool dynamic too.
+* ``/refund``: ``clerk`` refunds, once the user approves it, with a tool that raises.
 
 Every model is a ``ScriptedLlm`` answering from the conversation (``responder=``), so every chat
 of the session gets the same answers, over SSE and over the live connection alike. In live mode
@@ -31,8 +32,9 @@ ADK ends a ``SequentialAgent``'s sub-agent when it calls ``task_completed`` (a t
 the sub-agents of a live ``SequentialAgent``), so the sequential models call it whenever their
 request offers it (live, ``/sequential`` runs a tree of its own: its ``live_agent``).
 
-``GET /__runs`` returns how many times the confirmed ``pay`` node really ran, per chat (the
-ADK session id is the chat id): ``{chat id: runs}``, chats where it never ran absent.
+``GET /__runs`` returns how many times the confirmed ``pay`` node (and the ``refund`` tool)
+really ran, per chat (the ADK session id is the chat id): ``{chat id: runs}``, chats where it
+never ran absent.
 """
 
 from __future__ import annotations
@@ -342,6 +344,25 @@ def pay(ctx: Any, node_input: dict[str, int]) -> str:
     return f"paid {node_input['amount']}"
 
 
+def refund(amount: int, tool_context: ToolContext) -> dict[str, Any]:
+    """Refund an amount, once the user approves it: the bank refuses it."""
+    PAY_RUNS[tool_context.session.id] += 1
+    raise RuntimeError(f"the bank refused a refund of {amount}")
+
+
+def clerk() -> LlmAgent:
+    """Refunds 30 (``refund`` asks for confirmation, then raises), and says it is done once
+    it reads the refund's result."""
+
+    def respond(contents: list[types.Content]) -> list[Segment]:
+        if responses_to(this_turn(contents), "refund"):
+            return [Text("Done.")]
+        return [Call("refund", {"amount": AMOUNT})]
+
+    tool = FunctionTool(refund, require_confirmation=True)
+    return LlmAgent(name="clerk", model=ScriptedLlm(responder=respond), tools=[tool])
+
+
 async def runs(request: Request) -> JSONResponse:
     return JSONResponse(dict(PAY_RUNS))
 
@@ -361,6 +382,7 @@ def create_app() -> Starlette:
         "/workflow-tool": AdkApp(workflow_tool()),
         "/toolset": AdkApp(shop()),
         "/dynamic": AdkApp(shop(), dynamic_tools={"search_catalog", "order_item", "locate"}),
+        "/refund": AdkApp(clerk()),
         "/dynamic-v5": AdkApp(
             shop(ordering=False), dynamic_tools={"search_catalog", "locate"}, ai_sdk_version=5
         ),

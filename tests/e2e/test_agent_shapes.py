@@ -49,6 +49,7 @@ NAME_SCHEMA = {
     "required": ["name"],
 }
 NOT_LIVE = "An error occurred."  # ADK's NotImplementedError, worded as any failure
+MASKED = "An error occurred."  # any failure, as the default ``on_error`` words it
 
 IDLE_MS = 100
 """How long a chat must stay ready and quiet for a step to be over (the driver's default is
@@ -476,6 +477,37 @@ def test_workflow_node_confirmation_under_the_or_helper(
     assert outcome(report) == ("ready", None, 2)
     assert [r["status"] for r in report["responses"]] == [200, 200]
     assert normalized(report["messages"])[1]["parts"][1]["output"] == "paid 30"
+    assert pay_runs(shapes_server, report) == 1
+    assert report["history"] == report["messages"]
+
+
+@ALL
+def test_an_approved_tool_that_raises(shapes_server: str, client: tuple[str, int]) -> None:
+    """``/refund``: approved with the stock ``addToolApprovalResponse`` and sent by the stock
+    ``lastAssistantMessageIsCompleteWithApprovalResponses``, the tool runs once and raises:
+    the real client's part ends in ``output-error`` with the error it is shown, its approval
+    kept — and history shows the same (the stream left it ``approval-responded`` and history
+    ``input-available``)."""
+    report = run(
+        shapes_server,
+        "/refund",
+        client,
+        "refund",
+        {"approve": {"tool": "refund", "approved": True}},
+        sendAutomaticallyWhen="approvals",
+    )
+    assert outcome(report) == ("error", MASKED, 2)
+    messages = normalized(report["messages"])
+    approval = messages[1]["parts"][1].pop("approval")
+    assert approval["approved"] is True
+    failed = {
+        "type": "tool-refund",
+        "toolCallId": "<call1>",
+        "state": "output-error",
+        "input": {"amount": 30},
+        "errorText": MASKED,
+    }
+    assert messages == said("refund", STEP, failed, error(MASKED))
     assert pay_runs(shapes_server, report) == 1
     assert report["history"] == report["messages"]
 
