@@ -182,3 +182,25 @@ async def test_an_approved_call_whose_tool_raises_ends_failed_and_never_runs_aga
         assert results_of(refunds.read[1], "call_1") == [{"error": "An error occurred."}]
     finally:
         await app.aclose()
+
+
+async def test_an_approval_sent_to_a_new_live_connection_whose_tool_raises() -> None:
+    """The page left while the call waited for approval; the approval opens a new connection,
+    whose ``run_live`` runs the confirmed tool as it starts (ADK's confirmation, stored by the
+    first connection): it raises, and the part ends failed there too, in the stream and in
+    history."""
+    refunds = Refunds(asks=True)
+    app = AdkApp(refunds.agent(), identify=lambda _: "alice", message_id_factory=counter("msg"))
+    chat = _Reconnecting(app)
+    try:
+        await chat.send("refund 5", [])
+        waiting = chat.messages[1]["parts"][1]
+        assert waiting["state"] == "approval-requested"
+        await answer_all(chat, {"refund": [True]})
+        approval = {"id": waiting["approval"]["id"], "approved": True}
+        failed = tool_part(state="output-error", approval=approval, **MASKED)
+        assert chat.messages == [user("u1", "refund 5"), failed_answer("msg1", failed)]
+        assert await history_of(app) == as_json(chat.messages)
+        assert refunds.runs == [5]
+    finally:
+        await app.aclose()
