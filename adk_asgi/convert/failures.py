@@ -121,7 +121,8 @@ def failed_calls_answer(
     call, in its invocation and branch (one event per agent), tagged as the bridge's record of
     the answer ``message_id`` (``kept``). A call that no stored event holds gets none (a
     response without its call would break the model's history), nor one that has a result
-    stored after all (a parallel agent's, finished after another failed)."""
+    stored after all (a parallel agent's, finished after another failed; one live mode stored
+    as it came, next to a sibling that waited)."""
     made: dict[str, Event] = {}
     answered: set[str] = set()
     for event in events:

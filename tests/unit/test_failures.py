@@ -10,7 +10,7 @@ from google.adk.events.event_actions import EventActions
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from adk_asgi.convert.failures import FailedCall, ShownResult, failed_calls_answer
+from adk_asgi.convert.failures import FailedCall, failed_calls_answer
 from adk_asgi.hitl import bookkeeping
 
 
@@ -66,17 +66,16 @@ def test_each_failed_call_is_answered_with_the_error_as_the_agent_that_made_it()
             requested_tool_confirmations={"c4": ToolConfirmation(hint="sure?")},
         ),
     ]
-    failed = [FailedCall(i, i, f"t_{i}") for i in ("c1", "c2", "c4", "c9")]
-    shown = [ShownResult("c3", "t_c3", {"result": [1]}, as_returned=True)]
-    stored = failed_calls_answer(events, failed, "An error occurred.", "msg1", shown)
+    failed = [FailedCall(i, i, f"t_{i}") for i in ("c1", "c2", "c3", "c4", "c9")]
+    stored = failed_calls_answer(events, failed, "An error occurred.", "msg1")
     error = {"error": "An error occurred."}
     assert [answered(e) for e in stored] == [
         (
             "front",
             "i1",
             None,
-            {"v": 2, "messageId": "msg1", "kept": True, "asReturned": ["c3"]},
-            [("c3", "t_c3", {"result": [1]}), ("c1", "t_c1", error)],
+            {"v": 2, "messageId": "msg1", "kept": True},
+            [("c1", "t_c1", error), ("c3", "t_c3", error)],
         ),
         (
             "worker",
