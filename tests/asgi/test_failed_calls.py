@@ -31,6 +31,7 @@ from tests.asgi.test_one_derivation import (
     SseChat,
     answer_all,
     as_json,
+    get_outlook,
     history_of,
 )
 from tests.support import counter, scripted_agent
@@ -38,6 +39,7 @@ from tests.support import counter, scripted_agent
 pytestmark = pytest.mark.asyncio
 
 Mode = Literal["sse", "live"]
+OUTLOOK = {"city": "Paris", "days": 1}
 MASKED = {"errorText": "An error occurred."}
 
 
@@ -45,8 +47,9 @@ class Refunds:
     """An agent whose refund tool raises: it refunds "refund 5", and says sorry to anything
     else. Records each run of the tool and what the model read each time."""
 
-    def __init__(self, *, asks: bool) -> None:
+    def __init__(self, *, asks: bool, with_outlook: bool = False) -> None:
         self.asks = asks
+        self.with_outlook = with_outlook
         self.runs: list[int] = []
         self.read: list[list[types.Content]] = []
 
@@ -61,10 +64,13 @@ class Refunds:
             if any(p.function_response for p in contents[-1].parts or []):
                 return [Text("The refund failed.")]
             said = next(p.text for c in reversed(contents) for p in c.parts or [] if p.text)
-            return [Call("refund", {"amount": 5})] if said == "refund 5" else [Text("Sorry.")]
+            if said != "refund 5":
+                return [Text("Sorry.")]
+            outlook = [Call("get_outlook", OUTLOOK)] if self.with_outlook else []
+            return [*outlook, Call("refund", {"amount": 5})]
 
         tool = FunctionTool(self.refund, require_confirmation=self.asks)
-        return scripted_agent(responder=respond, tools=[tool], chunk_size=3)
+        return scripted_agent(responder=respond, tools=[get_outlook, tool], chunk_size=3)
 
 
 @asynccontextmanager
@@ -98,17 +104,17 @@ class _Reconnecting:
             await (chat.send(text, []) if what == "send" else chat.submit())
 
 
-def tool_part(**fields: Any) -> dict[str, Any]:
-    return {"type": "tool-refund", "toolCallId": "call_1", "input": {"amount": 5}, **fields}
+def tool_part(call_id: str = "call_1", **fields: Any) -> dict[str, Any]:
+    return {"type": "tool-refund", "toolCallId": call_id, "input": {"amount": 5}, **fields}
 
 
-def failed_answer(message_id: str, part: dict[str, Any]) -> dict[str, Any]:
+def failed_answer(message_id: str, *parts: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": message_id,
         "role": "assistant",
         "parts": [
             {"type": "step-start"},
-            part,
+            *parts,
             {"type": "data-error", "id": f"{message_id}-error", "data": MASKED},
         ],
     }
@@ -159,6 +165,31 @@ async def test_a_server_tool_that_raises_ends_its_call_failed(mode: Mode) -> Non
         assert before == [user("u1", "refund 5"), failed_answer("msg1", failed)]
         assert refunds.runs == [5]
         assert results_of(refunds.read[1], "call_1") == [{"error": "An error occurred."}]
+    finally:
+        await app.aclose()
+
+
+@pytest.mark.parametrize("mode", ["sse", "live"])
+async def test_a_tool_that_raises_next_to_one_that_returns(mode: Mode) -> None:
+    """One call of the step returns, the other raises: the one shows its result, the other
+    ends failed — in history too, and the model reads both on the next turn."""
+    refunds = Refunds(asks=False, with_outlook=True)
+    before, app = await play_out(mode, refunds)
+    try:
+        forecast = {"city": "Paris", "forecast": ["sunny"]}
+        returned = {
+            "type": "tool-get_outlook",
+            "toolCallId": "call_1",
+            "state": "output-available",
+            "input": OUTLOOK,
+            "output": forecast,
+            "providerExecuted": True,
+        }
+        failed = tool_part("call_2", state="output-error", providerExecuted=True, **MASKED)
+        assert before == [user("u1", "refund 5"), failed_answer("msg1", returned, failed)]
+        assert refunds.runs == [5]
+        assert results_of(refunds.read[1], "call_1") == [forecast]
+        assert results_of(refunds.read[1], "call_2") == [{"error": "An error occurred."}]
     finally:
         await app.aclose()
 
