@@ -6,6 +6,7 @@ connection (``ScriptedLlm.connect``, for ``Runner.run_live``) does the same for 
 ``ChatClient`` drives an app like the stock AI SDK client (docs/testing.md#testing-your-app).
 """
 
+from adk_asgi.convert.ui_message import StreamingMessage, UIMessageStreamError, read_ui_message
 from adk_asgi.testing.auto_send import (
     last_assistant_message_is_complete_with_approval_responses,
     last_assistant_message_is_complete_with_tool_calls,
@@ -36,7 +37,6 @@ from adk_asgi.testing.scripted import (
     prompt_tokens,
     turn_to_responses,
 )
-from adk_asgi.testing.ui_message import StreamingMessage, UIMessageStreamError, read_ui_message
 
 __all__ = [
     "DEFAULT_MODEL_NAME",

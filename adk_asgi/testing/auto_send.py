@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from adk_asgi.testing.ui_parts import UIMessageDict, is_tool_part, last_step
+from adk_asgi.convert.ui_parts import UIMessageDict, is_tool_part, last_step
 
 SendAutomaticallyWhen: TypeAlias = Callable[[Sequence[UIMessageDict]], bool]
 """``useChat({sendAutomaticallyWhen})``: given the chat's messages, whether to send them."""

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp
 
-from adk_asgi.testing.auto_send import SendAutomaticallyWhen, stock_send_automatically_when
-from adk_asgi.testing.tool_answers import (
+from adk_asgi.convert.tool_answers import (
     add_tool_output,
     continued_message_id,
     respond_to_approval,
 )
-from adk_asgi.testing.ui_message import StreamingMessage
-from adk_asgi.testing.ui_parts import Chunk, UIMessageDict
+from adk_asgi.convert.ui_message import StreamingMessage
+from adk_asgi.convert.ui_parts import Chunk, UIMessageDict
+from adk_asgi.testing.auto_send import SendAutomaticallyWhen, stock_send_automatically_when
 from adk_asgi.wire.sse_frames import DONE, sse_data
 
 if TYPE_CHECKING:

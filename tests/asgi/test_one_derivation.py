@@ -32,6 +32,12 @@ from google.adk.workflow import START, Workflow
 from google.genai import types
 
 from adk_asgi import AdkApp, MessageMoment
+from adk_asgi.convert.tool_answers import (
+    add_tool_output,
+    continued_message_id,
+    respond_to_approval,
+)
+from adk_asgi.convert.ui_parts import is_tool_part, tool_name
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import (
     Call,
@@ -43,12 +49,6 @@ from adk_asgi.testing import (
     read_ui_message,
 )
 from adk_asgi.testing.auto_send import stock_send_automatically_when
-from adk_asgi.testing.tool_answers import (
-    add_tool_output,
-    continued_message_id,
-    respond_to_approval,
-)
-from adk_asgi.testing.ui_parts import is_tool_part, tool_name
 from demo_app import build_agent
 from tests.asgi.asgi_socket import Socket, websocket
 from tests.asgi.test_data_parts import get_weather, planning

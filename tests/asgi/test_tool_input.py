@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from adk_asgi import AdkApp
+from adk_asgi.convert.ui_message import StreamingMessage
 from adk_asgi.testing import Call, Fail, ScriptedLlm, Text, read_ui_message
-from adk_asgi.testing.ui_message import StreamingMessage
 from tests.asgi.asgi_socket import Socket, websocket
 from tests.support import counter, parse_sse, scripted_agent, user_body
 

@@ -1,4 +1,4 @@
-"""``adk_asgi.testing.partial_json``: the AI SDK's ``fixJson``/``parsePartialJson``, ported.
+"""``adk_asgi.convert.partial_json``: the AI SDK's ``fixJson``/``parsePartialJson``, ported.
 
 The expected texts are what ai@6's own ``fixJson`` returns for the same prefixes (its
 ``dist/index.mjs``, run under Node when this port was written)."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from adk_asgi.testing.partial_json import fix_json, parse_partial_json
-from adk_asgi.testing.ui_parts import MISSING
+from adk_asgi.convert.partial_json import fix_json, parse_partial_json
+from adk_asgi.convert.ui_parts import MISSING
 
 FIXED = [
     ("", ""),

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adk_asgi.testing.partial_json import parse_partial_json
-from adk_asgi.testing.ui_parts import (
+from adk_asgi.convert.partial_json import parse_partial_json
+from adk_asgi.convert.ui_parts import (
     MISSING,
     UIMessageDict,
     is_tool_part,
@@ -81,12 +81,16 @@ class StreamingMessage:
     error: str | None = None
     """The ``errorText`` of an ``error`` chunk. The client stops reading at it (``onError``
     throws), so later chunks change nothing."""
+    v7: bool = False
+    """ai@7's reducer, where it differs from ai@6's (a refused call's input)."""
     _active_text: dict[str, dict[str, Any]] = field(default_factory=dict)
     _active_reasoning: dict[str, dict[str, Any]] = field(default_factory=dict)
     _partial_calls: dict[str, _PartialCall] = field(default_factory=dict)
 
     @classmethod
-    def begin(cls, last_message: UIMessageDict | None, message_id: str) -> StreamingMessage:
+    def begin(
+        cls, last_message: UIMessageDict | None, message_id: str, *, v7: bool = False
+    ) -> StreamingMessage:
         """``createStreamingUIMessageState``: continue a copy of ``last_message`` if it is the
         assistant's, else start a message with ``message_id`` (the client's own id, which the
         ``start`` chunk normally replaces with the server's)."""
@@ -95,7 +99,7 @@ class StreamingMessage:
             message.setdefault("parts", [])
         else:
             message = {"id": message_id, "role": "assistant", "parts": []}
-        state = cls(message=message)
+        state = cls(message=message, v7=v7)
         for part in last_step(message["parts"]):
             if is_tool_part(part) and part.get("state") == "input-streaming":
                 state._partial_calls[part["toolCallId"]] = _PartialCall(
@@ -211,14 +215,15 @@ class StreamingMessage:
                     None,
                 )
                 dynamic = existing["type"] == "dynamic-tool" if existing else dynamic
+            as_input = available or dynamic or self.v7  # (ai@6 keeps an error's as rawInput)
             update_tool_part(
                 self.parts,
                 chunk["toolCallId"],
                 chunk["toolName"],
                 "input-available" if available else "output-error",
                 dynamic=dynamic,
-                input=get("input", MISSING) if available or dynamic else MISSING,
-                raw_input=MISSING if available or dynamic else get("input", MISSING),
+                input=get("input", MISSING) if as_input else MISSING,
+                raw_input=MISSING if as_input else get("input", MISSING),
                 error_text=MISSING if available else get("errorText", MISSING),
                 provider_executed=get("providerExecuted", MISSING),
                 provider_metadata=get("providerMetadata", MISSING),

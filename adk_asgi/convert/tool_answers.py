@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from adk_asgi.testing.ui_parts import UIMessageDict, is_tool_part, tool_name
+from adk_asgi.convert.ui_parts import UIMessageDict, is_tool_part, tool_name
 
 _AWAITING_RESULT = ("input-available", "approval-responded")
 

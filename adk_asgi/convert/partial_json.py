@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from adk_asgi.testing.ui_parts import MISSING
+from adk_asgi.convert.ui_parts import MISSING
 
 _DIGITS: Final = frozenset("0123456789")
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
