@@ -100,7 +100,14 @@ class ModelEvents:
         return kept if tagged is None and kept is not event else tagged
 
     def stored_result(
-        self, call_id: str, author: str, response: dict[str, Any], step: list[str]
+        self,
+        call_id: str,
+        author: str,
+        response: dict[str, Any],
+        step: list[str],
+        *,
+        invalid: bool = False,
+        kept: bool = False,
     ) -> Event | None:
         """The event that stores ``call_id``'s result now, tagged as ADK's would be, if it
         must be stored ahead of its step's (:meth:`~.calls.LiveCalls.store_early`)."""
@@ -109,6 +116,12 @@ class ModelEvents:
         if call is None or not calls.store_early(call_id, response, step):
             return None
         event = durable.result(call, author, response)
+        if invalid or kept:  # (as serving/invalid_calls.py and serving/as_returned.py tag)
+            event.custom_metadata = bookkeeping.with_tags(
+                event.custom_metadata,
+                invalid_calls=[call_id] if invalid else [],
+                as_returned=[call_id] if kept else [],
+            )
         return self._tagged(event) or event
 
     def _tagged(self, event: Event) -> Event | None:

@@ -334,14 +334,16 @@ class LiveToolGate(BasePlugin):
         stored = result if isinstance(result, dict) else {"result": result}
         if result is None and tool.is_long_running:  # left open: only the app answers it
             stored = None  # (server_answers.py); ADK stores no response
+        refused = self.invalid is not None and self.invalid.is_invalid(call_id)
+        kept = stored is result and returns_its_own(tool) and is_wrapper(result)
         if call_id and stored is not None:  # (stored before it is shown: a reload shows it)
             record = _Recorder(tool_context)
             step = record.step_of(call_id)
-            early = waits.protocol.stored_result(call_id, record.author, stored, step)
+            early = waits.protocol.stored_result(
+                call_id, record.author, stored, step, invalid=refused, kept=kept
+            )
             if early is not None:
                 await record([early])
-        refused = self.invalid is not None and self.invalid.is_invalid(call_id)
-        kept = stored is result and returns_its_own(tool) and is_wrapper(result)
         finished = waits.protocol.tool_finished(call_id, stored, invalid=refused, kept=kept)
         waits.carry_out(finished)
         return replaced

@@ -107,14 +107,24 @@ class WaitAPI:
         return context.take()
 
     def stored_result(
-        self, call_id: str, author: str, response: dict[str, Any], step: list[str]
+        self,
+        call_id: str,
+        author: str,
+        response: dict[str, Any],
+        step: list[str],
+        *,
+        invalid: bool = False,
+        kept: bool = False,
     ) -> Event | None:
         """What stores a tool's result at once, before :meth:`tool_finished` shows it: a
         result next to a call that waits is stored as it comes, not when the step's last call
         returns (:meth:`~.calls.LiveCalls.store_early`); ``step``: the calls of its model
-        event. ``None`` when ADK stores it."""
+        event. ``None`` when ADK stores it. ``invalid``, ``kept``: as :meth:`tool_finished`
+        takes them, tagged on the event as the bridge's plugins tag ADK's."""
         self._phases.move("tool")
-        return self._events.stored_result(call_id, author, response, step)
+        return self._events.stored_result(
+            call_id, author, response, step, invalid=invalid, kept=kept
+        )
 
     def tool_finished(
         self, call_id: str | None, result: Any, *, invalid: bool = False, kept: bool = False
