@@ -2,8 +2,9 @@
 
 The converter (:mod:`.events`, with :mod:`.text_blocks`, :mod:`.tool_cards` and
 :mod:`.tool_looks`) turns one response's events into chunks; :mod:`.history` turns a stored
-session into ``UIMessage[]`` by the same rules (:mod:`.tool_looks` decides how a tool part looks
-for both); :mod:`.translate` turns a user message into ADK ``Content``. Failures
+session into ``UIMessage[]`` by playing its responses through that converter again, and the
+chunks through the AI SDK client's reducer (:mod:`.ui_message`, and the user's answers
+:mod:`.tool_answers`); :mod:`.translate` turns a user message into ADK ``Content``. Failures
 (:mod:`.failures`), unreadable stored values (:mod:`.safe_history`) and a running tool's
 progress (:mod:`.progress`) are shown here too.
 Sans-I/O, unit-tested alone like h11: it may import :mod:`adk_asgi.hitl`,

@@ -38,13 +38,14 @@ from adk_asgi.convert.adk_values import (
     source_chunks,
 )
 from adk_asgi.convert.data_parts import shown_now
-from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors
+from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors, unstored
 from adk_asgi.convert.held_calls import HeldCalls
 from adk_asgi.convert.metadata import MessageMetadata, ResponseFacts, merged, metadata_of
 from adk_asgi.convert.parallel_calls import ParallelCalls
 from adk_asgi.convert.progress import progress_of
 from adk_asgi.convert.text_blocks import HeardSpeech, TextBlocks
 from adk_asgi.convert.tool_cards import ToolCards
+from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.interrupts import workflow_answer
 from adk_asgi.hitl.pending import CONFIRMATION_TOOL, REJECTED
 from adk_asgi.hitl.policy import ToolPolicy
@@ -160,11 +161,9 @@ class EventConverter:
         self.cards.waits = True
 
     def waiting_on_server(self) -> None:
-        """The response continues a message whose calls the app answers stay open, so the
-        model will not run in it. If it runs no step, it ends with an empty one: the stock
-        ``lastAssistantMessageIsCompleteWithToolCalls`` ignores those calls (they are the
-        server's, ``providerExecuted``), and would otherwise send the step it just sent again
-        (a 409: its answers are taken). History shows the same step (:mod:`.history`)."""
+        """The model will not run in this response: calls the app answers stay open. With no
+        step of its own, it ends with an empty one (docs/hitl.md, "Next to the browser's
+        tools"; history shows the same)."""
         self._waits_on_server = True
 
     def interrupt(self) -> list[UIMessageChunk]:
@@ -215,16 +214,17 @@ class EventConverter:
             out.extend(self._held.release())
         if (progress := progress_of(event)) is not None:  # (a preliminary output: .progress)
             return out + self.cards.progress(progress.call_id, progress.text)
-        if event.author == "user":
-            if self.live and event.input_transcription is not None:
+        if event.author == "user":  # (transcriptions: live mode's, or replayed by history)
+            if event.input_transcription is not None:
                 out.append(self._heard.chunk(event.input_transcription))
             return out
-        if self.live and event.output_transcription is not None:
+        if event.output_transcription is not None:
             self._spoken_transcript(event, event.output_transcription, out)
         if event.partial:
             self._feed_partial(event, out)
         else:
-            self.facts.see(event)
+            if not bookkeeping.read(event).kept:  # (what the client saw, not ADK's event)
+                self.facts.see(event)
             self._feed_final(event, out)
         return out
 
@@ -235,7 +235,10 @@ class EventConverter:
         live mode every message has a new id and the non-partial one repeats the text streamed
         since the last tool result, so text is matched by accumulation within a live step.
         """
-        return f"live-{self._live_step}" if self.live else event.id
+        if self.live:
+            return f"live-{self._live_step}"
+        step = bookkeeping.read(event).live_step  # (a live step, replayed from the session)
+        return event.id if step is None else f"live-{step}"
 
     @property
     def live_step(self) -> int:
@@ -372,24 +375,17 @@ class EventConverter:
     # --- errors ------------------------------------------------------------------------------
 
     def _cut(self, out: list[UIMessageChunk]) -> list[types.Part]:
-        """The answer ends: the text and reasoning shown that no stored event holds (ADK
-        stores a model call's final event only); its calls still streaming end (``cards.cut``)."""
+        """The answer ends: what it showed that no event holds; its calls streaming end."""
         self._blocks.close(out)
         self.cards.cut_short(out)
-        thought = ["".join(t) for t in self._streamed_thought.values()]
-        said = ["".join(t) for t in self._streamed_text.values()]
-        return [types.Part(text=t, thought=True) for t in thought if t] + [
-            types.Part(text=t) for t in said if t
-        ]
+        return unstored(self._streamed_thought, self._streamed_text)
 
     def _error(self, error_text: str, *, calls_failed: bool) -> list[UIMessageChunk]:
         """The failure goes into the message (a ``data-error`` part, kept in history) before
-        the ``error`` chunk: the stock client stops reading the stream at that chunk.
-        ``calls_failed``: the calls the server was running failed with the answer
-        (:meth:`.ToolCards.fail_running`): the run raised; or, over SSE, ADK reported an
-        error, as it reports a node that raised (a tool's exception) before the run raises
-        it — the client reads nothing after it. (A live model's error event ends its answer,
-        not the tools the live flow runs meanwhile.)"""
+        the ``error`` chunk, where the stock client stops reading. ``calls_failed``: the
+        server's running calls failed with it (:meth:`.ToolCards.fail_running`: the run
+        raised, or ADK reported a node's exception over SSE; a live model's error event ends
+        its answer, not the live flow's tools)."""
         self._errored = True
         out: list[UIMessageChunk] = []
         self.failure = (self._cut(out), error_text)

@@ -22,7 +22,7 @@ with a result is never run again (ADK's confirmation counts the approval used, a
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -152,4 +152,16 @@ def failed_calls_answer(
             custom_metadata=metadata,
         )
         for (author, invocation_id, branch), parts in groups.items()
+    ]
+
+
+def unstored(
+    thought: Mapping[str, Sequence[str]], said: Mapping[str, Sequence[str]]
+) -> list[types.Part]:
+    """The reasoning and text an answer cut short showed (their pieces, by model call) that
+    no stored event holds: ADK stores a model call's final event only (:func:`shown_answer`)."""
+    thoughts = ["".join(t) for t in thought.values()]
+    text = ["".join(t) for t in said.values()]
+    return [types.Part(text=t, thought=True) for t in thoughts if t] + [
+        types.Part(text=t) for t in text if t
     ]

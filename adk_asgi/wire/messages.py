@@ -359,3 +359,21 @@ def _raw_messages(top: dict[str, msgspec.Raw], trigger: Trigger) -> tuple[list[_
     if trigger == "regenerate-message":
         return [], True
     raise RequestError("the request body has no 'messages' (or 'message', the last one)")
+
+
+def ui_messages(messages: list[dict[str, Any]]) -> list[UIMessage]:
+    """Messages as the client holds them (plain JSON objects: the client's reducer,
+    :mod:`adk_asgi.convert.ui_message`) as :class:`UIMessage` structs."""
+    encode = msgspec.json.Encoder().encode
+    return [
+        UIMessage(
+            id=m["id"],
+            role=m["role"],
+            metadata=m.get("metadata"),
+            parts=[
+                _decode_part(msgspec.Raw(encode(p)), f"parts[{j}]")
+                for j, p in enumerate(m["parts"])
+            ],
+        )
+        for m in messages
+    ]
