@@ -29,7 +29,6 @@ from adk_asgi.errors import AdkAsgiError
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.wire.chunks import DataChunk, UIMessageChunk
 from adk_asgi.wire.decoding import BadJson, check_json, decode_any
-from adk_asgi.wire.messages import DataPart, UIPart
 
 NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 """A part's name: the ``<name>`` of ``data-<name>``, as a key of the AI SDK's ``dataPartSchemas``
@@ -114,14 +113,6 @@ def shown_now(
     return [chunk]
 
 
-def history_part(event: Event) -> DataPart | None:
-    """The part a stored event is in the message (a transient one is never stored)."""
-    chunk = chunk_of(event)
-    if chunk is None or chunk.transient:
-        return None
-    return DataPart(type=chunk.type, id=chunk.id, data=chunk.data)
-
-
 def in_sent_order(events: list[Event]) -> list[Event]:
     """``events`` with each data part's event moved back before the events of its message
     that were made after it was sent.
@@ -145,14 +136,3 @@ def in_sent_order(events: list[Event]) -> list[Event]:
             at -= 1
         ordered.insert(at, event)
     return ordered
-
-
-def place(parts: list[UIPart], part: DataPart) -> None:
-    """Add ``part`` to a message as the AI SDK's reducer does: a part of the same type and id
-    is updated in place (its data replaced), any other is added at the end."""
-    if part.id is not None:
-        for shown in parts:
-            if isinstance(shown, DataPart) and (shown.type, shown.id) == (part.type, part.id):
-                shown.data = part.data
-                return
-    parts.append(part)

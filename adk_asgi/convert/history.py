@@ -1,14 +1,9 @@
-"""A chat's history as its streams showed it: the stored events replayed through the converter
-that streamed them, and the page's answers replayed as the stock client made them (sans-I/O).
-
-Every response of the chat is rebuilt in order: a new :class:`~.events.EventConverter` per
-response, fed the events its run stored, its chunks applied to the message by the client's own
-reducer; between two responses of one message, what the user did to it
-(``addToolApprovalResponse``, ``addToolOutput``), read from the answers stored in the session,
-and the lead chunks the continuation's response sent before its run (denials shown, browser
-calls released: :meth:`~adk_asgi.hitl.continuation.Continuation.lead`). So how a part looks is
-decided once, by the code that streams it.
-"""
+"""A chat's history as its streams showed it (sans-I/O): each stored response replayed through
+a new :class:`~.events.EventConverter`, its chunks through the client's own reducer
+(:mod:`.ui_message`); between two responses of a message, the user's answers replayed as the
+stock client made them (:mod:`.tool_answers`) and the lead chunks the continuation's response
+sent (:meth:`~adk_asgi.hitl.continuation.Continuation.lead`). How a part looks is decided once,
+by the code that streams it (docs/architecture.md#one-derivation)."""
 
 from __future__ import annotations
 
@@ -62,6 +57,8 @@ class _Response:
         self.converter = converter
         self.message = message
         self.quiet = quiet
+        self.calls: set[str] = set()
+        """The calls made in it (ADK's ids)."""
 
 
 _OUTCOMES: Final = [MOVED_ON, EXPIRED, INTERRUPTED, INPUT_MOVED_ON]
@@ -159,6 +156,7 @@ class _Replay:
             return
         for call_id, approved in tags.decisions.items():  # the user's, on a live connection
             self.decide(response, call_id, approved)
+        response.calls.update(c.id for c in event.get_function_calls() if c.id)
         self.apply(response, converter.feed(event))
 
     def decide(self, response: _Response, call_id: str, approved: bool) -> None:
@@ -222,8 +220,11 @@ class _Replay:
 
     def close(self, message_id: str) -> None:
         response = self.open.pop(message_id, None)
-        if response is not None and not response.quiet:
-            self.apply(response, response.converter.finish())
+        if response is None or response.quiet:
+            return
+        if response.calls - self.calls.responded:  # it ended on calls left waiting
+            response.converter.waiting_on_calls()
+        self.apply(response, response.converter.finish())
 
     def quiet(self, message_id: str) -> _Response:
         """The open response of the message, or a quiet one (see :class:`_Response`)."""

@@ -14,14 +14,13 @@ needs no clock of its own (sans-I/O).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
 from google.adk.events.event import Event
 
-from adk_asgi.convert.adk_values import add_usage, is_finish_reason, map_finish_reason
-from adk_asgi.hitl import bookkeeping
+from adk_asgi.convert.adk_values import add_usage, map_finish_reason
 from adk_asgi.wire.chunks import FinishReason
 
 
@@ -111,63 +110,3 @@ def merged(current: dict[str, Any] | None, update: Mapping[str, Any] | None) -> 
         else:
             out[key] = value
     return out
-
-
-def history_metadata(
-    events: Iterable[Event], hook: MessageMetadata | None, send_usage: bool = False
-) -> dict[str, Any]:
-    """Each assistant message's metadata, by message id, as its client merged it: the stored
-    events of each of its responses (tagged with the time it started) folded as the converter
-    folded them while they streamed, and the moments handed to ``hook`` again, in order."""
-    if hook is None and not send_usage:
-        return {}
-    responses: dict[tuple[str, float | str], tuple[ResponseFacts, list[Event]]] = {}
-    latest: dict[str, tuple[str, float | str]] = {}
-    for event in events:
-        tags = bookkeeping.read(event)
-        if tags.message_id is None:
-            continue
-        if tags.started_at is not None:
-            key: tuple[str, float | str] = (tags.message_id, tags.started_at)
-        else:  # what the bridge records after a response's events (waits, a failure), or
-            # a response stored before releases recorded the time
-            key = latest.get(tags.message_id, (tags.message_id, event.invocation_id))
-        latest[tags.message_id] = key
-        if key not in responses:
-            started = key[1] if isinstance(key[1], float) else None
-            responses[key] = (ResponseFacts(tags.message_id, started), [])
-        facts, stored = responses[key]
-        stored.append(event)
-        if not tags.kept:  # (a kept answer is what the client saw, not one of ADK's events)
-            facts.see(event)
-    out: dict[str, Any] = {}
-    for facts, stored in responses.values():
-        message_id = facts.message_id
-        reason = _finish_reason(stored, facts.finish_reason)
-        usage = (
-            {"usage": dict(facts.usage)}
-            if send_usage and facts.usage and reason != "error"
-            else None
-        )
-        updates = (metadata_of(hook, facts.start()), usage, metadata_of(hook, facts.finish(reason)))
-        for update in updates:  # (a failure's finish: in a ``message-metadata`` chunk)
-            out[message_id] = merged(out.get(message_id), update)
-    return out
-
-
-def _finish_reason(events: list[Event], reason: FinishReason) -> FinishReason:
-    """How a stored response ended, as its ``finish`` chunk said: an error it showed; calls
-    left waiting for the user or the browser (called in it and not answered in it); else the
-    model's own reason."""
-    if any(_failed(event) for event in events):
-        return "error"
-    answered = {r.id for event in events for r in event.get_function_responses()}
-    if any(c.id not in answered for event in events for c in event.get_function_calls()):
-        return "tool-calls"
-    return reason
-
-
-def _failed(event: Event) -> bool:
-    if bookkeeping.read(event).error is not None:
-        return True
-    return bool(event.error_code or event.error_message) and not is_finish_reason(event)

@@ -22,7 +22,6 @@ browser tool's answer that is not an object, or is an object of the wrapper's sh
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from google.adk.events.event import Event
@@ -46,11 +45,6 @@ def as_returned(response: Any, *, kept: bool = False) -> Any:
     if not kept and is_wrapper(response):
         return response["result"]
     return response
-
-
-def kept_in(events: Iterable[Event]) -> frozenset[str]:
-    """The calls of ``events`` whose tool returned ADK's wrapper shape itself."""
-    return frozenset(call_id for event in events for call_id in kept_calls(event))
 
 
 def kept_calls(event: Event) -> list[str]:

@@ -8,10 +8,8 @@ so the final event of a model call closes its own block and no other.
 
 from __future__ import annotations
 
-from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi.hitl.bookkeeping import Tags
 from adk_asgi.wire.chunks import (
     DataChunk,
     ProviderMetadata,
@@ -23,7 +21,6 @@ from adk_asgi.wire.chunks import (
     TextStart,
     UIMessageChunk,
 )
-from adk_asgi.wire.messages import ReasoningPart, TextPart, UIMessage
 
 
 class _Block:
@@ -125,23 +122,3 @@ class HeardSpeech:
             self._count += 1
             self._text = ""
         return chunk
-
-
-class BlockNumbers:
-    """The text and reasoning blocks of each response numbered as the stream's
-    :class:`TextBlocks` numbers them: the client keeps a reasoning part's id
-    (``<message>-rsn<n>``), so history gives it the same."""
-
-    def __init__(self) -> None:
-        self._counts: dict[tuple[str, object], int] = {}
-
-    def number(self, message: UIMessage, first: int, event: Event, tags: Tags) -> None:
-        """Number the parts ``event`` (with its ``tags``) added to ``message`` (from index
-        ``first`` on)."""
-        live_response = (tags.live_step or "").rpartition(".")[0] or None
-        key = (message.id, tags.started_at or live_response or event.invocation_id)
-        for part in message.parts[first:]:
-            if isinstance(part, TextPart | ReasoningPart):
-                self._counts[key] = self._counts.get(key, 0) + 1
-                if isinstance(part, ReasoningPart):
-                    part.id = f"{message.id}-rsn{self._counts[key]}"

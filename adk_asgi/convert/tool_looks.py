@@ -54,7 +54,6 @@ from adk_asgi.wire.chunks import (
     ToolOutputError,
     UIMessageChunk,
 )
-from adk_asgi.wire.messages import Approval
 
 
 def provider_executed(policy: ToolPolicy | None, name: str, *, node: bool = False) -> bool | None:
@@ -134,11 +133,6 @@ def automatic_approval(call_id: str) -> list[UIMessageChunk]:
         ToolApprovalRequest(approval_id=approval_id, tool_call_id=call_id, is_automatic=True),
         ToolApprovalResponse(approval_id=approval_id, approved=True),
     ]
-
-
-def automatic_approval_part(call_id: str) -> Approval:
-    """The part's ``approval`` after :func:`automatic_approval` (history shows it so)."""
-    return Approval(id=client_approval_id(call_id), approved=True, is_automatic=True)
 
 
 def input_error(

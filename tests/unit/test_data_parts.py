@@ -14,18 +14,17 @@ from adk_asgi.convert.data_parts import (
     DataPartError,
     chunk_of,
     data_chunk,
-    history_part,
     in_sent_order,
-    place,
     record,
 )
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.history import rebuild_messages
+from adk_asgi.convert.ui_message import read_ui_message
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.wire.chunks import DataChunk
 from adk_asgi.wire.encoding import ChunkEncoder
-from adk_asgi.wire.messages import DataPart, TextPart, UIPart
+from adk_asgi.wire.messages import DataPart
 from tests.unit.live_machine import Machine, text_event
 from tests.unit.test_convert import MID, STOP, _asks, _payment, call, model_event, run, text, wire
 
@@ -86,31 +85,33 @@ def test_every_sdk_version_takes_a_data_chunk() -> None:
     assert [ChunkEncoder(v).admit(chunk) for v in (5, 6, 7)] == [chunk] * 3
 
 
-def test_the_event_carries_the_part_and_only_a_persisted_one_is_a_history_part() -> None:
+def test_the_event_carries_the_part_and_only_a_persisted_one_is_in_history() -> None:
     kept = data_chunk("weather", {"city": "Paris"}, id="w1")
     assert chunk_of(data_event(kept)) == kept
-    assert history_part(data_event(kept)) == DataPart(
-        type="data-weather", id="w1", data={"city": "Paris"}
-    )
     notice = data_chunk("notice", "hi", transient=True)
     assert chunk_of(data_event(notice)) == notice
-    assert history_part(data_event(notice)) is None
     assert chunk_of(model_event("e1", call("c1", "x"))) is None
+    stored = [data_event(kept), data_event(notice, "d2")]  # (a transient one is never stored)
+    assert rebuild_messages([e for e in stored if not e.partial], ToolPolicy())[0].parts == [
+        DataPart(type="data-weather", id="w1", data={"city": "Paris"})
+    ]
 
 
-def test_place_updates_a_part_of_the_same_type_and_id_in_place() -> None:
-    parts: list[UIPart] = [TextPart(text="a")]
-    place(parts, DataPart(type="data-w", id="1", data="loading"))
-    place(parts, DataPart(type="data-x", id="1", data="other type"))
-    place(parts, DataPart(type="data-w", data="no id"))
-    place(parts, DataPart(type="data-w", data="no id again"))
-    place(parts, DataPart(type="data-w", id="1", data="done"))
-    assert parts == [
-        TextPart(text="a"),
-        DataPart(type="data-w", id="1", data="done"),
-        DataPart(type="data-x", id="1", data="other type"),
-        DataPart(type="data-w", data="no id"),
-        DataPart(type="data-w", data="no id again"),
+def test_a_part_of_the_same_type_and_id_is_updated_in_place() -> None:
+    """As the AI SDK client's reducer places them (history replays the chat through it)."""
+    chunks = [
+        data_chunk("w", "loading", id="1"),
+        data_chunk("x", "other type", id="1"),
+        data_chunk("w", "no id"),
+        data_chunk("w", "no id again"),
+        data_chunk("w", "done", id="1"),
+    ]
+    shown = read_ui_message([{"type": "start", "messageId": MID}, *wire(chunks)])
+    assert shown["parts"] == [
+        {"type": "data-w", "id": "1", "data": "done"},
+        {"type": "data-x", "id": "1", "data": "other type"},
+        {"type": "data-w", "data": "no id"},
+        {"type": "data-w", "data": "no id again"},
     ]
 
 

@@ -11,8 +11,10 @@ from google.genai import types
 
 from adk_asgi import MessageMoment
 from adk_asgi.convert.events import EventConverter
-from adk_asgi.convert.metadata import history_metadata, merged
+from adk_asgi.convert.history import rebuild_messages
+from adk_asgi.convert.metadata import merged
 from adk_asgi.hitl import bookkeeping
+from adk_asgi.hitl.policy import ToolPolicy
 from tests.unit.test_convert import call, model_event, text, wire
 
 STARTED = 1_795_000_000.5
@@ -118,18 +120,24 @@ def test_no_hook_sends_no_metadata() -> None:
     assert [c for c in chunks if "messageMetadata" in c] == []
 
 
+def metadata_of_history(events: list[Event]) -> dict[str, Any]:
+    """Each message's metadata in the history of ``events``, by message id."""
+    messages = rebuild_messages(events, ToolPolicy(), metadata=every_fact)
+    return {m.id: m.metadata for m in messages}
+
+
 def test_history_rebuilds_the_moments_of_each_response_and_merges_them_in_order() -> None:
     """A message continued after a call waited: two responses, merged as the client merges."""
     later = STARTED + 60
     waiting = [tagged(FIRST)]  # the call waits: no result in this response
     going_on = [tagged(RESULT, later), tagged(ANSWER, later)]
-    shown = history_metadata([*waiting, *going_on], every_fact)
+    shown = metadata_of_history([*waiting, *going_on])
     first_finish = FINISH | {"model_version": "v1", "finish_reason": "tool-calls"}
     first_finish["usage"] = {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}
     second_finish = FINISH | {"started_at": later}
     second_finish["usage"] = {"inputTokens": 20, "outputTokens": 3, "totalTokens": 23}
     assert shown == {"m1": {"start": START | {"started_at": later}, "finish": second_finish}}
-    assert history_metadata(waiting, every_fact) == {"m1": {"start": START, "finish": first_finish}}
+    assert metadata_of_history(waiting) == {"m1": {"start": START, "finish": first_finish}}
 
 
 def test_metadata_merges_as_the_ai_sdk_client_merges_it() -> None:
