@@ -13,8 +13,14 @@ Message = dict[str, Any]
 class ClientMessages:
     def __init__(self) -> None:
         self.messages: list[Message] = []
+        self._assistant: dict[str, int] = {}
+        """Where each assistant message is in :attr:`messages` (a replay replaces one at
+        every event)."""
 
     def find(self, message_id: str) -> Message | None:
+        at = self._assistant.get(message_id)
+        if at is not None:
+            return self.messages[at]
         return next((m for m in self.messages if m["id"] == message_id), None)
 
     def add(self, message: Message, *, before_the_last_user_message: bool = False) -> None:
@@ -23,14 +29,23 @@ class ClientMessages:
         last_is_users = bool(self.messages) and self.messages[-1]["role"] == "user"
         before = 1 if before_the_last_user_message and last_is_users else 0
         self.messages.insert(len(self.messages) - before, message)
+        self._index()
+
+    def append(self, message: Message) -> None:
+        self.add(message)
 
     def replace(self, message: Message) -> None:
         """The assistant message of that id becomes ``message`` (appended if new)."""
-        for index, existing in enumerate(self.messages):
-            if existing["id"] == message["id"] and existing.get("role") == "assistant":
-                self.messages[index] = message
-                return
-        self.messages.append(message)
+        at = self._assistant.get(message["id"])
+        if at is None:
+            self.add(message)
+        else:
+            self.messages[at] = message
+
+    def _index(self) -> None:
+        self._assistant = {
+            m["id"]: at for at, m in enumerate(self.messages) if m.get("role") == "assistant"
+        }
 
     def act(self, message_id: str, action: Callable[..., int], *args: Any) -> None:
         """What the user did to a message (:mod:`.tool_answers`), on that message only: ids

@@ -129,7 +129,7 @@ class _Replay:
                 }
                 if tags.user_metadata is not None:
                     message["metadata"] = tags.user_metadata
-                self.chat.messages.append(message)
+                self.chat.append(message)
                 return
             self.answers(event)
             return
@@ -242,8 +242,8 @@ class _Replay:
         streaming = response.message
         for chunk in chunks:
             admitted = self.encoder.admit(chunk)
-            if admitted is not None:
-                streaming.apply(msgspec.json.decode(self.encoder.json(admitted)))
+            if admitted is not None:  # (as the client parses it: camelCase, no defaults)
+                streaming.apply(msgspec.to_builtins(admitted))
         self.chat.replace(streaming.message)
 
     # --- the page's answers --------------------------------------------------------------

@@ -364,16 +364,17 @@ def _raw_messages(top: dict[str, msgspec.Raw], trigger: Trigger) -> tuple[list[_
 def ui_messages(messages: list[dict[str, Any]]) -> list[UIMessage]:
     """Messages as the client holds them (plain JSON objects: the client's reducer,
     :mod:`adk_asgi.convert.ui_message`) as :class:`UIMessage` structs."""
-    encode = msgspec.json.Encoder().encode
     return [
         UIMessage(
             id=m["id"],
             role=m["role"],
             metadata=m.get("metadata"),
-            parts=[
-                _decode_part(msgspec.Raw(encode(p)), f"parts[{j}]")
-                for j, p in enumerate(m["parts"])
-            ],
+            parts=[_ui_part(p) for p in m["parts"]],
         )
         for m in messages
     ]
+
+
+def _ui_part(part: dict[str, Any]) -> UIPart:
+    converted: UIPart = msgspec.convert(part, _part_class(part["type"]))  # type: ignore[assignment]
+    return converted
