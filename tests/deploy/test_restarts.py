@@ -115,6 +115,20 @@ async def live_request(socket: ClientConnection, chat_id: str, messages: list[An
             raise AssertionError(message)
 
 
+def answers_hello(chunks: list[dict[str, Any]]) -> None:
+    """``chunks`` are the demo agent's whole answer to "hello", in one step."""
+    deltas = [c["delta"] for c in chunks if c["type"] == "text-delta"]
+    assert "".join(deltas) == HELLO
+    assert normalize_ids([c for c in chunks if c["type"] != "text-delta"]) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block1>"},
+        {"type": "text-end", "id": "<block1>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
 def live_url(base: str, chat_id: str) -> str:
     return f"{base.replace('http', 'ws', 1)}/agent/live?chatId={chat_id}"
 
@@ -176,16 +190,7 @@ async def test_after_kill_9_mid_approval_the_next_message_is_answered(
     with deployment.server() as base:
         async with connect(live_url(base, chat_id)) as socket:
             hello = await live_request(socket, chat_id, [user("hello", "u2")])
-        deltas = [c.pop("delta") for c in hello if c["type"] == "text-delta"]
-        assert "".join(deltas) == HELLO
-        assert normalize_ids([c for c in hello if c["type"] != "text-delta"]) == [
-            {"type": "start", "messageId": "<msg1>"},
-            {"type": "start-step"},
-            {"type": "text-start", "id": "<block1>"},
-            {"type": "text-end", "id": "<block1>"},
-            {"type": "finish-step"},
-            {"type": "finish", "finishReason": "stop"},
-        ]
+        answers_hello(hello)
         assert tool_states(history(base, chat_id)) == ["output-error"]
     assert deployment.payments(chat_id) == 0
 
@@ -222,16 +227,7 @@ async def test_a_payment_cut_by_kill_9_while_it_ran_is_never_run_again(
             else:
                 body = {"id": chat_id, "messages": [user("pay 5 to alice"), assistant, hello]}
                 said = parse_sse((await client.post(f"{base}/agent/chat", json=body)).content)
-            deltas = [c.pop("delta") for c in said if c["type"] == "text-delta"]
-            assert "".join(deltas) == HELLO
-            assert normalize_ids([c for c in said if c["type"] != "text-delta"]) == [
-                {"type": "start", "messageId": "<msg1>"},
-                {"type": "start-step"},
-                {"type": "text-start", "id": "<block1>"},
-                {"type": "text-end", "id": "<block1>"},
-                {"type": "finish-step"},
-                {"type": "finish", "finishReason": "stop"},
-            ]
+            answers_hello(said)
             messages = (await client.get(f"{base}/agent/chat/{chat_id}/messages")).json()
     payment = messages[1]["parts"][1]
     assert (payment["state"], payment["errorText"]) == ("output-error", INTERRUPTED["error"])
