@@ -35,7 +35,7 @@ _JSON = msgspec.json.Decoder(dict[str, Any])
 def agui_app() -> Any:
     """The ag-ui-adk server (FastAPI), ``max_concurrent_executions`` from
     ``BENCH_AGUI_CONCURRENCY`` (default: its own 10)."""
-    from ag_ui_adk import ADKAgent, add_adk_fastapi_endpoint  # type: ignore[import-untyped]
+    from ag_ui_adk import ADKAgent, add_adk_fastapi_endpoint
     from fastapi import FastAPI
 
     limit = int(os.environ.get("BENCH_AGUI_CONCURRENCY", DEFAULT_CONCURRENCY))
