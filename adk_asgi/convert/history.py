@@ -19,7 +19,7 @@ from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.metadata import MessageMetadata
 from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.convert.replayed_calls import ReplayedCalls
-from adk_asgi.convert.safe_history import lost_result, readable
+from adk_asgi.convert.safe_history import readable_event
 from adk_asgi.convert.tool_answers import add_tool_output, respond_to_approval
 from adk_asgi.convert.tool_looks import cut_call_chunk, result_chunk
 from adk_asgi.convert.ui_message import StreamingMessage
@@ -353,10 +353,7 @@ class _Replay:
                 self.close(call.message_id)  # its own, after the response that released it
                 self.response(call.message_id, None)
                 self.close(call.message_id)
-            stored, lost = readable(response)
-            shown = result_chunk(self.policy, call.id, call.name, call.args, stored)
-            if lost is not None:  # (convert/safe_history.py)
-                shown = ToolOutputError(tool_call_id=call.id, error_text=lost_result(lost))
+            shown = result_chunk(self.policy, call.id, call.name, call.args, response)
             if isinstance(shown, ToolOutputError):
                 output: tuple[Any, ...] = ("output-error", None, shown.error_text)
             else:
@@ -392,7 +389,7 @@ def rebuild_messages(
     service keeps, by name, shown where the user's message has their placeholder.
     ``speakers``, ``metadata``, ``send_usage``: the app's converter options, as its streams
     had them. ``v7``: the client is ai@7 (else ai@6: its parts where the reducers differ)."""
-    persisted = [e for e in visible_events(events) if not e.partial]
+    persisted = [readable_event(e) for e in visible_events(events) if not e.partial]
     options = ConverterOptions(send_usage=send_usage, message_metadata=metadata, speakers=speakers)
     encoder = ChunkEncoder(7)  # (every part: what a v6 client is not sent is taken out after)
     replayed = _Replay(persisted, policy, options, encoder, files or {}, v7).run()

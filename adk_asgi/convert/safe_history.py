@@ -134,6 +134,15 @@ def readable_content(content: types.Content) -> types.Content:
     return content.model_copy(update={"parts": readable})
 
 
+def readable_event(event: Event) -> Event:
+    """``event``, or a copy of it with its :func:`readable_content` (history shows what the
+    model is told of a value it cannot read, never the value)."""
+    if event.content is None:
+        return event
+    content = readable_content(event.content)
+    return event if content is event.content else event.model_copy(update={"content": content})
+
+
 def make_readable(event: Event) -> bool:
     """Give ``event`` its :func:`readable_content`; whether anything had to be replaced."""
     if event.content is None:
