@@ -229,15 +229,13 @@ class EventConverter:
         return out
 
     def _key(self, event: Event) -> str:
-        """What ties the deltas of one model message together.
-
-        In ``run_async`` the partials and the final event of a model call share ``event.id``. In
-        live mode every message has a new id and the non-partial one repeats the text streamed
-        since the last tool result, so text is matched by accumulation within a live step.
-        """
+        """What ties the deltas of one model message together: in ``run_async`` its partials
+        and final event share ``event.id``; in live mode every message has a new id, and the
+        final one repeats the text streamed since the last tool result, so text accumulates
+        within a live step (a stored event names its step: history replays it)."""
         if self.live:
             return f"live-{self._live_step}"
-        step = bookkeeping.read(event).live_step  # (a live step, replayed from the session)
+        step = None if event.partial else bookkeeping.read(event).live_step
         return event.id if step is None else f"live-{step}"
 
     @property
