@@ -201,8 +201,9 @@ class EventConverter:
         return self._order.feed(event)
 
     def _feed(self, event: Event) -> list[UIMessageChunk]:
-        if (data := shown_now(event, self._held.held, live=self.live)) is not None:
-            return data  # (an app's data part: convert/data_parts.py)
+        data = None if event.content else shown_now(event, self._held.held, live=self.live)
+        if data is not None:
+            return data  # (an app's data part, which has no content: convert/data_parts.py)
         if self.speakers:
             self._blocks.speaker = speaker(event.author)
         out: list[UIMessageChunk] = []
