@@ -118,7 +118,10 @@ class InvalidCalls(BasePlugin):
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
     ) -> Event | None:
-        """Tags the event in place (a returned event would stop the plugins after this one)."""
+        """Tags the event in place (a returned event would stop the plugins after this one).
+        Every streamed delta passes here: one that can answer nothing returns at once."""
+        if event.partial or not (self._invalid or self._suspects):
+            return None
         responses = [r for r in event.get_function_responses() if r.id]
         marked = [r.id for r in responses if r.id in self._invalid and is_error_answer(r.response)]
         for response in responses:
