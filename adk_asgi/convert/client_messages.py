@@ -31,9 +31,6 @@ class ClientMessages:
         self.messages.insert(len(self.messages) - before, message)
         self._index()
 
-    def append(self, message: Message) -> None:
-        self.add(message)
-
     def replace(self, message: Message) -> None:
         """The assistant message of that id becomes ``message`` (appended if new)."""
         at = self._assistant.get(message["id"])

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 import msgspec
 from google.adk.events.event import Event
+from google.genai import types
 
 from adk_asgi.convert.client_messages import ClientMessages, Message
 from adk_asgi.convert.data_parts import in_sent_order
@@ -42,7 +43,6 @@ from adk_asgi.hitl.pending import (
 )
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.wire.chunks import StartStep, ToolOutputError, UIMessageChunk
-from adk_asgi.wire.encoding import ChunkEncoder
 from adk_asgi.wire.messages import FilePart, UIMessage, ui_messages
 
 
@@ -72,14 +72,12 @@ class _Replay:
         events: list[Event],
         policy: ToolPolicy,
         options: ConverterOptions,
-        encoder: ChunkEncoder,
         files: Mapping[str, FilePart],
         v7: bool,
     ) -> None:
         self.events = events
         self.policy = policy
         self.options = options
-        self.encoder = encoder
         self.v7 = v7
         self.files = files
         self.state: ChatState = chat_state(events, policy)
@@ -100,8 +98,7 @@ class _Replay:
         for event in in_sent_order(self.events):
             self.take(event)
         for message_id in list(self.lead) + list(self.server_results):  # nothing ran
-            self.close(message_id)
-            self.response(message_id, None)
+            self.respond_now(message_id)
         for message_id in list(self.open):
             self.close(message_id)
         return self.chat.shown()
@@ -129,7 +126,7 @@ class _Replay:
                 }
                 if tags.user_metadata is not None:
                     message["metadata"] = tags.user_metadata
-                self.chat.append(message)
+                self.chat.add(message)
                 return
             self.answers(event)
             return
@@ -192,15 +189,11 @@ class _Replay:
             if started_at is None or started_at == started:
                 return response
             self.close(message_id)  # (another response of the message: a live turn)
-        known = self.chat.known_calls(message_id)
-        converter = self.options.converter(
-            message_id, policy=self.policy, known_calls=known, started_at=started_at
-        )
         last = self.chat.find(message_id)
-        streaming = StreamingMessage.begin(last, message_id, v7=self.v7)
-        response = self.open[message_id] = _Response(converter, streaming)
+        response = self.begin(message_id, started_at)
+        converter = response.converter
         if last is None:
-            self.chat.add(streaming.message, before_the_last_user_message=cut)
+            self.chat.add(response.message.message, before_the_last_user_message=cut)
         self.apply(response, converter.start())
         for call, result in self.server_results.pop(message_id, []):
             self.apply(response, converter.cards.tool_result(call.id, result, call.name))
@@ -229,21 +222,23 @@ class _Replay:
     def quiet(self, message_id: str) -> _Response:
         """The open response of the message, or a quiet one (see :class:`_Response`)."""
         response = self.open.get(message_id)
-        if response is not None:
-            return response
+        return response if response is not None else self.begin(message_id, None, quiet=True)
+
+    def begin(self, message_id: str, started_at: float | None, *, quiet: bool = False) -> _Response:
+        """A response of the message, opened: its converter knows the calls the client
+        holds parts for, and it continues the message as the client has it."""
+        known = self.chat.known_calls(message_id)
         converter = self.options.converter(
-            message_id, policy=self.policy, known_calls=self.chat.known_calls(message_id)
+            message_id, policy=self.policy, known_calls=known, started_at=started_at
         )
         streaming = StreamingMessage.begin(self.chat.find(message_id), message_id, v7=self.v7)
-        response = self.open[message_id] = _Response(converter, streaming, quiet=True)
+        response = self.open[message_id] = _Response(converter, streaming, quiet=quiet)
         return response
 
     def apply(self, response: _Response, chunks: Iterable[UIMessageChunk]) -> None:
         streaming = response.message
-        for chunk in chunks:
-            admitted = self.encoder.admit(chunk)
-            if admitted is not None:  # (as the client parses it: camelCase, no defaults)
-                streaming.apply(msgspec.to_builtins(admitted))
+        for chunk in chunks:  # (every chunk, ai@7's too: admit_messages takes out what a
+            streaming.apply(msgspec.to_builtins(chunk))  # v6 client is not sent, after)
         self.chat.replace(streaming.message)
 
     # --- the page's answers --------------------------------------------------------------
@@ -255,12 +250,8 @@ class _Replay:
             call = self.calls.answered(answer.id or "")
             if call is None or call.message_id in (None, message_id):
                 continue
-            if self.chat.find(call.message_id) is None:
-                continue
-            response = self.quiet(call.message_id)
-            out: list[UIMessageChunk] = []
-            response.converter.cards.response(answer, {}, out, event)
-            self.apply(response, out)
+            if self.chat.find(call.message_id) is not None:
+                self.show_result(call.message_id, answer, event)
 
     def closing(self, event: Event) -> bool:
         """What the bridge closed unanswered (:mod:`adk_asgi.hitl.closing`): a wait that ran out,
@@ -292,13 +283,16 @@ class _Replay:
                 self.apply(response, cards.closed_unanswered(call.id, why))
         for answer in outcomes:
             call = self.calls.answered(answer.id or "")
-            if call is None or call.message_id is None:
-                continue
-            response = self.quiet(call.message_id)
-            out: list[UIMessageChunk] = []
-            response.converter.cards.response(answer, {}, out, event)
-            self.apply(response, out)
+            if call is not None and call.message_id is not None:
+                self.show_result(call.message_id, answer, event)
         return True
+
+    def show_result(self, message_id: str, answer: types.FunctionResponse, event: Event) -> None:
+        """A call's result, on its message, outside a response of its own."""
+        response = self.quiet(message_id)
+        out: list[UIMessageChunk] = []
+        response.converter.cards.response(answer, {}, out, event)
+        self.apply(response, out)
 
     def answers(self, event: Event) -> None:
         if self.closing(event):
@@ -310,32 +304,18 @@ class _Replay:
                 asked = self.calls.asked(answer_id)
                 if asked is None or asked.message_id is None:
                     continue
-                call_id, message_id = asked.id, asked.message_id
-                self.close(message_id)
-                approved = response.get("confirmed") is True
-                reason = self.state.reasons.get(answer_id)
-                self.chat.act(message_id, respond_to_approval, answer_id, approved, reason)
-                answering = self.continuing(message_id)
-                if not approved:
-                    answering.denied.append(call_id)
+                self.approval_answered(asked, answer_id, response)
                 continue
             call = self.calls.answered(answer_id)
             if call is None or call.message_id is None:
                 continue
             if self.state.confirmation_of_call.get(call.id) == call.id:  # a node's approval
-                self.close(call.message_id)
-                approved = response.get("confirmed") is True
-                reason = self.state.reasons.get(call.id)
-                self.chat.act(call.message_id, respond_to_approval, call.id, approved, reason)
-                answering = self.continuing(call.message_id)
-                if not approved:
-                    answering.denied.append(call.id)
+                self.approval_answered(call, call.id, response)
                 continue
             if call.id in self.state.server_answered:  # the app's answer (server_answers.py)
-                self.close(call.message_id)
                 if call.message_id in self.lead:  # the page's answers before it: a response
-                    self.response(call.message_id, None)  # of their own
-                    self.close(call.message_id)
+                    self.respond_now(call.message_id)  # of their own
+                self.close(call.message_id)
                 self.server_results.setdefault(call.message_id, []).append((call, response))
                 continue
             if not (self.policy.is_client_tool(call.name) or call.name in ASKING_THE_USER):
@@ -350,9 +330,7 @@ class _Replay:
                 self.released(call.id)  # (approved with its result, in one request)
             pending = self.lead.get(call.message_id)
             if pending is not None and call in pending.released:  # its answer is a request of
-                self.close(call.message_id)  # its own, after the response that released it
-                self.response(call.message_id, None)
-                self.close(call.message_id)
+                self.respond_now(call.message_id)  # its own, after the response that released it
             shown = result_chunk(self.policy, call.id, call.name, call.args, response)
             if isinstance(shown, ToolOutputError):
                 output: tuple[Any, ...] = ("output-error", None, shown.error_text)
@@ -360,6 +338,18 @@ class _Replay:
                 output = ("output-available", shown.output, None)
             self.chat.act(call.message_id, add_tool_output, call.id, *output)
             self.continuing(call.message_id)
+
+    def approval_answered(self, call: ToolCall, approval_id: str, answer: dict[str, Any]) -> None:
+        """``addToolApprovalResponse`` on ``call``'s approval (ADK's confirmation, or a
+        workflow node's), as its stored answer says."""
+        assert call.message_id is not None
+        self.close(call.message_id)
+        approved = answer.get("confirmed") is True
+        reason = self.state.reasons.get(approval_id)
+        self.chat.act(call.message_id, respond_to_approval, approval_id, approved, reason)
+        answering = self.continuing(call.message_id)
+        if not approved:
+            answering.denied.append(call.id)
 
     def released(self, call_id: str) -> None:
         call = self.state.calls.get(call_id)
@@ -370,6 +360,12 @@ class _Replay:
         self.chat.act(call.message_id, respond_to_approval, approval, True, None)
         self.continuing(call.message_id).released.append(call)
         self.calls.released.add(call_id)
+
+    def respond_now(self, message_id: str) -> None:
+        """The response to what the page answered so far, in which nothing more runs."""
+        self.close(message_id)
+        self.response(message_id, None)
+        self.close(message_id)
 
     def continuing(self, message_id: str) -> Continuation:
         return self.lead.setdefault(message_id, Continuation(message_id=message_id))
@@ -391,6 +387,5 @@ def rebuild_messages(
     had them. ``v7``: the client is ai@7 (else ai@6: its parts where the reducers differ)."""
     persisted = [readable_event(e) for e in visible_events(events) if not e.partial]
     options = ConverterOptions(send_usage=send_usage, message_metadata=metadata, speakers=speakers)
-    encoder = ChunkEncoder(7)  # (every part: what a v6 client is not sent is taken out after)
-    replayed = _Replay(persisted, policy, options, encoder, files or {}, v7).run()
+    replayed = _Replay(persisted, policy, options, files or {}, v7).run()
     return ui_messages(replayed)
