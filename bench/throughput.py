@@ -231,12 +231,14 @@ def _environment(servers: dict[str, ServerProcess], placement: Placement) -> str
     return f"{versions(uvicorn_line, client)}\n{placement.describe()}"
 
 
-def _server(kind: str, before: str | None) -> ServerProcess:
-    """A row's server: ``before`` is ``""`` for the rows of this checkout, ``None`` for the A/B
-    row with the earlier writer, or the path of the checkout that serves the A/B row."""
-    if before is None:
-        return ServerProcess(kind, env={"BENCH_WRITER": "before"})
-    return ServerProcess(kind, root=os.path.abspath(before) if before else None)
+def _server(name: str, kind: str, before_tree: str | None) -> ServerProcess:
+    """A row's server. The A/B row (``before``) is this checkout with the earlier SSE writer,
+    or, with ``--before-tree``, another checkout's app."""
+    if name != "before":
+        return ServerProcess(kind)
+    if before_tree:
+        return ServerProcess(kind, root=os.path.abspath(before_tree))
+    return ServerProcess(kind, env={"BENCH_WRITER": "before"})
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -265,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         kinds["ag_ui_adk"] = "ag_ui_adk"
     with contextlib.ExitStack() as stack:
         servers = {
-            name: stack.enter_context(_server(kind, args.before_tree if name == "before" else ""))
+            name: stack.enter_context(_server(name, kind, args.before_tree))
             for name, kind in kinds.items()
         }
         progress("servers up: " + ", ".join(f"{k} {s.url}" for k, s in servers.items()))
