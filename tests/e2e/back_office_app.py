@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from google.adk.agents import LlmAgent
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 from starlette.applications import Starlette
@@ -43,17 +44,13 @@ def respond(contents: list[types.Content]) -> list[Call | Text]:
     return [Call("change_bgm", {"track": 3}), Call("request_refund", REFUND)]
 
 
-def agent() -> object:
+def agent() -> LlmAgent:
     return scripted_agent(
         responder=respond, tools=[change_bgm, LongRunningFunctionTool(request_refund)]
     )
 
 
-chat = AdkApp(
-    agent(),  # type: ignore[arg-type]
-    live_agent=agent(),  # type: ignore[arg-type]
-    identify=lambda conn: conn.cookies.get("user", "nobody"),
-)
+chat = AdkApp(agent(), live_agent=agent(), identify=lambda conn: conn.cookies.get("user", "nobody"))
 
 
 async def office(request: Request) -> JSONResponse:
