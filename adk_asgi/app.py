@@ -48,6 +48,7 @@ from adk_asgi.serving.invalid_calls import InvalidCalls
 from adk_asgi.serving.live_refusal import live_refusal
 from adk_asgi.serving.origins import OriginGuard, OriginPolicy
 from adk_asgi.serving.pace import PaceToReader
+from adk_asgi.serving.plugin_chain import PluginChain
 from adk_asgi.serving.request_state import RequestState
 from adk_asgi.serving.sdk_versions import SdkVersion, checked_sdk_version
 from adk_asgi.serving.services import Limits, Services
@@ -204,7 +205,8 @@ class AdkApp:
             FinishRanTools(),  # after the live gate: a call awaiting the user holds nothing
             PaceToReader(),
         ]
-        app = app.model_copy(update={"plugins": [*app.plugins, *bridge_plugins]})
+        bridge = PluginChain("adk_asgi", bridge_plugins)  # (serving/plugin_chain.py: why)
+        app = app.model_copy(update={"plugins": [*app.plugins, bridge]})
         self.adk_app = app
         self.session_service = session_service or InMemorySessionService()
         handing_over = HandingOver(self.session_service)
