@@ -36,6 +36,8 @@ async def close_left_calls(
     :func:`~adk_asgi.hitl.closing.closing_answers`): calls left by a crash or past their wait and,
     when the user ``moved_on`` to a new message, every call still waiting. Returns the chat's
     calls as they stand after it."""
+    if not session.events:  # a new chat: nothing to close
+        return ChatState()
     state = chat_state(session.events, services.tools)
     closing = closing_answers(
         state, services.tools, now=time.time(), moved_on=moved_on, approved_unrun=approved_unrun

@@ -39,5 +39,8 @@ class PauseForClientTools(BasePlugin):
 
 
 def _unanswered_long_running_calls(events: list[Event], invocation_id: str) -> list[str]:
-    state = chat_state(e for e in events if e.invocation_id == invocation_id)
+    mine = [e for e in events if e.invocation_id == invocation_id]
+    if not any(e.get_function_calls() for e in mine):  # the first model call of most turns
+        return []
+    state = chat_state(mine)
     return [call.id for call in state.calls.values() if state.open_client_call(call.id)]

@@ -100,11 +100,14 @@ class InMemoryChatLocks(ChatLocks):
             entry = self._entries[key] = _Entry()
         entry.users += 1
         try:
-            try:
-                async with asyncio.timeout(wait):
-                    await entry.lock.acquire()
-            except TimeoutError:
-                raise busy(wait) from None
+            if entry.users == 1:  # nobody holds it or waits: taken at once, no timer
+                await entry.lock.acquire()
+            else:
+                try:
+                    async with asyncio.timeout(wait):
+                        await entry.lock.acquire()
+                except TimeoutError:
+                    raise busy(wait) from None
             try:
                 entry.tokens += 1
                 yield Lease(entry.tokens)
