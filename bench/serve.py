@@ -7,7 +7,8 @@ with the same uvicorn settings for both: uvicorn's defaults apart from logging.
 ``adk_asgi_shared`` is a multi-worker deployment (``bench.scale_out``): uvicorn's own
 supervisor (``workers=``, its ``Multiprocess``) with ``BENCH_WORKERS`` worker processes on the
 one listening socket, the app's pieces chosen by environment variables (:func:`shared_app`).
-``ag_ui_adk`` is the peer (``bench.peers``). ``BENCH_WRITER=before``: adk_asgi with the SSE
+``ag_ui_adk`` is the peer (``bench.peers``), ``adk_bare`` the thinnest HTTP server of the
+agent (``bench.bare``). ``BENCH_WRITER=before``: adk_asgi with the SSE
 writer as it was (``bench.writer_before``), for an A/B in one run.
 """
 
@@ -39,7 +40,7 @@ from adk_asgi import AdkApp
 from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet
 
-KINDS = ("adk_asgi", "adk_run_sse", "adk_asgi_shared", "ag_ui_adk")
+KINDS = ("adk_asgi", "adk_run_sse", "adk_asgi_shared", "ag_ui_adk", "adk_bare")
 
 
 class _ObjectLoader(BaseAgentLoader):
@@ -335,6 +336,10 @@ def main(argv: list[str]) -> None:
         from bench.peers import agui_app
 
         app = agui_app()
+    elif kind == "adk_bare":
+        from bench.bare import bare_app
+
+        app = bare_app()
     else:
         app = adk_asgi_app() if kind == "adk_asgi" else adk_run_sse_app()
     config = uvicorn.Config(with_cpu_probe(app), log_level="warning", access_log=False)

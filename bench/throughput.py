@@ -18,6 +18,9 @@ noisy machine slows all rows alike and the ratios stay fair:
 * ``resumable``: the same app with a stream store.
 * ``adk /run_sse``: ADK's own API server (``get_fast_api_app``), same uvicorn settings, same
   client.
+* ``bare http``: ``run_async`` behind a raw ASGI endpoint, one SSE frame per partial event
+  (``bench.bare``): what any HTTP server of the agent pays over the floor, so that adk_asgi's
+  time to first text over it is the bridge's own share, measured in the same rounds.
 * ``ag-ui-adk``: the AG-UI protocol's ADK middleware (``bench.peers``: FastAPI,
   sse-starlette), same uvicorn settings, same client; ``--no-peer`` leaves it out (it is
   installed by the ``bench`` extra).
@@ -47,6 +50,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
 from bench import cli
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
+from bench.bare import BARE_PATH, BARE_TEXT
 from bench.encode import encode_costs
 from bench.peers import AGUI_PATH, CONTENT, HEADERS, agui_body, agui_problem
 from bench.placement import Placement, loop_factory, on_agent_cpus
@@ -55,7 +59,7 @@ from bench.rows import SHORT_ANSWER, HttpRow, Measure, Run, check_count, sample
 from bench.serve import RESUMABLE
 from bench.servers import ServerProcess, logs_on_error
 from bench.sse_payloads import sse_payloads
-from bench.throughput_report import BEFORE, OURS, PEER, Results, report
+from bench.throughput_report import BARE, BEFORE, OURS, PEER, Results, report
 
 TEXT_DELTA: Final = b'"type":"text-delta"'
 ADK_TEXT: Final = b'"text":"'
@@ -159,6 +163,19 @@ class AdkRunSseClient(HttpRow):
         return Run(got.seconds, got.first, units, len(data), got.server_cpu, got.client_cpu)
 
 
+class BareClient(HttpRow):
+    """``bench.bare``'s endpoint: the deltas asked for, one frame each."""
+
+    async def __call__(self, deltas: int) -> Run:
+        got = await self.stream(BARE_PATH, {"deltas": deltas}, BARE_TEXT)
+        data = got.data
+        if not data.endswith(DONE):
+            raise RuntimeError(f"{BARE}: bad stream ending {data[-300:]!r}")
+        check_count(BARE, data.count(BARE_TEXT), deltas)
+        units = data.count(b"data: ") - 1
+        return Run(got.seconds, got.first, units, len(data), got.server_cpu, got.client_cpu)
+
+
 class AgUiClient(HttpRow):
     """ag-ui-adk's endpoint: a ``RunAgentInput`` for a new thread, as ``HttpAgent`` posts it."""
 
@@ -182,7 +199,7 @@ async def bench(
     primed: bool = True,
 ) -> Results:
     """``urls``: the servers by kind (``adk_asgi``, ``before``, ``adk_run_sse``,
-    ``ag_ui_adk``); a row whose server is not there is left out."""
+    ``ag_ui_adk``, ``adk_bare``); a row whose server is not there is left out."""
     floor = Floor()
     timeout = httpx.Timeout(300.0)
     async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
@@ -196,6 +213,8 @@ async def bench(
             rows[BEFORE] = AdkAsgiClient(client, urls["before"])
         if "ag_ui_adk" in urls:
             rows[PEER] = AgUiClient(client, urls["ag_ui_adk"])
+        if "adk_bare" in urls:
+            rows[BARE] = BareClient(client, urls["adk_bare"])
         throughput = {}
         floor.cpus = placement.pin()
         for size in sizes:
@@ -245,19 +264,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = cli.parser("bench.throughput", __doc__, "a smoke run: small N, few runs")
     cli.numbers(parser, reps="runs per row and size (default 7; quick 2)")
     cli.lists(parser, sizes="deltas per answer (1000 10000)")
-    cli.numbers(parser, ttfc_runs="runs per row for the first text (30)")
+    cli.numbers(parser, ttfc_runs="runs per row for the first text (84: whole cycles of orders)")
     cli.numbers(parser, str, before_tree="serve the A/B row from this checkout of adk-asgi")
     cli.switches(
         parser,
         no_pin="let the scheduler place servers and client",
         no_peer="leave out the ag-ui-adk row",
         no_before="leave out the A/B row",
+        no_bare="leave out the bare http row",
         no_prime="time first text without an untimed run first",
     )
     args = parser.parse_args(argv)
     reps = args.reps or (2 if args.quick else 7)
     sizes = args.sizes or ([200] if args.quick else [1_000, 10_000])
-    ttfc_runs = args.ttfc_runs or (5 if args.quick else 30)
+    ttfc_runs = args.ttfc_runs or (5 if args.quick else 84)
     quiet()
     started = time.perf_counter()
     kinds = {"adk_asgi": "adk_asgi", "adk_run_sse": "adk_run_sse"}
@@ -265,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         kinds["before"] = "adk_asgi"
     if not args.no_peer:
         kinds["ag_ui_adk"] = "ag_ui_adk"
+    if not args.no_bare:
+        kinds["adk_bare"] = "adk_bare"
     with contextlib.ExitStack() as stack:
         servers = {
             name: stack.enter_context(_server(name, kind, args.before_tree))

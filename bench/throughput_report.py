@@ -17,6 +17,8 @@ BEFORE: Final = "adk_asgi before"
 """The A/B row: adk_asgi with the SSE writer as it was before the first words went out at once
 after a pause (``bench.writer_before``), or another commit's adk_asgi (``--before-tree``)."""
 PEER: Final = "ag-ui-adk"
+BARE: Final = "bare http"
+"""``run_async`` behind the thinnest HTTP endpoint (``bench.bare``)."""
 TTFT_TARGET_MS: Final = 1.0
 """adk_asgi's time to first text at most this much over the floor's."""
 
@@ -130,6 +132,14 @@ def _first_text(results: Results, ttfc_runs: int) -> list[str]:
             else ""
         )
         out.append(f"  {name:<16} - floor: {extra:+.2f} ms (best runs {best:+.2f} ms){goal}")
+    if BARE in first:
+        ours, bare = first[OURS], first[BARE]
+        extra = (median_of(ours, "first_delta") - median_of(bare, "first_delta")) * 1e3
+        best = (min_of(ours, "first_delta") - min_of(bare, "first_delta")) * 1e3
+        out.append(
+            f"  {OURS} - {BARE}: {extra:+.2f} ms (best runs {best:+.2f} ms): the bridge's own"
+            f" share; {BARE} - floor is the transport's"
+        )
     for other in (PEER, BEFORE):
         if other in first:
             ratio = paired(first[OURS], first[other], "first_delta")
