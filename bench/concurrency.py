@@ -2,10 +2,11 @@
 time to first chunk and the gaps between deliveries; then slow readers (``bench.slow_clients``).
 
 ``python -m bench.concurrency [--quick] [--levels N ...] [--deltas D] [--no-pin] [--no-slow]
-[--no-peer] [--no-before]``
+[--no-peer] [--no-before] [--before-tree PATH]``
 
 At each level, N chats start at once, each asking the scripted agent (``bench.agent``) for a
-reply of D text deltas (300; 8 characters each), in rows run in turns (their order rotating):
+reply of D text deltas (300; 8 characters each), in rows run in turns (their order changing
+each round, ``bench.rows.round_order``):
 
 * ``floor``: N concurrent ``Runner.run_async`` calls in this process (SSE streaming, in-memory
   sessions created before the clock starts), run on the server's CPU, as ``bench.throughput``
@@ -14,7 +15,9 @@ reply of D text deltas (300; 8 characters each), in rows run in turns (their ord
   adk_asgi``, pinned to one CPU), read in this process on the other CPU, by one
   ``httpx.AsyncClient`` per chat (each user has a browser of their own; see :class:`Chats`).
 * ``adk_asgi before``: the same with the SSE writer as it was before the first words after a
-  pause went out at once (``bench.writer_before``), for the A/B of that change.
+  pause went out at once (``bench.writer_before``), for the A/B of that change; with
+  ``--before-tree PATH``, the app of another checkout (a ``git worktree`` of an earlier
+  commit): an A/B of two commits in the same rounds.
 * ``ag-ui-adk``: the AG-UI protocol's ADK middleware (``bench.peers``) on its own worker, same
   uvicorn settings and client; its ``max_concurrent_executions`` (10 by default) is raised above
   the largest level, or it would refuse most of each burst with a ``RUN_ERROR``.
@@ -42,6 +45,7 @@ import asyncio
 import contextlib
 import itertools
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -170,7 +174,7 @@ def rounds_for(levels: Sequence[int], deltas: int, *, quick: bool) -> dict[int, 
 async def run_concurrency(
     url: str, plan: Plan, placement: Placement, others: dict[str, Chats] | None = None
 ) -> list[Level]:
-    """``others``: more servers, each a row run in the same rounds (their order rotating)."""
+    """``others``: more servers, each a row run in the same rounds (``round_order``)."""
     floor = ConcurrentFloor()
     levels = []
     others = others or {}
@@ -230,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         no_peer="leave out the ag-ui-adk row",
         no_before="leave out the A/B row",
     )
+    cli.numbers(parser, str, before_tree="serve the A/B row from this checkout of adk-asgi")
     args = parser.parse_args(argv)
     levels = args.levels or (QUICK_LEVELS if args.quick else LEVELS)
     deltas = args.deltas or (100 if args.quick else DELTAS)
@@ -238,15 +243,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     load_before = load_average()
     kinds: dict[str, tuple[str, dict[str, str]]] = {OURS: ("adk_asgi", {})}
-    if not args.no_before:
+    if args.before_tree:  # the A/B row: another commit's app, in the same rounds
+        kinds[BEFORE] = ("adk_asgi", {})
+    elif not args.no_before:
         kinds[BEFORE] = ("adk_asgi", {"BENCH_WRITER": "before"})
     if not args.no_peer:
         # ADKAgent refuses runs beyond max_concurrent_executions (10 by default): raised to
         # take every burst, as adk_asgi has no such cap.
         kinds[PEER] = ("ag_ui_adk", {"BENCH_AGUI_CONCURRENCY": str(2 * max(levels) + 10)})
     with contextlib.ExitStack() as stack:
+        root = {BEFORE: os.path.abspath(args.before_tree)} if args.before_tree else {}
         servers = {
-            name: stack.enter_context(ServerProcess(kind, env=env or None))
+            name: stack.enter_context(ServerProcess(kind, env=env or None, root=root.get(name)))
             for name, (kind, env) in kinds.items()
         }
         server = servers[OURS]
