@@ -350,6 +350,8 @@ class _Replay:
         answering = self.continuing(call.message_id)
         if not approved:
             answering.denied.append(call.id)
+        else:  # the server ran it: a run that raised failed it, as the stream showed
+            answering.confirmed.append(call)
 
     def released(self, call_id: str) -> None:
         call = self.state.calls.get(call_id)

@@ -21,7 +21,6 @@ from adk_asgi.hitl.credentials import REQUEST_CREDENTIAL, check_answer
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, REQUEST_INPUT, check_input
 from adk_asgi.hitl.outcomes import reason_payload
 from adk_asgi.hitl.pending import (
-    CONFIRMATION_TOOL,
     INPUT_MOVED_ON,
     REJECTED,
     ChatState,
@@ -201,7 +200,7 @@ def _answer_approval(
         result.answered.append(approval.id)
         if not approval.approved:
             result.denied.append(call.id)
-        elif confirmation.answer_name == CONFIRMATION_TOOL:  # (a workflow node's: resumed)
+        else:  # the server runs it now: a tool's confirmation, or a workflow node's
             result.confirmed.append(call)
         return
     closed = state.closed_unanswered(call.id)

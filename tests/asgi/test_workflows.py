@@ -320,7 +320,7 @@ async def test_the_request_input_tool_of_an_llm_agent_is_answered_the_same_way()
 
 
 class Payments:
-    def __init__(self) -> None:
+    def __init__(self, *, bank_refuses: bool = False) -> None:
         self.runs: Counter[int] = Counter()
 
         @node
@@ -330,6 +330,8 @@ class Payments:
         @node(require_confirmation=True)
         def pay(node_input: dict[str, int]) -> str:
             self.runs[node_input["amount"]] += 1
+            if bank_refuses:
+                raise RuntimeError(f"the bank refused a payment of {node_input['amount']}")
             return f"paid {node_input['amount']}"
 
         self.workflow = Workflow(name="wf", edges=[(START, plan, pay)])
@@ -414,6 +416,34 @@ async def test_a_node_approved_in_one_turn_asks_again_in_the_next() -> None:
         assert again[4]["type"] == "tool-approval-request"
         await chat.resume(tool="pay", approved=True)
         assert payments.runs == {30: 2}
+        assert await chat.history() == chat.messages
+
+
+async def test_an_approved_node_that_raises_ends_in_an_error_in_stream_and_history() -> None:
+    """The approved node ran and failed: its card ends ``output-error`` with the error the page
+    is shown for the answer, the approval kept, as for an approved tool that raises
+    (tests/asgi/test_failed_calls.py); it is never run again, and the chat goes on."""
+    payments = Payments(bank_refuses=True)
+    async with Chat(payments.workflow) as chat:
+        first = await chat.send("pay")
+        call_id = first[2]["toolCallId"]
+        second = await chat.resume(tool="pay", approved=True)
+        assert second == [
+            {"type": "start", "messageId": "msg1"},
+            {"type": "tool-output-error", "toolCallId": call_id, "errorText": "An error occurred."},
+            {"type": "data-error", "data": {"errorText": "An error occurred."}, "id": "msg1-error"},
+            {"type": "error", "errorText": "An error occurred."},
+            {"type": "finish", "finishReason": "error"},
+        ]
+        card = chat.messages[-1]["parts"][1]
+        assert (card["state"], card["approval"]) == (
+            "output-error",
+            {"id": call_id, "approved": True},
+        )
+        assert await chat.history() == chat.messages
+        again = await chat.send("pay again")
+        assert again[4]["type"] == "tool-approval-request"
+        assert payments.runs == {30: 1}
         assert await chat.history() == chat.messages
 
 
