@@ -17,7 +17,7 @@ Versions: 1 (the first release) wrote the same keys without ``v``; 2 adds ``v``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -157,6 +157,16 @@ def with_tags(metadata: dict[str, Any] | None, **tags: Any) -> dict[str, Any]:
     current = msgspec.convert(raw, Tags) if isinstance(raw, dict) else _NONE
     merged = msgspec.structs.replace(current, v=VERSION, **tags)
     return {**(metadata or {}), KEY: msgspec.to_builtins(merged)}
+
+
+def add_calls(event: Event, **calls: Sequence[str]) -> None:
+    """Add call ids to the event's lists of them (``invalid_calls``, ``as_returned``), in place:
+    how ADK's events are tagged as they pass the bridge's plugins, and how the live bridge tags
+    the results it stores itself."""
+    tags = read(event)
+    merged = {name: [*getattr(tags, name), *ids] for name, ids in calls.items() if ids}
+    if merged:
+        event.custom_metadata = with_tags(event.custom_metadata, **merged)
 
 
 def tagged(event: Event, **tags: Any) -> Event:

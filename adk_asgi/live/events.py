@@ -116,12 +116,9 @@ class ModelEvents:
         if call is None or not calls.store_early(call_id, response, step):
             return None
         event = durable.result(call, author, response)
-        if invalid or kept:  # (as serving/invalid_calls.py and serving/as_returned.py tag)
-            event.custom_metadata = bookkeeping.with_tags(
-                event.custom_metadata,
-                invalid_calls=[call_id] if invalid else [],
-                as_returned=[call_id] if kept else [],
-            )
+        bookkeeping.add_calls(  # (as serving/invalid_calls.py and serving/as_returned.py tag)
+            event, invalid_calls=[call_id] if invalid else [], as_returned=[call_id] if kept else []
+        )
         return self._tagged(event) or event
 
     def _tagged(self, event: Event) -> Event | None:

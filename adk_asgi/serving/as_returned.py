@@ -81,8 +81,5 @@ class AsReturned(BasePlugin):
         if kept:
             for call_id in kept:
                 del self._kept[call_id]
-            tags = bookkeeping.read(event).as_returned
-            event.custom_metadata = bookkeeping.with_tags(
-                event.custom_metadata, as_returned=[*tags, *kept]
-            )
+            bookkeeping.add_calls(event, as_returned=kept)
         return None

@@ -127,9 +127,5 @@ class InvalidCalls(BasePlugin):
         for response in responses:
             self._invalid.discard(response.id or "")
             self._suspects.discard(response.id or "")
-        if marked:
-            known = bookkeeping.read(event).invalid_calls
-            event.custom_metadata = bookkeeping.with_tags(
-                event.custom_metadata, invalid_calls=[*known, *marked]
-            )
+        bookkeeping.add_calls(event, invalid_calls=marked)
         return None
