@@ -9,7 +9,9 @@ ADK calls the chain once per callback, and the chain calls only the members that
 The members keep their order and ADK's rules: a callback that may answer (``before_tool``,
 ``on_event``...) stops at the first member that returns something, as ADK stops at the first
 plugin; a notification (``on_agent_error``, ``on_run_error``) reaches every member, one that
-raises being logged, as ADK does.
+raises being logged, as ADK does. (ADK also sends ``on_tool_error_callback`` to every plugin,
+whatever they return, for a tool call cancelled mid-run; the chain would stop at a member that
+answers. Only one member defines it, and the chain calls that one directly.)
 """
 
 from __future__ import annotations
