@@ -108,3 +108,8 @@ def test_an_app_registers_its_own_plugins_and_then_the_bridge_as_one() -> None:
         "FinishRanTools",
         "PaceToReader",
     ]
+    # ADK sends a cancelled call's on_tool_error_callback to every plugin whatever they return;
+    # the chain stops at the first answer, which is the same only while one member defines it
+    defining = [m for m in chain.members if "on_tool_error_callback" in type(m).__dict__]
+    assert [type(m).__name__ for m in defining] == ["InvalidCalls"]
+    assert chain.on_tool_error_callback == defining[0].on_tool_error_callback
