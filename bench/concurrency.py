@@ -2,7 +2,7 @@
 time to first chunk and the gaps between deliveries; then slow readers (``bench.slow_clients``).
 
 ``python -m bench.concurrency [--quick] [--levels N ...] [--deltas D] [--no-pin] [--no-slow]
-[--no-peer] [--no-before] [--before-tree PATH]``
+[--no-peer] [--no-before] [--before-tree PATH] [--gc-freeze-row]``
 
 At each level, N chats start at once, each asking the scripted agent (``bench.agent``) for a
 reply of D text deltas (300; 8 characters each), in rows run in turns (their order changing
@@ -14,6 +14,8 @@ each round, ``bench.rows.round_order``):
 * ``adk_asgi``: N concurrent ``POST /agent/chat`` on ONE uvicorn worker (``bench.serve
   adk_asgi``, pinned to one CPU), read in this process on the other CPU, by one
   ``httpx.AsyncClient`` per chat (each user has a browser of their own; see :class:`Chats`).
+* ``adk_asgi gc.freeze`` (``--gc-freeze-row``): the same server with ``gc.freeze()`` after
+  start-up (``BENCH_GC_FREEZE=1``), as docs/deployment.md recommends.
 * ``adk_asgi before``: the same with the SSE writer as it was before the first words after a
   pause went out at once (``bench.writer_before``), for the A/B of that change; with
   ``--before-tree PATH``, the app of another checkout (a ``git worktree`` of an earlier
@@ -66,7 +68,14 @@ from bench.chats import (
     Chats,
     Checked,
 )
-from bench.concurrency_report import BEFORE, OURS, PEER, concurrency_report, environment
+from bench.concurrency_report import (
+    BEFORE,
+    FROZEN,
+    OURS,
+    PEER,
+    concurrency_report,
+    environment,
+)
 from bench.placement import Placement, loop_factory, on_agent_cpus
 from bench.procfs import listen_overflows
 from bench.report import load_average, progress
@@ -233,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         no_slow="skip bench.slow_clients",
         no_peer="leave out the ag-ui-adk row",
         no_before="leave out the A/B row",
+        gc_freeze_row="add a row: adk_asgi with gc.freeze() after start-up (BENCH_GC_FREEZE)",
     )
     cli.numbers(parser, str, before_tree="serve the A/B row from this checkout of adk-asgi")
     args = parser.parse_args(argv)
@@ -247,6 +257,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         kinds[BEFORE] = ("adk_asgi", {})
     elif not args.no_before:
         kinds[BEFORE] = ("adk_asgi", {"BENCH_WRITER": "before"})
+    if args.gc_freeze_row:
+        kinds[FROZEN] = ("adk_asgi", {"BENCH_GC_FREEZE": "1"})
     if not args.no_peer:
         # ADKAgent refuses runs beyond max_concurrent_executions (10 by default): raised to
         # take every burst, as adk_asgi has no such cap.

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 OURS: Final = "adk_asgi"
 BEFORE: Final = "adk_asgi before"
 PEER: Final = "ag-ui-adk"
+FROZEN: Final = "adk_asgi gc.freeze"
 CPU_TARGET: Final = 1.05
 """Server CPU per delta at most 5 % over the floor's at the same concurrency."""
 CLIENT_BUSY: Final = 0.80

@@ -9,7 +9,9 @@ supervisor (``workers=``, its ``Multiprocess``) with ``BENCH_WORKERS`` worker pr
 one listening socket, the app's pieces chosen by environment variables (:func:`shared_app`).
 ``ag_ui_adk`` is the peer (``bench.peers``), ``adk_bare`` the thinnest HTTP server of the
 agent (``bench.bare``). ``BENCH_WRITER=before``: adk_asgi with the SSE
-writer as it was (``bench.writer_before``), for an A/B in one run.
+writer as it was (``bench.writer_before``), for an A/B in one run. ``BENCH_GC_FREEZE=1``: what
+the app's import and construction made is moved out of the collector's reach (``gc.freeze()``)
+before the server starts.
 """
 
 from __future__ import annotations
@@ -342,6 +344,9 @@ def main(argv: list[str]) -> None:
         app = bare_app()
     else:
         app = adk_asgi_app() if kind == "adk_asgi" else adk_run_sse_app()
+    if os.environ.get("BENCH_GC_FREEZE") == "1":  # docs/deployment.md, "The garbage collector"
+        gc.collect()
+        gc.freeze()
     config = uvicorn.Config(with_cpu_probe(app), log_level="warning", access_log=False)
     _Server(config).run(sockets=[socket.socket(fileno=int(fd))])
 
