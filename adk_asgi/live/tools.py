@@ -39,6 +39,7 @@ from adk_asgi.hitl.outcomes import INPUT_MOVED_ON, MOVED_ON
 from adk_asgi.hitl.pending import REJECTED, ToolCall, client_approval_id
 from adk_asgi.hitl.tools import ClientTool
 from adk_asgi.live import durable, node_tools
+from adk_asgi.live.agent_callbacks import after_agent_callbacks
 from adk_asgi.live.calls import UNANSWERED, WaitKind
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.protocol import LiveProtocol
@@ -330,6 +331,9 @@ class LiveToolGate(BasePlugin):
         asked = tool_context.actions.requested_tool_confirmations
         if call_id and call_id in asked and tool_context.tool_confirmation is None:
             replaced = result = await waits.confirm(tool, tool_args, tool_context)
+        if not ((tool.is_long_running or tool._defers_response) and not result):
+            # shown and stored as the agent's callbacks make it (live/agent_callbacks.py)
+            replaced = result = await after_agent_callbacks(tool, tool_args, tool_context, result)
         # (ADK stores a result that is not an object as ``{"result": ...}``: shown as stored)
         stored = result if isinstance(result, dict) else {"result": result}
         if result is None and tool.is_long_running:  # left open: only the app answers it
