@@ -68,10 +68,15 @@ class LiveCalls:
         not returned yet; a reload shows what ran, and a continuation from any worker, in
         either mode, gives it to the model.
         """
-        if not any(c != call_id and c not in self.finished for c in step):
+        if not any(c != call_id and not self._returned(c) for c in step):
             return False
         self.stored_early[call_id] = response
         return True
+
+    def _returned(self, call_id: str) -> bool:
+        """Finished on this connection, or its result was stored before (an earlier connection
+        ran it: the step resumes with an approval answered on this one)."""
+        return call_id in self.finished or self.state.results.get(call_id) is not None
 
     def remember(self, call: ToolCall) -> ToolCall:
         call = self.state.calls.setdefault(call.id, call)
