@@ -39,7 +39,7 @@ from adk_asgi.hitl.outcomes import INPUT_MOVED_ON, MOVED_ON
 from adk_asgi.hitl.pending import REJECTED, ToolCall, client_approval_id
 from adk_asgi.hitl.tools import ClientTool
 from adk_asgi.live import durable, node_tools
-from adk_asgi.live.agent_callbacks import after_agent_callbacks
+from adk_asgi.live.agent_callbacks import after_agent_callbacks, before_agent_callbacks
 from adk_asgi.live.calls import UNANSWERED, WaitKind
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.protocol import LiveProtocol
@@ -108,15 +108,22 @@ class ToolWaits:
             return None  # ADK runs a call confirmed in the stored session (live/durable.py)
         call = self._call_of(tool, args, tool_context)
         record = _Recorder(tool_context)
-        if isinstance(tool, ClientTool) or tool.name == REQUEST_INPUT:  # the user answers
+        asks = isinstance(tool, ClientTool) or tool.name == REQUEST_INPUT  # the user answers
+        runs = not asks and node_tools.runs_a_workflow(tool)  # may stop for the user's answers
+        confirms = not (asks or runs) and await tool.check_require_confirmation(args, tool_context)
+        if asks or runs or confirms is True:  # the agent's own callbacks first, as over SSE
+            answered = await before_agent_callbacks(tool, args, tool_context)
+            if answered is not None:
+                return answered  # type: ignore[no-any-return]
+        if asks:
             needs_approval = isinstance(tool, ClientTool) and tool.needs_approval(args)
             if needs_approval and not await self._approved(call, record, None):
                 return REJECTED
             result: dict[str, Any] = (await self.answer(call, record))[1]
             return result
-        if node_tools.runs_a_workflow(tool):  # which may stop for the user's answers
+        if runs and node_tools.runs_a_workflow(tool):  # (again: narrows the type)
             return await node_tools.run(tool, args, tool_context, _Page(self, record))
-        if await tool.check_require_confirmation(args, tool_context) is True:
+        if confirms is True:
             if not await self._approved(call, record, ToolConfirmation()):
                 return REJECTED
             tool_context.tool_confirmation = ToolConfirmation(confirmed=True)

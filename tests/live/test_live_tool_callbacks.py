@@ -1,11 +1,15 @@
-"""An agent's own ``after_tool_callback`` over live: what it makes of a tool's result is what
-the page is shown, what history keeps and what the model reads, as over SSE.
+"""An agent's own tool callbacks over live act as they do over SSE (``live/agent_callbacks.py``).
 
-The live bridge shows a server tool's result from the tool pipeline, as it comes, and stores it
-early next to a call that waits (``live/tools.py``). ADK runs the agent's ``after_tool_callback``
-after the plugins' (the bridge's included): the page was shown the tool's raw result where the
-model and history got the callback's, so a callback that redacts a value did not redact it for
-the page. Against a real uvicorn in the test's own loop.
+* ``after_tool_callback``: what it makes of a tool's result is what the page is shown, what
+  history keeps and what the model reads. The live bridge shows a server tool's result from the
+  tool pipeline, as it comes, and stores it early next to a call that waits; ADK runs the
+  agent's callbacks after the plugins' (the bridge's included), so the page was shown the raw
+  result where the model and history got the callback's: a callback that redacts a value did
+  not redact it for the page.
+* ``before_tool_callback``: a call it answers is not asked about. The bridge asked the user (or
+  the browser) first, where over SSE ADK runs the agent's callbacks before the tool asks.
+
+Against a real uvicorn in the test's own loop, and the ASGI client for SSE.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import demo_model
+from adk_asgi.testing import ChatClient, demo_model
 from demo_app import build_agent
 from tests.live.test_live_connection import (
     cookie_of,
@@ -125,3 +129,88 @@ async def test_a_result_stored_next_to_a_wait_is_the_agents_callbacks() -> None:
         ' "sent"}.'
     )
     assert redacting.calls == ["get_weather", "process_payment"]
+
+
+class Blocking:
+    """The demo agent with a ``before_tool_callback`` that answers ``blocked`` calls itself
+    (every call of those tools, or none with ``blocked=()``); each of its calls is recorded."""
+
+    def __init__(self, *blocked: str) -> None:
+        self.blocked = blocked
+        self.calls: list[str] = []
+        self.agent = build_agent(demo_model(id_factory=counter("call_")))
+        self.agent.before_tool_callback = self.before_tool
+
+    def before_tool(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        self.calls.append(tool.name)
+        return {"blocked": "not today"} if tool.name in self.blocked else None
+
+
+def tool_chunks(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in chunks if c["type"].startswith("tool-")]
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        (
+            "pay 5 to alice",
+            "process_payment",
+            {"amount": 5, "recipient": "alice", "currency": "USD"},
+        ),
+        ("play track 2", "change_bgm", {"track": 2}),
+    ],
+    ids=["approval", "browser tool"],
+)
+async def test_a_call_the_agents_callback_answers_is_not_asked_about(
+    text: str, tool: str, args: dict[str, Any]
+) -> None:
+    answered = [
+        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": tool},
+        {"type": "tool-input-available", "toolCallId": "call_1", "toolName": tool, "input": args},
+        {
+            "type": "tool-output-available",
+            "toolCallId": "call_1",
+            "output": {"blocked": "not today"},
+        },
+    ]
+    over_sse = Blocking(tool)
+    async with ChatClient(AdkApp(over_sse.agent), chat_id="chat-1") as chat:
+        sent = await chat.send(text)
+    assert tool_chunks(sent.chunks) == answered
+    live_blocking = Blocking(tool)
+    app = AdkApp(live_blocking.agent)
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            chunks = await live.turn(text)
+        await wait_until_closed(app)
+        history = await http_history(url, cookie_of(socket), live.chat_id)
+    assert tool_chunks(chunks) == answered
+    assert history == [live.user, live.assistant]
+    assert live_blocking.calls == over_sse.calls == [tool]
+
+
+async def test_an_approved_call_meets_the_agents_callback_as_often_as_over_sse() -> None:
+    """Before the user is asked, and again as ADK runs the approved call, in both modes."""
+    over_sse = Blocking()
+    async with ChatClient(AdkApp(over_sse.agent), chat_id="chat-1") as chat:
+        await chat.send("pay 5 to alice")
+        paid = await chat.approve("process_payment")
+    assert paid is not None
+    live_blocking = Blocking()
+    app = AdkApp(live_blocking.agent, approval_timeout=30)
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            await live.turn("pay 5 to alice")
+            answer(live.assistant, "process_payment", approved=True)
+            chunks = await live.turn()
+    assert (
+        outputs(chunks)
+        == outputs(paid.chunks)
+        == [{"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"}]
+    )
+    assert live_blocking.calls == over_sse.calls == ["process_payment", "process_payment"]
