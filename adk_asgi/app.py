@@ -34,6 +34,7 @@ from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.convert.safe_history import ReadableRequests
 from adk_asgi.hitl.dynamic_tools import DynamicTools
 from adk_asgi.hitl.policy import ToolPolicy, toolsets
+from adk_asgi.live.app_plugins import reported
 from adk_asgi.live.endpoint import LiveEndpoint
 from adk_asgi.live.tools import LiveToolGate
 from adk_asgi.routes.chats import ChatsEndpoint
@@ -201,12 +202,13 @@ class AdkApp:
             AsReturned(),  # first: it sees what a tool returned, and never ends the chain
             ReadableRequests(),
             PauseForClientTools(),
-            LiveToolGate(invalid_calls),
+            live_gate := LiveToolGate(invalid_calls),
             FinishRanTools(),  # after the live gate: a call awaiting the user holds nothing
             PaceToReader(),
         ]
         bridge = PluginChain("adk_asgi", bridge_plugins)  # (serving/plugin_chain.py: why)
-        app = app.model_copy(update={"plugins": [*app.plugins, bridge]})
+        own = reported(app.plugins, live_gate)  # (live/app_plugins.py: why)
+        app = app.model_copy(update={"plugins": [*own, bridge]})
         self.adk_app = app
         self.session_service = session_service or InMemorySessionService()
         handing_over = HandingOver(self.session_service)

@@ -341,8 +341,26 @@ class LiveToolGate(BasePlugin):
         if not ((tool.is_long_running or tool._defers_response) and not result):
             # shown and stored as the agent's callbacks make it (live/agent_callbacks.py)
             replaced = result = await after_agent_callbacks(tool, tool_args, tool_context, result)
+        await self._finished(waits, tool, tool_context, result)
+        return replaced
+
+    async def answered_by_a_plugin(
+        self, tool: BaseTool, tool_context: ToolContext, result: Any
+    ) -> None:
+        """An app's plugin answered the ``after_tool_callback`` before this one: ADK runs no
+        later plugin nor the agent's callbacks, and ``result`` is the call's result
+        (:mod:`.app_plugins`)."""
+        waits = self._waits(tool_context.get_invocation_context())
+        if waits is not None:
+            await self._finished(waits, tool, tool_context, result)
+
+    async def _finished(
+        self, waits: ToolWaits, tool: BaseTool, tool_context: ToolContext, result: Any
+    ) -> None:
+        """The call's result, final: shown, and stored now if it must be (next to a wait)."""
+        call_id = tool_context.function_call_id
         # (ADK stores a result that is not an object as ``{"result": ...}``: shown as stored)
-        stored = result if isinstance(result, dict) else {"result": result}
+        stored: dict[str, Any] | None = result if isinstance(result, dict) else {"result": result}
         if result is None and tool.is_long_running:  # left open: only the app answers it
             stored = None  # (server_answers.py); ADK stores no response
         refused = self.invalid is not None and self.invalid.is_invalid(call_id)
@@ -357,7 +375,6 @@ class LiveToolGate(BasePlugin):
                 await record([early])
         finished = waits.protocol.tool_finished(call_id, stored, invalid=refused, kept=kept)
         waits.carry_out(finished)
-        return replaced
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event

@@ -8,6 +8,10 @@
   not redact it for the page.
 * ``before_tool_callback``: a call it answers is not asked about. The bridge asked the user (or
   the browser) first, where over SSE ADK runs the agent's callbacks before the tool asks.
+* An app's plugin that replaces a result (``live/app_plugins.py``): ADK then runs none of the
+  later plugins, the bridge's gate included, which never learnt that the call returned; next to
+  a call waiting for approval, the step never paused, the approval was never shown, and it
+  closed unanswered when its wait ran out.
 
 Against a real uvicorn in the test's own loop, and the ASGI client for SSE.
 """
@@ -18,6 +22,7 @@ import copy
 from typing import Any
 
 import pytest
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
@@ -214,3 +219,56 @@ async def test_an_approved_call_meets_the_agents_callback_as_often_as_over_sse()
         == [{"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"}]
     )
     assert live_blocking.calls == over_sse.calls == ["process_payment", "process_payment"]
+
+
+class RedactingPlugin(BasePlugin):
+    """An app's plugin that redacts the weather."""
+
+    def __init__(self) -> None:
+        super().__init__(name="redacting")
+        self.redacted = 0
+
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        if tool.name != "get_weather":
+            return None
+        self.redacted += 1
+        return REDACTED
+
+
+async def test_a_result_an_apps_plugin_replaced_next_to_an_approval_lets_the_approval_show() -> (
+    None
+):
+    plugin = RedactingPlugin()
+    agent = build_agent(demo_model(id_factory=counter("call_")))
+    app = AdkApp(agent, plugins=[plugin], approval_timeout=30)
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            first = await live.turn("weather in Paris and pay 5 to alice")
+            answer(live.assistant, "process_payment", approved=True)
+            _, said = squash(await live.turn())
+        await wait_until_closed(app)
+        history = await http_history(url, cookie_of(socket), live.chat_id)
+    assert [c["type"] for c in tool_chunks(first)] == [
+        "tool-input-start",
+        "tool-input-available",
+        "tool-input-start",
+        "tool-input-available",
+        "tool-output-available",
+        "tool-approval-request",
+    ]
+    assert outputs(first) == [REDACTED]
+    assert said == (
+        'Here you go: get_weather: {"city": "Paris", "forecast": "[redacted]"}; process_payment:'
+        ' {"amount": 5, "currency": "USD", "recipient": "alice", "status": "sent"}.'
+    )
+    assert history == [live.user, live.assistant]
+    assert plugin.redacted == 1
+    assert app.runner.plugin_manager.get_plugin("redacting").redacted == 1  # (still the app's)
