@@ -25,11 +25,13 @@ import pytest
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
+from websockets.asyncio.client import ClientConnection
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import ChatClient, demo_model
 from demo_app import build_agent
 from tests.live.test_live_connection import (
+    Live,
     cookie_of,
     http_history,
     open_live,
@@ -65,6 +67,16 @@ class Redacting:
         return None
 
 
+async def pay_approved(url: str) -> tuple[Live, ClientConnection, list[dict[str, Any]]]:
+    """A payment asked for, then approved, on one connection; the approval's response."""
+    live, socket = await open_live(url)
+    async with socket:
+        await live.turn("pay 5 to alice")
+        answer(live.assistant, "process_payment", approved=True)
+        chunks = await live.turn()
+    return live, socket, chunks
+
+
 def outputs(chunks: list[dict[str, Any]]) -> list[Any]:
     return [c["output"] for c in chunks if c["type"] == "tool-output-available"]
 
@@ -93,11 +105,7 @@ async def test_an_approved_tools_result_is_shown_as_the_agents_callback_made_it(
     redacting = Redacting()
     app = AdkApp(redacting.agent, approval_timeout=30)
     async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            await live.turn("pay 5 to alice")
-            answer(live.assistant, "process_payment", approved=True)
-            chunks = await live.turn()
+        live, socket, chunks = await pay_approved(url)
         await wait_until_closed(app)
         history = await http_history(url, cookie_of(socket), live.chat_id)
     assert outputs(chunks) == [RECEIPT]
@@ -208,11 +216,7 @@ async def test_an_approved_call_meets_the_agents_callback_as_often_as_over_sse()
     live_blocking = Blocking()
     app = AdkApp(live_blocking.agent, approval_timeout=30)
     async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            await live.turn("pay 5 to alice")
-            answer(live.assistant, "process_payment", approved=True)
-            chunks = await live.turn()
+        _, _, chunks = await pay_approved(url)
     assert (
         outputs(chunks)
         == outputs(paid.chunks)
