@@ -51,6 +51,8 @@ class ReportedPlugin(BasePlugin):
 
     def __getattr__(self, name: str) -> Any:
         """What ``BasePlugin`` does not declare (the plugin's own attributes) is the plugin's."""
+        if name == "plugin":  # (not set yet: a copy being made)
+            raise AttributeError(name)
         return getattr(self.plugin, name)
 
 
