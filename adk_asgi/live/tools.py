@@ -339,8 +339,10 @@ class LiveToolGate(BasePlugin):
         if call_id and call_id in asked and tool_context.tool_confirmation is None:
             replaced = result = await waits.confirm(tool, tool_args, tool_context)
         if not ((tool.is_long_running or tool._defers_response) and not result):
-            # shown and stored as the agent's callbacks make it (live/agent_callbacks.py)
-            replaced = result = await after_agent_callbacks(tool, tool_args, tool_context, result)
+            # shown and stored as the agent's callbacks make it (live/agent_callbacks.py); ADK
+            # is answered even for ``None`` (as it stores it), or it runs them again
+            result = await after_agent_callbacks(tool, tool_args, tool_context, result)
+            replaced = {"result": None} if result is None else result
         await self._finished(waits, tool, tool_context, result)
         return replaced
 

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from websockets.asyncio.client import ClientConnection
 
@@ -276,3 +277,22 @@ async def test_a_result_an_apps_plugin_replaced_next_to_an_approval_lets_the_app
     assert history == [live.user, live.assistant]
     assert plugin.redacted == 1
     assert app.runner.plugin_manager.get_plugin("redacting").redacted == 1  # (still the app's)
+
+
+async def test_a_tool_that_returns_nothing_meets_the_agents_callback_once() -> None:
+    """ADK runs the agent's callbacks after the plugins' unless a plugin answered: the gate,
+    which ran them, answers even for a result of ``None`` (as ADK stores it)."""
+    redacting = Redacting()
+
+    def get_weather(city: str) -> None:
+        """The weather station takes the city and answers nothing."""
+
+    redacting.agent.tools[0] = FunctionTool(get_weather)
+    redacting.agent.after_tool_callback = lambda **_: redacting.calls.append("get_weather")
+    app = AdkApp(redacting.agent)
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            chunks = await live.turn("weather in Paris")
+    assert outputs(chunks) == [None]
+    assert redacting.calls == ["get_weather"]
