@@ -30,8 +30,7 @@ async def after_agent_callbacks(
 ) -> Any:
     """``result`` as the agent's ``after_tool_callback`` list makes it (``result`` itself when
     none answers)."""
-    agent = tool_context._invocation_context.agent  # (not get_invocation_context(): it copies)
-    callbacks = getattr(agent, "canonical_after_tool_callbacks", None)
+    callbacks = _agents(tool_context, "canonical_after_tool_callbacks")
     if not callbacks:
         return result
     changed = await _run_callbacks(
@@ -50,10 +49,15 @@ async def before_agent_callbacks(
 ) -> Any:
     """What the agent's ``before_tool_callback`` list answers for the call (``None``: none
     answers, the call goes on)."""
-    agent = tool_context._invocation_context.agent
-    callbacks = getattr(agent, "canonical_before_tool_callbacks", None)
+    callbacks = _agents(tool_context, "canonical_before_tool_callbacks")
     if not callbacks:
         return None
     return await _run_callbacks(
         callbacks, _stop_on_non_none, tool=tool, args=args, tool_context=tool_context
     )
+
+
+def _agents(tool_context: ToolContext, callbacks: str) -> Any:
+    """The callbacks (``canonical_…_tool_callbacks``) of the agent that made the call, if any."""
+    agent = tool_context._invocation_context.agent  # (not get_invocation_context(): it copies)
+    return getattr(agent, callbacks, None)

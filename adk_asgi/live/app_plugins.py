@@ -17,6 +17,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi.live.tools import LiveToolGate
+from adk_asgi.serving.plugin_chain import CALLBACKS, defines
 
 
 class ReportedPlugin(BasePlugin):
@@ -27,8 +28,8 @@ class ReportedPlugin(BasePlugin):
         super().__init__(name=plugin.name)
         self.plugin = plugin
         self.gate = gate
-        for name in dir(BasePlugin):
-            if name.endswith("_callback") and name != "after_tool_callback":
+        for name in CALLBACKS:
+            if name != "after_tool_callback":
                 setattr(self, name, getattr(plugin, name))
 
     async def after_tool_callback(
@@ -59,8 +60,6 @@ class ReportedPlugin(BasePlugin):
 def reported(plugins: list[BasePlugin], gate: LiveToolGate) -> list[BasePlugin]:
     """``plugins``, each that answers ``after_tool_callback`` in a :class:`ReportedPlugin`."""
     return [
-        ReportedPlugin(plugin, gate)
-        if type(plugin).after_tool_callback is not BasePlugin.after_tool_callback
-        else plugin
+        ReportedPlugin(plugin, gate) if defines(plugin, "after_tool_callback") else plugin
         for plugin in plugins
     ]

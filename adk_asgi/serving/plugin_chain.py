@@ -16,7 +16,6 @@ answers. Only one member defines it, and the chain calls that one directly.)
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, get_args
@@ -40,7 +39,7 @@ class PluginChain(BasePlugin):
         super().__init__(name=name)
         self.members = tuple(members)
         for callback in CALLBACKS:
-            defined = [getattr(m, callback) for m in self.members if _defines(m, callback)]
+            defined = [getattr(m, callback) for m in self.members if defines(m, callback)]
             if len(defined) == 1:
                 setattr(self, callback, defined[0])  # called as it is: no layer in between
             elif callback in NOTIFICATIONS:
@@ -55,15 +54,14 @@ class PluginChain(BasePlugin):
         for member in self.members:
             try:
                 await member.close()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
+            except Exception as exc:  # (a cancellation is not one: it goes on up at once)
                 failures.append(exc)
         if failures:
             raise failures[0]
 
 
-def _defines(plugin: BasePlugin, callback: str) -> bool:
+def defines(plugin: BasePlugin, callback: str) -> bool:
+    """Whether ``plugin``'s class has a ``callback`` of its own (not the base class's no-op)."""
     return getattr(type(plugin), callback) is not getattr(BasePlugin, callback)
 
 
