@@ -20,11 +20,11 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from adk_asgi.wire.encoding import SSE_DONE
 from bench.agent import APP_NAME, USER_ID, make_agent, user_message
 
 BARE_PATH: Final = "/bare"
 BARE_TEXT: Final = b'data: {"text"'
-DONE: Final = b"data: [DONE]\n\n"
 _HEADERS: Final = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 
 
@@ -57,6 +57,6 @@ def bare_app() -> ASGIApp:
             if parts and parts[0].text:
                 frame = b"data: " + json.dumps({"text": parts[0].text}).encode() + b"\n\n"
                 await send({"type": "http.response.body", "body": frame, "more_body": True})
-        await send({"type": "http.response.body", "body": DONE, "more_body": False})
+        await send({"type": "http.response.body", "body": SSE_DONE, "more_body": False})
 
     return app
