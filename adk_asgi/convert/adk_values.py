@@ -134,18 +134,27 @@ def is_live_audio(part: types.Part) -> bool:
 
 
 def file_chunk(part: types.Part, *, live: bool) -> File | None:
-    """A model part that is a file (inline bytes as a ``data:`` URL, or a file reference);
-    ``None`` for any other part, and for live speech (it travels as binary frames)."""
+    """A model part that is a file (:func:`file_of`); ``None`` for any other part, and for live
+    speech (it travels as binary frames)."""
     blob = part.inline_data
-    if blob is not None:
-        if not blob.data or (live and is_live_audio(part)):
-            return None
+    if blob is not None and (not blob.data or (live and is_live_audio(part))):
+        return None
+    found = file_of(part)
+    return None if found is None else File(url=found[0], media_type=found[1])
+
+
+def file_of(part: types.Part) -> tuple[str, str, str | None] | None:
+    """A file part's URL (inline bytes as a ``data:`` URL, or the file's reference), media type
+    and name; ``None`` for any other part."""
+    blob = part.inline_data
+    if blob is not None and blob.data:
         mime = blob.mime_type or "application/octet-stream"
         encoded = base64.b64encode(blob.data).decode("ascii")
-        return File(url=f"data:{mime};base64,{encoded}", media_type=mime)
-    if part.file_data is not None and part.file_data.file_uri:
-        mime = part.file_data.mime_type or "application/octet-stream"
-        return File(url=part.file_data.file_uri, media_type=mime)
+        return f"data:{mime};base64,{encoded}", mime, blob.display_name
+    reference = part.file_data
+    if reference is not None and reference.file_uri:
+        mime = reference.mime_type or "application/octet-stream"
+        return reference.file_uri, mime, reference.display_name
     return None
 
 

@@ -3,7 +3,6 @@ service keeps in their place (sans-I/O)."""
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Iterable, Mapping
 from typing import Final
@@ -11,6 +10,7 @@ from typing import Final
 from google.adk.events.event import Event
 from google.genai import types
 
+from adk_asgi.convert.adk_values import file_of
 from adk_asgi.wire.messages import FilePart, TextPart, UIPart
 
 UPLOADED: Final = re.compile(r'^\[Uploaded Artifact: "(?P<name>.+)"\]$')
@@ -45,18 +45,8 @@ def user_parts(parts: list[types.Part], files: Mapping[str, FilePart]) -> list[U
 
 
 def file_part(part: types.Part) -> FilePart | None:
-    if part.inline_data is not None and part.inline_data.data:
-        mime = part.inline_data.mime_type or "application/octet-stream"
-        data = base64.b64encode(part.inline_data.data).decode("ascii")
-        return FilePart(
-            media_type=mime,
-            url=f"data:{mime};base64,{data}",
-            filename=part.inline_data.display_name,
-        )
-    if part.file_data is not None and part.file_data.file_uri:
-        return FilePart(
-            media_type=part.file_data.mime_type or "application/octet-stream",
-            url=part.file_data.file_uri,
-            filename=part.file_data.display_name,
-        )
-    return None
+    found = file_of(part)
+    if found is None:
+        return None
+    url, media_type, filename = found
+    return FilePart(media_type=media_type, url=url, filename=filename)
