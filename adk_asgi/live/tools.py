@@ -109,7 +109,9 @@ class ToolWaits:
         call = self._call_of(tool, args, tool_context)
         record = _Recorder(tool_context)
         asks = isinstance(tool, ClientTool) or tool.name == REQUEST_INPUT  # the user answers
-        runs = not asks and node_tools.runs_a_workflow(tool)  # may stop for the user's answers
+        # a workflow run as a tool may stop for the user's answers
+        workflow = tool if not asks and node_tools.runs_a_workflow(tool) else None
+        runs = workflow is not None
         confirms = not (asks or runs) and await tool.check_require_confirmation(args, tool_context)
         if asks or runs or confirms is True:  # the agent's own callbacks first, as over SSE
             answered = await before_agent_callbacks(tool, args, tool_context)
@@ -121,8 +123,8 @@ class ToolWaits:
                 return REJECTED
             result: dict[str, Any] = (await self.answer(call, record))[1]
             return result
-        if runs and node_tools.runs_a_workflow(tool):  # (again: narrows the type)
-            return await node_tools.run(tool, args, tool_context, _Page(self, record))
+        if workflow is not None:
+            return await node_tools.run(workflow, args, tool_context, _Page(self, record))
         if confirms is True:
             if not await self._approved(call, record, ToolConfirmation()):
                 return REJECTED
