@@ -41,6 +41,7 @@ from adk_asgi.routes.chats import ChatsEndpoint
 from adk_asgi.routes.files import FilesEndpoint
 from adk_asgi.routes.reads import MessagesEndpoint, ResumeEndpoint, transport_js
 from adk_asgi.server_answers import answer_call
+from adk_asgi.serving.a2a_import import skip_failed_a2a_import
 from adk_asgi.serving.as_returned import AsReturned
 from adk_asgi.serving.file_urls import AllowFileUrl
 from adk_asgi.serving.finish_tools import FinishRanTools
@@ -191,6 +192,7 @@ class AdkApp:
         ]:
             if not interval >= 0:
                 raise ValueError(f"{name} must be >= 0 seconds: {interval!r}")
+        skip_failed_a2a_import()  # a missing module ADK imports every run (serving/a2a_import.py)
         if app is None:
             assert agent is not None
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
