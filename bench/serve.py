@@ -8,8 +8,9 @@ with the same uvicorn settings for both: uvicorn's defaults apart from logging.
 supervisor (``workers=``, its ``Multiprocess``) with ``BENCH_WORKERS`` worker processes on the
 one listening socket, the app's pieces chosen by environment variables (:func:`shared_app`).
 ``ag_ui_adk`` is the peer (``bench.peers``), ``adk_bare`` the thinnest HTTP server of the
-agent (``bench.bare``). ``BENCH_WRITER=before``: adk_asgi with the SSE
-writer as it was (``bench.writer_before``), for an A/B in one run. ``BENCH_GC_FREEZE=1``: what
+agent (``bench.bare``; ``BENCH_SKIP_A2A=1``: with ADK's failed import skipped as ``AdkApp``
+skips it). ``BENCH_WRITER=before``: adk_asgi with the SSE writer as it was
+(``bench.writer_before``), for an A/B in one run. ``BENCH_GC_FREEZE=1``: what
 the app's import and construction made is moved out of the collector's reach (``gc.freeze()``)
 before the server starts.
 """
@@ -39,6 +40,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.supervisors.multiprocess import Multiprocess
 
 from adk_asgi import AdkApp
+from adk_asgi.serving.a2a_import import skip_failed_a2a_import
 from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet
 
@@ -341,6 +343,8 @@ def main(argv: list[str]) -> None:
     elif kind == "adk_bare":
         from bench.bare import bare_app
 
+        if os.environ.get("BENCH_SKIP_A2A") == "1":  # as AdkApp does (serving/a2a_import.py)
+            skip_failed_a2a_import()
         app = bare_app()
     else:
         app = adk_asgi_app() if kind == "adk_asgi" else adk_run_sse_app()

@@ -20,8 +20,10 @@ noisy machine slows all rows alike and the ratios stay fair:
 * ``adk /run_sse``: ADK's own API server (``get_fast_api_app``), same uvicorn settings, same
   client.
 * ``bare http``: ``run_async`` behind a raw ASGI endpoint, one SSE frame per partial event
-  (``bench.bare``): what any HTTP server of the agent pays over the floor, so that adk_asgi's
-  time to first text over it is the bridge's own share, measured in the same rounds.
+  (``bench.bare``): what any HTTP server of the agent pays over the floor.
+* ``bare http*``: the same, with ADK's failed import on every run skipped as ``AdkApp`` skips it
+  (``adk_asgi.serving.a2a_import``): adk_asgi's time to first text over it is the bridge's own
+  share, measured in the same rounds; ``bare http`` over it is what that import costs.
 * ``ag-ui-adk``: the AG-UI protocol's ADK middleware (``bench.peers``: FastAPI,
   sse-starlette), same uvicorn settings, same client; ``--no-peer`` leaves it out (it is
   installed by the ``bench`` extra).
@@ -60,7 +62,7 @@ from bench.rows import SHORT_ANSWER, HttpRow, Measure, Run, check_count, sample
 from bench.serve import RESUMABLE
 from bench.servers import ServerProcess, logs_on_error
 from bench.sse_payloads import sse_payloads
-from bench.throughput_report import BARE, BEFORE, OURS, PEER, Results, report
+from bench.throughput_report import BARE, BARE_SKIPPING, BEFORE, OURS, PEER, Results, report
 
 TEXT_DELTA: Final = b'"type":"text-delta"'
 ADK_TEXT: Final = b'"text":"'
@@ -200,7 +202,8 @@ async def bench(
     primed: bool = True,
 ) -> Results:
     """``urls``: the servers by kind (``adk_asgi``, ``before``, ``adk_run_sse``,
-    ``ag_ui_adk``, ``adk_bare``); a row whose server is not there is left out."""
+    ``ag_ui_adk``, ``adk_bare`` and ``adk_bare_skipping``); a row whose server is not there is
+    left out."""
     floor = Floor()
     timeout = httpx.Timeout(300.0)
     async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
@@ -216,6 +219,7 @@ async def bench(
             rows[PEER] = AgUiClient(client, urls["ag_ui_adk"])
         if "adk_bare" in urls:
             rows[BARE] = BareClient(client, urls["adk_bare"])
+            rows[BARE_SKIPPING] = BareClient(client, urls["adk_bare_skipping"])
         throughput = {}
         floor.cpus = placement.pin()
         for size in sizes:
@@ -254,6 +258,8 @@ def _environment(servers: dict[str, ServerProcess], placement: Placement) -> str
 def _server(name: str, kind: str, before_tree: str | None) -> ServerProcess:
     """A row's server. The A/B row (``before``) is this checkout with the earlier SSE writer,
     or, with ``--before-tree``, another checkout's app."""
+    if name == "adk_bare_skipping":
+        return ServerProcess(kind, env={"BENCH_SKIP_A2A": "1"})
     if name != "before":
         return ServerProcess(kind)
     if before_tree:
@@ -272,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         no_pin="let the scheduler place servers and client",
         no_peer="leave out the ag-ui-adk row",
         no_before="leave out the A/B row",
-        no_bare="leave out the bare http row",
+        no_bare="leave out the bare http rows",
         no_prime="time first text without an untimed run first",
     )
     args = parser.parse_args(argv)
@@ -289,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args.no_peer:
         kinds["ag_ui_adk"] = "ag_ui_adk"
     if not args.no_bare:
-        kinds["adk_bare"] = "adk_bare"
+        kinds["adk_bare"] = kinds["adk_bare_skipping"] = "adk_bare"
     with contextlib.ExitStack() as stack:
         servers = {
             name: stack.enter_context(_server(name, kind, args.before_tree))
