@@ -1,13 +1,13 @@
 """ADK's import of ``RemoteA2aAgent`` on every run, answered at once when ``a2a-sdk`` is missing.
 
-google-adk 2.13 builds the root agent's workflow node on every run (``build_node``), and that
-function imports ``google.adk.agents.remote_a2a_agent`` inside its body to learn whether the
-agent is a remote A2A one, catching the ``ImportError`` when the optional ``a2a-sdk`` is not
-installed. Python caches a module, not a failed import: the half-made modules are removed, so
-every run reads and executes the bytecode of two modules again before ``import a2a`` fails.
-That is about 0.25 ms per run in process (0.4 ms and more in a busy server process), paid
-between the request and the model call, i.e. before the first words, in ``run_async`` and
-``run_live`` alike.
+google-adk 2.13 builds a workflow node each time it runs one (``build_node``: the root agent of
+every ``run_async``, and each node of a workflow), and that function imports
+``google.adk.agents.remote_a2a_agent`` inside its body to learn whether the agent is a remote
+A2A one, catching the ``ImportError`` when the optional ``a2a-sdk`` is not installed. Python
+caches a module, not a failed import: the half-made modules are removed, so every run reads and
+executes the bytecode of two modules again before ``import a2a`` fails. That is 0.37-0.41 ms
+per run in process and 0.3-0.9 ms in a server's process, paid between the request and the
+model call: before the first words (docs/performance.md, *Time to first chunk*).
 
 :func:`skip_failed_a2a_import` puts a finder first on ``sys.meta_path`` that answers that one
 import with the error Python would raise (``No module named 'a2a'``) without loading anything,
