@@ -26,6 +26,15 @@ UNANSWERED: Final = "unanswered"
 WaitKind = Literal["approval", "result"]
 
 
+@dataclass(frozen=True, slots=True)
+class ShownResult:
+    """A tool's result as the stream showed it, with how the bridge's plugins tag it."""
+
+    response: dict[str, Any]
+    invalid: bool
+    kept: bool
+
+
 @dataclass(slots=True)
 class Wait:
     call: ToolCall
@@ -54,6 +63,12 @@ class LiveCalls:
         self.stored_early: dict[str, Any] = {}
         """Call id → the result stored as it came (:meth:`store_early`), to take out of the
         step's merged response event when ADK stores it."""
+        self.authors: dict[str, str] = {}
+        """Call id → the author of the model event that made it."""
+        self.shown_results: dict[str, ShownResult] = {}
+        """Call id → a server tool's result as the stream showed it: the stream shows a result
+        as the tool returns, before ADK stores it, so a session that fails in between keeps it
+        (:meth:`~.events.ModelEvents.shown_results`)."""
 
     def store_early(self, call_id: str, response: Any, step: list[str]) -> bool:
         """Whether ``call_id``'s result, which just came, must be stored now, ahead of ADK;
@@ -84,8 +99,9 @@ class LiveCalls:
             self.state.results.setdefault(call.id, None)  # closed unless it waits
         return call
 
-    def new_step(self, calls: list[ToolCall]) -> None:
+    def new_step(self, calls: list[ToolCall], author: str) -> None:
         self.step = [self.remember(call).id for call in calls]
+        self.authors.update((call_id, author) for call_id in self.step)
 
     def open(self, call: ToolCall, kind: WaitKind) -> None:
         """``call`` waits for the user's decision or the browser's result."""

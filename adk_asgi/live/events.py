@@ -62,7 +62,8 @@ class ModelEvents:
                     )
                     for c in calls
                     if c.id and c.name
-                ]
+                ],
+                event.author,
             )
             context.maybe_pause()
         if event.actions.transfer_to_agent:
@@ -115,9 +116,29 @@ class ModelEvents:
         call = calls.state.calls.get(call_id)
         if call is None or not calls.store_early(call_id, response, step):
             return None
+        return self._result(call, author, response, invalid=invalid, kept=kept)
+
+    def shown_results(self) -> list[Event]:
+        """The events that store each result the stream showed on this connection, tagged as
+        ADK's would be, for the I/O layer to store those a failed session left unstored."""
+        calls = self.context.calls
+        events = []
+        for call_id, shown in calls.shown_results.items():
+            call = calls.state.calls.get(call_id)
+            if call is not None:
+                author = calls.authors.get(call_id, "")
+                result = self._result(
+                    call, author, shown.response, invalid=shown.invalid, kept=shown.kept
+                )
+                events.append(result)
+        return events
+
+    def _result(
+        self, call: ToolCall, author: str, response: dict[str, Any], *, invalid: bool, kept: bool
+    ) -> Event:
         event = durable.result(call, author, response)
         bookkeeping.add_calls(  # (as serving/invalid_calls.py and serving/as_returned.py tag)
-            event, invalid_calls=[call_id] if invalid else [], as_returned=[call_id] if kept else []
+            event, invalid_calls=[call.id] if invalid else [], as_returned=[call.id] if kept else []
         )
         return self._tagged(event) or event
 

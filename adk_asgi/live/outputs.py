@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from google.adk.agents.live_request_queue import LiveRequest
+from google.adk.events.event import Event
 from google.genai import types
 
 from adk_asgi.convert.failures import FailedCall
@@ -93,8 +94,9 @@ class StopReplay:
 @dataclass(frozen=True, slots=True)
 class KeepFailure:
     """The session failed mid-answer: keep what the client was shown of the answer
-    (:func:`adk_asgi.convert.failures.shown_answer`), and the calls it was running as failed
-    (:func:`adk_asgi.convert.failures.failed_calls_answer`)."""
+    (:func:`adk_asgi.convert.failures.shown_answer`), the calls it was running as failed
+    (:func:`adk_asgi.convert.failures.failed_calls_answer`), and the results it showed that
+    ADK did not store."""
 
     message_id: str
     shown: list[types.Part]
@@ -102,6 +104,9 @@ class KeepFailure:
     started_at: float | None = None
     """When the failed response started (its message metadata, :mod:`adk_asgi.convert.metadata`)."""
     failed: tuple[FailedCall, ...] = ()
+    results: tuple[Event, ...] = ()
+    """The events that store the results the stream showed (every one of the connection's:
+    those in the session already are not stored again)."""
 
 
 Output = (

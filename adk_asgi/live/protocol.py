@@ -371,13 +371,14 @@ class LiveProtocol(WaitAPI):
             self.out.append(Close(1000))
             return self._take()
         converter = self._context.unasked_response().converter
+        results = tuple(self._events.shown_results())  # (tagged with the response under way)
         failure = converter.fail(self._context.converting.on_error(AgentError(exception=error)))
         self.streams.end(failure + converter.finish(), self.clock())
         if converter.failure is not None:
             shown, text = converter.failure
-            started_at, failed = converter.facts.started_at, converter.cards.running.failed
+            started_at, failed = converter.facts.started_at, tuple(converter.cards.running.failed)
             self.out.append(
-                KeepFailure(converter.message_id, shown, text, started_at, tuple(failed))
+                KeepFailure(converter.message_id, shown, text, started_at, failed, results)
             )
         self._closed("the live session ended after an error", 1011)
         self.out.append(Close(1011))  # the writer sends what is queued, then closes

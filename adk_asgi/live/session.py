@@ -40,6 +40,7 @@ from adk_asgi.serving.pace import RunSignal, paced_by
 from adk_asgi.serving.request_state import RESERVED_PREFIX
 from adk_asgi.serving.services import Services
 from adk_asgi.serving.session_handover import hand_over
+from adk_asgi.serving.stale_sessions import changed_elsewhere
 from adk_asgi.stores.locks import ChatBusy, ChatKey
 
 logger = logging.getLogger("adk_asgi")
@@ -88,7 +89,7 @@ class LiveSession:
                     # run_live raises without an error event (unlike run_async): the client
                     # reads what ``on_error`` says, and what it was shown is kept
                     logger.exception("adk_asgi: the live session failed")
-                    outputs = self.protocol.session_ended(exc)
+                    outputs = self.protocol.session_ended(changed_elsewhere(exc))
                     # Kept, and its recording ended, before the client hears of it: a page
                     # that reloads at once finds it in history, not a stream still open.
                     for output in outputs:
@@ -172,6 +173,7 @@ class LiveSession:
             failure.error_text,
             started_at=failure.started_at,
             failed=failure.failed,
+            results=failure.results,
         )
 
     async def _settle_waiting_calls(

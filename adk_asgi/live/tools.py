@@ -377,7 +377,9 @@ class LiveToolGate(BasePlugin):
             )
             if early is not None:
                 await record([early])
-        finished = waits.protocol.tool_finished(call_id, stored, invalid=refused, kept=kept)
+        finished = waits.protocol.tool_finished(
+            call_id, stored, invalid=refused, kept=kept, ran=True
+        )
         waits.carry_out(finished)
 
     async def on_event_callback(

@@ -13,7 +13,7 @@ from google.adk.events.event import Event
 
 from adk_asgi.hitl.outcomes import EXPIRED as TIMED_OUT
 from adk_asgi.hitl.pending import ToolCall, client_approval_id
-from adk_asgi.live.calls import WaitKind
+from adk_asgi.live.calls import ShownResult, WaitKind
 from adk_asgi.live.context import LiveContext
 from adk_asgi.live.durable import ClosedHow
 from adk_asgi.live.events import ModelEvents
@@ -127,12 +127,20 @@ class WaitAPI:
         )
 
     def tool_finished(
-        self, call_id: str | None, result: Any, *, invalid: bool = False, kept: bool = False
+        self,
+        call_id: str | None,
+        result: Any,
+        *,
+        invalid: bool = False,
+        kept: bool = False,
+        ran: bool = False,
     ) -> list[Output]:
         """A tool call's result, from the tool pipeline: shown at once, so a server tool's
         output reaches the client before the turn pauses for its sibling calls. ``invalid``:
         the result is ADK's refusal of the call (shown as ``tool-input-error``). ``kept``: the
-        tool returned ADK's wrapper shape itself (:mod:`adk_asgi.convert.returned`)."""
+        tool returned ADK's wrapper shape itself (:mod:`adk_asgi.convert.returned`). ``ran``:
+        the result is the tool's own (an object, as ADK stores it), kept if the session fails
+        before ADK stores it (:attr:`~.calls.LiveCalls.shown_results`)."""
         self._phases.move("tool")
         context = self._context
         if not call_id:
@@ -141,6 +149,8 @@ class WaitAPI:
         calls.finished.add(call_id)
         if result is None:  # a long-running tool left it open for the app to answer
             calls.left_to_server(call_id)
+        elif ran:
+            calls.shown_results[call_id] = ShownResult(result, invalid, kept)
         response = context.streams.response
         if response is not None and result is not None:
             call = calls.state.calls.get(call_id)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from google.adk.events.event import Event
 from google.adk.sessions.session import Session
 from google.genai import types
 
@@ -81,16 +82,22 @@ async def keep_shown(
     started_at: float | None = None,
     cut_calls: Sequence[CutCall] = (),
     failed: Sequence[FailedCall] = (),
+    results: Sequence[Event] = (),
 ) -> None:
     """Keep an answer cut short (it failed: ``error_text``; or was stopped) as the client saw
     it: ADK stores no partial text (:func:`~adk_asgi.convert.failures.shown_answer`), nor any
     result of the calls a run that raised was running (``failed``: their responses are the
-    error shown, :func:`~adk_asgi.convert.failures.failed_calls_answer`). ``session``: read
-    after the run. The answer was sent already, so a store that fails loses only its record,
-    which is logged."""
+    error shown, :func:`~adk_asgi.convert.failures.failed_calls_answer`). ``results``: the
+    events of results the client was shown (live mode shows a result before ADK stores it),
+    stored if the session has not got them. ``session``: read after the run. The answer was
+    sent already, so a store that fails loses only its record, which is logged."""
     event = shown_answer(services.author, message_id, shown, error_text, started_at, cut_calls)
     try:
         if session is not None:
+            answered = {r.id for e in session.events for r in e.get_function_responses()}
+            for result in results:
+                if not any(r.id in answered for r in result.get_function_responses()):
+                    await services.session_service.append_event(session, result)
             if failed and error_text is not None:
                 answers = failed_calls_answer(session.events, failed, error_text, message_id)
                 for answer in answers:

@@ -70,6 +70,18 @@ async def _retried(
         await events.aclose()
 
 
+def changed_elsewhere(error: BaseException) -> BaseException:
+    """What a live session that raised ``error`` reports: a stale session is the
+    :class:`ChatChangedElsewhere` an SSE run reports, so ``on_error`` meets one error for both
+    transports. (A live session is not started again: its connection closes, and the next
+    one reads the session as stored.)"""
+    if not isinstance(error, StaleSessionError):
+        return error
+    changed = _changed(streamed=True)
+    changed.__cause__ = error
+    return changed
+
+
 def _changed(streamed: bool) -> ChatChangedElsewhere:
     if not streamed:  # refused twice at its first write: nothing of this request was stored
         return ChatChangedElsewhere(

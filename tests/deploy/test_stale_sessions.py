@@ -22,11 +22,13 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.sessions.session import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_asgi import AdkApp
 from adk_asgi.convert.failures import show_errors
-from adk_asgi.testing import ChatClient, Text
+from adk_asgi.testing import Call, ChatClient, Text
+from tests.live.test_live_connection import cookie_of, http_history, open_live, serve
 from tests.support import normalize_ids, scripted_agent
 
 pytestmark = pytest.mark.backing
@@ -189,6 +191,91 @@ async def test_a_run_refused_after_it_streamed_ends_with_an_error_and_keeps_what
                 {"type": "step-start"},
                 {"type": "text", "text": "Hello there!", "state": "done"},
                 {"type": "data-error", "data": error, "id": f"{message_id}-error"},
+            ],
+        },
+    ]
+
+
+async def test_a_live_session_refused_after_a_tool_ran_keeps_its_result_and_says_why(
+    services: Services,
+) -> None:
+    """Live mode shows a tool's result as it returns, before ADK stores it. Refused at that
+    store: the result shown is kept (not the "stopped while this tool ran" a later connection
+    would store, which lets the model run it again), ``on_error`` meets the error SSE reports
+    (not ADK's ``StaleSessionError``), the socket closes (1011) as after any failure, and the
+    chat goes on in the next connection."""
+    sessions, other = services
+
+    async def take_note(tool_context: ToolContext) -> dict[str, Any]:
+        """The app's own write of the session, during a call of the live session's."""
+        await Interloper(other, at="answer")._write(tool_context.session)
+        return {"noted": True}
+
+    agent = scripted_agent([[Call("take_note")], [Text("Noted.")], [Text("Hello again.")]])
+    agent.tools.append(take_note)
+    app = AdkApp(agent, app_name="app", session_service=sessions, on_error=show_errors)
+    async with serve(app) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            chunks = await live.turn("note this")
+            await socket.wait_closed()
+        assert (socket.close_code, socket.close_reason) == (1011, "")
+        again, second = await open_live(url, live.chat_id, cookie=cookie_of(socket))
+        async with second:
+            answer = await again.turn("hi")
+        history = await http_history(url, cookie_of(socket), live.chat_id)
+    found = await sessions.list_sessions(app_name="app")
+    (chat,) = found.sessions
+    stored = await sessions.get_session(app_name="app", user_id=chat.user_id, session_id=chat.id)
+    await app.aclose()
+    assert stored is not None
+    results = [r.response for e in stored.events for r in e.get_function_responses()]
+    assert results == [{"noted": True}]
+    error = {"errorText": CHANGED}
+    call = {"toolCallId": "<call1>", "toolName": "take_note", "providerExecuted": True}
+    assert normalize_ids(chunks) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", **call},
+        {"type": "tool-input-available", **call, "input": {}},
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": {"noted": True}},
+        {"type": "data-error", "data": error, "id": "<block1>"},
+        {"type": "error", "errorText": CHANGED},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "error"},
+    ]
+    failed_id, answer_id = chunks[0]["messageId"], answer[0]["messageId"]
+    part = {
+        "type": "tool-take_note",
+        "toolCallId": "call_1",
+        "state": "output-available",
+        "input": {},
+        "output": {"noted": True},
+        "providerExecuted": True,
+    }
+    assert history == [
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "note this"}]},
+        {
+            "id": failed_id,
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                part,
+                {"type": "data-error", "data": error, "id": f"{failed_id}-error"},
+            ],
+        },
+        {  # the next connection's model answers the stored history first (docs/live.md)
+            "id": history[2]["id"],
+            "role": "assistant",
+            "parts": [{"type": "step-start"}, {"type": "text", "text": "Noted.", "state": "done"}],
+        },
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+        {
+            "id": answer_id,
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {"type": "text", "text": "Hello again.", "state": "done"},
             ],
         },
     ]

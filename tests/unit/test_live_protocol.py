@@ -10,6 +10,7 @@ from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events.event import Event
 from google.genai import types
 
+from adk_asgi.hitl.interrupts import REQUEST_INPUT
 from adk_asgi.live import durable
 from adk_asgi.live.calls import UNANSWERED
 from adk_asgi.live.outputs import (
@@ -374,3 +375,26 @@ def test_a_stored_result_stays_in_the_merged_event_when_it_is_all_or_was_changed
     assert durable.without(both, {"c0": {"temp": 20}}) is both
     only = responses(("c0", "get_weather", {"temp": 19}))
     assert durable.without(only, {"c0": {"temp": 19}}) is only
+
+
+def test_a_failed_session_keeps_the_results_it_showed() -> None:
+    """A server tool's result is shown as it returns, before ADK stores it: the record of a
+    failure carries it, tagged as ADK's would be, for the session to store if it has not
+    (the answer of a workflow's question, shown by the same call without ``ran``, is not)."""
+    live = Machine()
+    live.open()
+    live.say("r1")
+    live.event(call_event())
+    live.take(live.protocol.tool_finished("c1", {"ok": 5}, ran=True))
+    live.protocol.call("q1", REQUEST_INPUT, {"message": "Sure?"}, "i")
+    live.take(live.protocol.tool_finished("q1", {"answer": "yes"}))
+    response = live.protocol.streams.response
+    assert response is not None
+    ended = live.take(live.protocol.session_ended(RuntimeError("boom")))
+    (kept,) = [output for output in ended if isinstance(output, KeepFailure)]
+    (result,) = kept.results
+    assert (result.author, result.invocation_id) == ("agent", "i")
+    answers = [(r.id, r.name, r.response) for r in result.get_function_responses()]
+    assert answers == [("c1", "pay", {"ok": 5})]
+    tags = {"v": 2, "messageId": "m1", "liveStep": f"{response.key}.0"}  # its message, its step
+    assert result.custom_metadata == {"adk_asgi": tags}
