@@ -126,6 +126,7 @@ class ModelEvents:
         for call_id, shown in calls.shown_results.items():
             call = calls.state.calls.get(call_id)
             if call is not None:
+                # ("": a call of an earlier connection's step; the I/O layer names the agent)
                 author = calls.authors.get(call_id, "")
                 result = self._result(
                     call, author, shown.response, invalid=shown.invalid, kept=shown.kept

@@ -97,6 +97,7 @@ async def keep_shown(
             answered = {r.id for e in session.events for r in e.get_function_responses()}
             for result in results:
                 if not any(r.id in answered for r in result.get_function_responses()):
+                    result.author = result.author or services.author
                     await services.session_service.append_event(session, result)
             if failed and error_text is not None:
                 answers = failed_calls_answer(session.events, failed, error_text, message_id)

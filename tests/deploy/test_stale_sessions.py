@@ -27,6 +27,7 @@ from google.genai import types
 
 from adk_asgi import AdkApp
 from adk_asgi.convert.failures import show_errors
+from adk_asgi.serving.answers import keep_shown
 from adk_asgi.testing import Call, ChatClient, Text
 from tests.live.test_live_connection import cookie_of, http_history, open_live, serve
 from tests.support import normalize_ids, scripted_agent
@@ -279,3 +280,28 @@ async def test_a_live_session_refused_after_a_tool_ran_keeps_its_result_and_says
             ],
         },
     ]
+
+
+async def test_a_kept_result_is_stored_once_and_named_after_the_agent_when_unknown() -> None:
+    """``keep_shown``'s results: one the session has already is not stored again; one of a call
+    of an earlier connection's step (its author unknown to the connection) is the agent's."""
+    app = AdkApp(scripted_agent([]), app_name="app")
+    services = app.services
+    session = await services.session_service.create_session(app_name="app", user_id="u")
+
+    def result(call_id: str, author: str) -> Event:
+        response = types.FunctionResponse(id=call_id, name="pay", response={"ok": call_id})
+        content = types.Content(role="user", parts=[types.Part(function_response=response)])
+        return Event(invocation_id="i", author=author, content=content)
+
+    await services.session_service.append_event(session, result("c1", "test_agent"))
+    await keep_shown(
+        services, session, "m1", [], "boom", results=[result("c1", "test_agent"), result("c2", "")]
+    )
+    stored = await services.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored is not None
+    kept = [(e.author, r.id, r.response) for e in stored.events for r in e.get_function_responses()]
+    assert kept == [("test_agent", "c1", {"ok": "c1"}), ("test_agent", "c2", {"ok": "c2"})]
+    await app.aclose()
