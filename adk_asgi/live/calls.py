@@ -28,8 +28,10 @@ WaitKind = Literal["approval", "result"]
 
 @dataclass(frozen=True, slots=True)
 class ShownResult:
-    """A tool's result as the stream showed it, with how the bridge's plugins tag it."""
+    """A tool's result as the stream showed it, the agent that ran the tool, and how the
+    bridge's plugins tag it."""
 
+    author: str
     response: dict[str, Any]
     invalid: bool
     kept: bool
@@ -63,8 +65,6 @@ class LiveCalls:
         self.stored_early: dict[str, Any] = {}
         """Call id → the result stored as it came (:meth:`store_early`), to take out of the
         step's merged response event when ADK stores it."""
-        self.authors: dict[str, str] = {}
-        """Call id → the author of the model event that made it."""
         self.shown_results: dict[str, ShownResult] = {}
         """Call id → a server tool's result as the stream showed it: the stream shows a result
         as the tool returns, before ADK stores it, so a session that fails in between keeps it
@@ -99,9 +99,8 @@ class LiveCalls:
             self.state.results.setdefault(call.id, None)  # closed unless it waits
         return call
 
-    def new_step(self, calls: list[ToolCall], author: str) -> None:
+    def new_step(self, calls: list[ToolCall]) -> None:
         self.step = [self.remember(call).id for call in calls]
-        self.authors.update((call_id, author) for call_id in self.step)
 
     def open(self, call: ToolCall, kind: WaitKind) -> None:
         """``call`` waits for the user's decision or the browser's result."""

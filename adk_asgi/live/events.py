@@ -62,8 +62,7 @@ class ModelEvents:
                     )
                     for c in calls
                     if c.id and c.name
-                ],
-                event.author,
+                ]
             )
             context.maybe_pause()
         if event.actions.transfer_to_agent:
@@ -126,10 +125,8 @@ class ModelEvents:
         for call_id, shown in calls.shown_results.items():
             call = calls.state.calls.get(call_id)
             if call is not None:
-                # ("": a call of an earlier connection's step; the I/O layer names the agent)
-                author = calls.authors.get(call_id, "")
                 result = self._result(
-                    call, author, shown.response, invalid=shown.invalid, kept=shown.kept
+                    call, shown.author, shown.response, invalid=shown.invalid, kept=shown.kept
                 )
                 events.append(result)
         return events

@@ -369,8 +369,10 @@ class LiveToolGate(BasePlugin):
             stored = None  # (server_answers.py); ADK stores no response
         refused = self.invalid is not None and self.invalid.is_invalid(call_id)
         kept = stored is result and returns_its_own(tool) and is_wrapper(result)
+        ran_by = None  # (the agent whose tool returned it: no result, nothing to keep)
         if call_id and stored is not None:  # (stored before it is shown: a reload shows it)
             record = _Recorder(tool_context)
+            ran_by = record.author
             step = record.step_of(call_id)
             early = waits.protocol.stored_result(
                 call_id, record.author, stored, step, invalid=refused, kept=kept
@@ -378,7 +380,7 @@ class LiveToolGate(BasePlugin):
             if early is not None:
                 await record([early])
         finished = waits.protocol.tool_finished(
-            call_id, stored, invalid=refused, kept=kept, ran=True
+            call_id, stored, invalid=refused, kept=kept, ran_by=ran_by
         )
         waits.carry_out(finished)
 

@@ -133,14 +133,14 @@ class WaitAPI:
         *,
         invalid: bool = False,
         kept: bool = False,
-        ran: bool = False,
+        ran_by: str | None = None,
     ) -> list[Output]:
         """A tool call's result, from the tool pipeline: shown at once, so a server tool's
         output reaches the client before the turn pauses for its sibling calls. ``invalid``:
         the result is ADK's refusal of the call (shown as ``tool-input-error``). ``kept``: the
-        tool returned ADK's wrapper shape itself (:mod:`adk_asgi.convert.returned`). ``ran``:
-        the result is the tool's own (an object, as ADK stores it), kept if the session fails
-        before ADK stores it (:attr:`~.calls.LiveCalls.shown_results`)."""
+        tool returned ADK's wrapper shape itself (:mod:`adk_asgi.convert.returned`). ``ran_by``:
+        the agent whose tool returned the result (an object, as ADK stores it), which is kept
+        if the session fails before ADK stores it (:attr:`~.calls.LiveCalls.shown_results`)."""
         self._phases.move("tool")
         context = self._context
         if not call_id:
@@ -149,8 +149,8 @@ class WaitAPI:
         calls.finished.add(call_id)
         if result is None:  # a long-running tool left it open for the app to answer
             calls.left_to_server(call_id)
-        elif ran:
-            calls.shown_results[call_id] = ShownResult(result, invalid, kept)
+        elif ran_by is not None:
+            calls.shown_results[call_id] = ShownResult(ran_by, result, invalid, kept)
         response = context.streams.response
         if response is not None and result is not None:
             call = calls.state.calls.get(call_id)

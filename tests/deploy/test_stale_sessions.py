@@ -283,8 +283,8 @@ async def test_a_live_session_refused_after_a_tool_ran_keeps_its_result_and_says
 
 
 async def test_a_kept_result_is_stored_once_and_named_after_the_agent_when_unknown() -> None:
-    """``keep_shown``'s results: one the session has already is not stored again; one of a call
-    of an earlier connection's step (its author unknown to the connection) is the agent's."""
+    """``keep_shown``'s results: one the session has already is not stored again; one that
+    names no author is stored as the app's agent's."""
     app = AdkApp(scripted_agent([]), app_name="app")
     services = app.services
     session = await services.session_service.create_session(app_name="app", user_id="u")

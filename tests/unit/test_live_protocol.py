@@ -385,7 +385,7 @@ def test_a_failed_session_keeps_the_results_it_showed() -> None:
     live.open()
     live.say("r1")
     live.event(call_event())
-    live.take(live.protocol.tool_finished("c1", {"ok": 5}, ran=True))
+    live.take(live.protocol.tool_finished("c1", {"ok": 5}, ran_by="agent"))
     live.protocol.call("q1", REQUEST_INPUT, {"message": "Sure?"}, "i")
     live.take(live.protocol.tool_finished("q1", {"answer": "yes"}))
     response = live.protocol.streams.response
