@@ -94,11 +94,7 @@ async def keep_shown(
     event = shown_answer(services.author, message_id, shown, error_text, started_at, cut_calls)
     try:
         if session is not None:
-            answered = {r.id for e in session.events for r in e.get_function_responses()}
-            for result in results:
-                if not any(r.id in answered for r in result.get_function_responses()):
-                    result.author = result.author or services.author
-                    await services.session_service.append_event(session, result)
+            await _keep_results(services, session, results)
             if failed and error_text is not None:
                 answers = failed_calls_answer(session.events, failed, error_text, message_id)
                 for answer in answers:
@@ -106,3 +102,15 @@ async def keep_shown(
             await services.session_service.append_event(session, event)
     except Exception:
         logger.exception("adk_asgi: a failed answer could not be recorded")
+
+
+async def _keep_results(services: Services, session: Session, results: Sequence[Event]) -> None:
+    """Store each of ``results`` that the session does not hold (none over SSE: it shows only
+    what ADK stored)."""
+    if not results:
+        return
+    answered = {r.id for e in session.events for r in e.get_function_responses()}
+    for result in results:
+        if not any(r.id in answered for r in result.get_function_responses()):
+            result.author = result.author or services.author
+            await services.session_service.append_event(session, result)
