@@ -275,6 +275,12 @@ class EventConverter:
             if not (shown and event.output == REJECTED):
                 content = workflow_answer(event)
         parts = (content.parts or []) if content is not None else []
+        if not parts:
+            # Usage, a finish reason, a resumption handle, metadata alone (Gemini Live sends
+            # its usage before the turn's full text): nothing to show, so no text block or
+            # step of the response opens, closes or splits here.
+            self._event_tail(event, out)
+            return
         is_model_call = content is not None and content.role == "model"
         confirmations = event.actions.requested_tool_confirmations
         key = self._key(event)

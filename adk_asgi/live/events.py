@@ -18,6 +18,17 @@ from adk_asgi.live import durable
 from adk_asgi.live.context import LiveContext
 
 
+def says_something(event: Event) -> bool:
+    """Whether ``event`` has anything a response shows: content, speech heard or spoken, an
+    error, a workflow node's output. Usage, ``turn_complete``, a resumption update and a
+    state change alone have nothing."""
+    if event.content is not None and event.content.parts:
+        return True
+    if event.input_transcription is not None or event.output_transcription is not None:
+        return True
+    return bool(event.error_code or event.error_message) or event.output is not None
+
+
 class ModelEvents:
     __slots__ = ("context", "turn_called_tools")
 
@@ -34,6 +45,11 @@ class ModelEvents:
                 streams.draining = None
             return
         response = streams.response
+        if response is None and not says_something(event):
+            # Only a request owns a response: usage, a resumption handle, a turn that
+            # completes, a callback's state change open none (nor do they split one).
+            self._audio(event)  # (an ``interrupted`` still stops what the browser plays)
+            return
         if response is None:  # the model speaks with no request open (voice, buffering)
             response = streams.begin(context.converter(context.new_message_id()))
             streams.voice_answer_due = False
@@ -144,6 +160,10 @@ class ModelEvents:
         streams = self.context.streams
         response = streams.draining or streams.response
         if response is None or event.partial:
+            return None
+        if not says_something(event) and event.usage_metadata is None and not event.turn_complete:
+            # A callback's state change (stored before the user's message it runs for, say):
+            # no response's, so it names none, or history would file the answer above it.
             return None
         decisions = self.context.calls.state.live_decisions
         return bookkeeping.tagged(

@@ -257,6 +257,7 @@ class ScriptedLiveConnection(BaseLlmConnection):
         self._contents.extend(said)
 
         spoken = ""
+        run = _TextRun()
         self._streaming, self._barge_in = True, False
         try:
             for response in rendered:
@@ -283,13 +284,15 @@ class ScriptedLiveConnection(BaseLlmConnection):
                         yield _transcription(part.text or "", finished=False, output=True)
                 else:
                     spoken += "" if part.thought else part.text or ""
+                    if (whole := run.add(part.text or "", thought=bool(part.thought))) is not None:
+                        yield whole  # (a run of the other kind ended: Gemini's full text)
                     yield response
         finally:
             self._streaming = False
         if failure is not None:
             raise failure
         assert final is not None
-        for closing in self._closing(final, spoken):
+        for closing in self._closing(final, spoken, run):
             await asyncio.sleep(delay)
             yield closing
 
@@ -302,14 +305,48 @@ class ScriptedLiveConnection(BaseLlmConnection):
             return
         yield LlmResponse(interrupted=True)
 
-    def _closing(self, final: LlmResponse, spoken: str) -> Iterator[LlmResponse]:
+    def _closing(self, final: LlmResponse, spoken: str, run: _TextRun) -> Iterator[LlmResponse]:
+        """The end of a turn in the order ``GeminiLlmConnection.receive`` yields it for Gemini
+        Live's messages: with calls, the ``toolCall`` message flushes the text run, then
+        ``turnComplete`` (which carries the usage) yields the usage, the finished
+        transcription, the calls and ``turn_complete``; without, ``generationComplete``
+        flushes the transcription, then the usage comes *before* the turn's last full text."""
         parts = final.content.parts or [] if final.content else []
-        for part in parts:
-            if part.text and (part.thought or not self._audio_out):
-                yield LlmResponse(content=_model(part), partial=False)
-        if self._audio_out and spoken and self._output_transcription:
-            yield _transcription(spoken, finished=True, output=True)
+        usage = LlmResponse(usage_metadata=final.usage_metadata, model_version=final.model_version)
+        transcript = self._audio_out and bool(spoken) and self._output_transcription
         if calls := [part for part in parts if part.function_call]:
+            if (whole := run.flush()) is not None:
+                yield whole
+            yield usage
+            if transcript:
+                yield _transcription(spoken, finished=True, output=True)
             yield LlmResponse(content=_model(*calls))
-        yield LlmResponse(usage_metadata=final.usage_metadata, model_version=final.model_version)
+        else:
+            if transcript:
+                yield _transcription(spoken, finished=True, output=True)
+            yield usage
+            if (whole := run.flush()) is not None:
+                yield whole
         yield LlmResponse(turn_complete=True)
+
+
+class _TextRun:
+    """The text Gemini Live's connection accumulates until a run of the other kind (thought or
+    answer) starts, a call comes or the turn completes; then it yields the run's full text."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.thought = False
+
+    def add(self, text: str, *, thought: bool) -> LlmResponse | None:
+        whole = self.flush() if self.text and thought != self.thought else None
+        self.text += text
+        self.thought = thought
+        return whole
+
+    def flush(self) -> LlmResponse | None:
+        if not self.text:
+            return None
+        part = types.Part(text=self.text, thought=self.thought or None)
+        self.text, self.thought = "", False
+        return LlmResponse(content=_model(part), partial=False)

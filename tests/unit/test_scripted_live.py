@@ -1,7 +1,7 @@
 """ScriptedLlm's live connection behind the REAL ``Runner.run_live``: it must yield what Gemini
-Live yields (delta partials, a full text, calls as one response, usage, ``turn_complete``,
-transcriptions, audio), answer what ADK sends it (text, function responses, audio + activity
-signals), and end when the queue closes."""
+Live yields, in ``GeminiLlmConnection.receive()``'s order (delta partials, usage before the
+turn's last full text or its calls, ``turn_complete``, transcriptions, audio), answer what ADK
+sends it (text, function responses, audio + activity signals), and end when the queue closes."""
 
 from __future__ import annotations
 
@@ -193,14 +193,15 @@ async def no_task_left() -> None:
 # --- text turns -----------------------------------------------------------------------------
 
 
-async def test_text_turn_streams_deltas_then_full_text_usage_and_turn_complete() -> None:
+async def test_text_turn_streams_deltas_then_usage_full_text_and_turn_complete() -> None:
     chat = LiveChat(ScriptedLlm(turns=[[Text("Hello there, friend!")]], chunk_size=8))
+    # Gemini sends the usage with turnComplete; ADK yields it before the buffered full text.
     assert await chat.converse("hi") == [
         ("partial", "text", "Hello th"),
         ("partial", "text", "ere, fri"),
         ("partial", "text", "end!"),
-        ("text", "Hello there, friend!"),
         ("usage", 1, 5),
+        ("text", "Hello there, friend!"),
         ("turn_complete",),
     ]
     # Every live message is its own event (unlike SSE partials sharing the final's id).
@@ -208,8 +209,8 @@ async def test_text_turn_streams_deltas_then_full_text_usage_and_turn_complete()
     assert {event.author for event in chat.events} == {"agent"}
     assert await chat.persisted() == [
         ("text", "hi"),
-        ("text", "Hello there, friend!"),
         ("usage", 1, 5),
+        ("text", "Hello there, friend!"),
         ("turn_complete",),
     ]
     await no_task_left()
@@ -226,14 +227,14 @@ async def test_tool_round_trip_sends_the_function_response_back_and_the_model_an
     chat = LiveChat(ScriptedLlm(responder=recorder, id_factory=counter_ids(), chunk_size=8))
     forecast = {"city": "Paris", "forecast": "sunny"}
     assert await chat.converse("weather please") == [
+        ("usage", 4, 8),
         ("call", "get_weather", {"city": "Paris"}, "call_1"),
         ("response", "get_weather", forecast, "call_1"),
-        ("usage", 4, 8),
         ("turn_complete",),
         ("partial", "text", "Sunny in"),
         ("partial", "text", " Paris."),
-        ("text", "Sunny in Paris."),
         ("usage", 20, 4),
+        ("text", "Sunny in Paris."),
         ("turn_complete",),
     ]
     # What the model saw on its second turn: the user text, its call, ADK's function response.
@@ -287,8 +288,8 @@ async def test_history_ending_with_a_user_turn_is_answered_at_once() -> None:
     # No input at all: the answer comes from send_history alone, then the queue is closed.
     assert await chat.converse() == [
         ("partial", "text", "Welcome back"),
-        ("text", "Welcome back"),
         ("usage", 4, 3),
+        ("text", "Welcome back"),
         ("turn_complete",),
     ]
 
@@ -320,7 +321,7 @@ async def test_demo_explode_streams_text_then_fails() -> None:
 async def test_demo_weather() -> None:
     chat = LiveChat(demo_model(chunk_size=1000))
     shapes = await chat.converse("What's the weather in Paris?")
-    call_id = chat.events[0].get_function_calls()[0].id
+    call_id = chat.events[1].get_function_calls()[0].id  # after the usage
     forecast = {"city": "Paris", "forecast": "sunny"}
     closing = closing_sentence([("get_weather", forecast)])
     assert [s for s in shapes if s[0] != "usage"] == [
@@ -358,9 +359,11 @@ async def test_demo_parallel_and_sequential_weather() -> None:
             [("get_weather", get_weather("Rome")), ("get_weather", get_weather("Lima"))]
         ),
     ]
-    # Intermediate text and the next call share one model turn: full text first, then the call.
+    # Intermediate text and the next call share one model turn: the toolCall flushes the full
+    # text first, then turnComplete brings the usage and the calls.
     middle = next(i for i, s in enumerate(shapes) if s[:2] == ("text", texts[1]))
-    assert shapes[middle + 1][:2] == ("call", "get_weather")
+    assert [s[0] for s in shapes[middle : middle + 3]] == ["text", "usage", "call"]
+    assert shapes[middle + 2][:2] == ("call", "get_weather")
 
 
 # --- audio ----------------------------------------------------------------------------------
@@ -370,14 +373,19 @@ async def test_demo_parallel_and_sequential_weather() -> None:
 async def test_audio_in_is_transcribed_then_answered(end: Literal["activity", "stream"]) -> None:
     chat = LiveChat(demo_model(chunk_size=8))
     shapes = await chat.converse(speak("weather in Paris", end))
-    assert shapes[:4] == [
+    assert shapes[:5] == [
         ("partial", "in", "weather ", False),
         ("partial", "in", "in Paris", False),
         ("in", "weather in Paris", True),
-        ("call", "get_weather", {"city": "Paris"}, chat.events[3].get_function_calls()[0].id),
+        ("usage", 4, 8),
+        ("call", "get_weather", {"city": "Paris"}, chat.events[4].get_function_calls()[0].id),
     ]
     assert [e.author for e in chat.events[:3]] == ["user"] * 3
-    assert shapes[-3][:2] == ("text", closing_sentence([("get_weather", get_weather("Paris"))]))
+    assert shapes[-3][0] == "usage"
+    assert shapes[-2:] == [
+        ("text", closing_sentence([("get_weather", get_weather("Paris"))])),
+        ("turn_complete",),
+    ]
     # ADK persists the finished transcription as the user's turn.
     assert (await chat.persisted())[0] == ("in", "weather in Paris", True)
 
@@ -396,9 +404,9 @@ async def test_audio_out_is_transcribed_audio_chunks_that_decode_to_the_answer()
         ("partial", "out", "r, ça ", False),
         ("audio", mime, b"va?"),
         ("partial", "out", "va?", False),
-        ("thought", "hmm"),
-        ("out", answer, True),
+        ("out", answer, True),  # flushed by generationComplete
         ("usage", 1, 4),
+        ("thought", "hmm"),  # audio does not end the thought run; turnComplete does
         ("turn_complete",),
     ]
     chunks = [blob.data for blob in audio if blob is not None and blob.data]
@@ -476,8 +484,8 @@ async def test_user_text_during_a_turn_interrupts_it() -> None:
     assert 0 < len(spoken) < len("one two three four five six")
     assert shapes[interrupted + 1 :] == [
         ("partial", "text", "ok"),
-        ("text", "ok"),
         ("usage", 4, 1),
+        ("text", "ok"),
         ("turn_complete",),
     ]
     # The conversation keeps only what was said before the barge-in.
@@ -512,12 +520,12 @@ async def test_connection_renders_thoughts_text_and_calls_like_gemini_live() -> 
     assert llm.requests == [request]
     assert shapes == [
         ("partial", "thought", "plan"),
+        ("thought", "plan"),  # flushed when the answer text starts
         ("partial", "text", "Check"),
         ("partial", "text", "ing."),
-        ("thought", "plan"),
-        ("text", "Checking."),
-        ("call", "get_weather", {"city": "Oslo"}, "call_1"),
+        ("text", "Checking."),  # flushed by the toolCall
         ("usage", 1, 3 + 8),
+        ("call", "get_weather", {"city": "Oslo"}, "call_1"),
         ("turn_complete",),
     ]
 

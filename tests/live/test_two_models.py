@@ -1,0 +1,317 @@
+"""The same scenarios on both models: the scripted ``BaseLlm`` and ADK's own ``Gemini`` class
+through google-genai's HTTP and Live clients against the Gemini stand-in, over SSE and live.
+
+Each scenario asserts the whole chunk sequence, the same for both models and both transports
+(ids normalised), and that a reload's history shows what the stream showed. The live cases
+pin issue 35's live-mode bugs: an answer streamed twice (usage before the full text), a
+session resumption update or a callback's state change that opened a response no request owns.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+from google.adk.agents import LlmAgent
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.run_config import RunConfig
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.google_llm import Gemini
+from google.adk.tools.function_tool import FunctionTool
+from google.genai import types
+
+from adk_asgi import AdkApp
+from adk_asgi.testing import Call, ChatClient, ScriptedLlm, Text, Thought, Turn, read_ui_message
+from adk_asgi.testing.gemini_server import GeminiStandIn
+from tests.live.test_live_connection import open_live, serve
+from tests.support import counter, normalize_ids
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+MODELS = ["scripted", "gemini"]
+GEMINI = "gemini-2.5-flash"
+DELTAS = ("text-delta", "reasoning-delta")
+
+
+@pytest.fixture(scope="module")
+def gemini() -> Iterator[GeminiStandIn]:
+    with GeminiStandIn(turns=[]) as stand_in, stand_in.installed():
+        yield stand_in
+
+
+@pytest_asyncio.fixture(params=MODELS, loop_scope="module")
+async def agent(
+    request: pytest.FixtureRequest, gemini: GeminiStandIn
+) -> AsyncIterator[Callable[..., LlmAgent]]:
+    """``agent(turns=…)`` / ``agent(responder=…)``, with ``LlmAgent``'s options: an agent on
+    the scripted model, or on ``"gemini-2.5-flash"`` (ADK's ``Gemini``) with the stand-in
+    answering the same script. Gemini's HTTP clients are closed after the test."""
+    agents: list[LlmAgent] = []
+
+    def make(*, turns: list[Turn] | None = None, responder: Any = None, **options: Any) -> LlmAgent:
+        script: dict[str, Any] = {"turns": turns} if responder is None else {"responder": responder}
+        model: BaseLlm | str
+        if request.param == "scripted":
+            model = ScriptedLlm(**script, chunk_size=8, id_factory=counter("call_"))
+        else:
+            gemini.script = ScriptedLlm(**script, chunk_size=8)
+            model = GEMINI
+        made = LlmAgent(name="assistant", model=model, **options)
+        agents.append(made)
+        return made
+
+    yield make
+    for made in agents:
+        llm = made.canonical_model
+        if isinstance(llm, Gemini):  # (its client of this event loop)
+            await llm.api_client.aio.aclose()
+
+
+def get_weather(city: str) -> dict[str, str]:
+    """The weather in a city."""
+    return {"city": city, "forecast": "sunny"}
+
+
+def pay(amount: float, to: str) -> dict[str, Any]:
+    """Send money."""
+    return {"status": "sent", "amount": amount, "to": to}
+
+
+def weather(contents: list[types.Content]) -> Turn:
+    results = [p.function_response for p in contents[-1].parts or [] if p.function_response]
+    if results:
+        return [Text(f"It is {results[0].response['forecast']} there.")]  # type: ignore[index]
+    return [Text("Let me check. "), Call("get_weather", {"city": "Paris"})]
+
+
+def paying(contents: list[types.Content]) -> Turn:
+    if any(p.function_response for p in contents[-1].parts or []):
+        return [Text("Paid.")]
+    return [Call("pay", {"amount": 5, "to": "alice"})]
+
+
+def text_stream(text: str, pieces: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"type": "text-start", "id": "<block1>"},
+        *({"type": "text-delta", "id": "<block1>", "delta": p} for p in pieces),
+        {"type": "text-end", "id": "<block1>"},
+    ]
+
+
+def folded(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chunks with ids normalised and each text block's deltas joined into one (SSE and live
+    coalesce deltas differently), without the ``start``'s id."""
+    out: list[dict[str, Any]] = []
+    for chunk in normalize_ids(chunks):
+        if chunk["type"] in DELTAS and out and out[-1]["type"] == chunk["type"]:
+            out[-1] = {**out[-1], "delta": out[-1]["delta"] + chunk["delta"]}
+        else:
+            out.append(chunk)
+    return out
+
+
+async def history(base: str, chat_id: str, cookie: str) -> list[dict[str, Any]]:
+    async with httpx.AsyncClient(base_url=base, headers={"cookie": cookie}) as http:
+        response = await http.get(f"/chat/{chat_id}/messages")
+    assert response.status_code == 200, response.text
+    messages: list[dict[str, Any]] = response.json()
+    return messages
+
+
+async def live_turns(app: AdkApp, *texts: str) -> tuple[list[list[dict[str, Any]]], list[Any]]:
+    """Send each text on one live connection; each response's chunks, and the history after."""
+    async with serve(app) as url:
+        cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
+        live, socket = await open_live(url, cookie=cookie)
+        async with socket:
+            responses = [await live.turn(text) for text in texts]
+        base = url.replace("ws://", "http://", 1).removesuffix("/live")
+        return responses, await history(base, live.chat_id, cookie)
+
+
+def messages_of(texts: tuple[str, ...], responses: list[list[dict[str, Any]]]) -> list[Any]:
+    """What the client shows after ``responses`` to ``texts`` (user parts as sent)."""
+    shown: list[Any] = []
+    for text, chunks in zip(texts, responses, strict=True):
+        shown.append({"role": "user", "parts": [{"type": "text", "text": text}]})
+        shown.append(read_ui_message(chunks, {"role": "assistant"}))
+    return shown
+
+
+def same_messages(history: list[Any], shown: list[Any]) -> None:
+    """History shows what the stream showed (but ids and per-message metadata)."""
+
+    def plain(messages: list[Any]) -> list[Any]:
+        return [{"role": m["role"], "parts": [p for p in m["parts"]]} for m in messages]
+
+    assert json.loads(json.dumps(plain(history))) == json.loads(json.dumps(plain(shown)))
+
+
+# --- SSE --------------------------------------------------------------------------------------
+
+
+HELLO = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    *text_stream("", ["Hello there, friend!"]),
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_an_answer_streams_once(agent: Callable[..., LlmAgent], transport: str) -> None:
+    app = AdkApp(agent(turns=[[Text("Hello there, friend!")]] * 2))
+    if transport == "sse":
+        async with ChatClient(app) as chat:
+            reply = await chat.send("hi")
+            assert folded(reply.chunks) == HELLO
+            assert await chat.history() == chat.messages
+        return
+    responses, stored = await live_turns(app, "hi", "hi again")
+    assert [folded(chunks) for chunks in responses] == [HELLO, HELLO]
+    same_messages(stored, messages_of(("hi", "hi again"), responses))
+
+
+WEATHER = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    *text_stream("", ["Let me check. "]),
+    {
+        "type": "tool-input-start",
+        "toolCallId": "<call1>",
+        "toolName": "get_weather",
+        "providerExecuted": True,
+    },
+    {
+        "type": "tool-input-available",
+        "toolCallId": "<call1>",
+        "toolName": "get_weather",
+        "input": {"city": "Paris"},
+        "providerExecuted": True,
+    },
+    {
+        "type": "tool-output-available",
+        "toolCallId": "<call1>",
+        "output": {"city": "Paris", "forecast": "sunny"},
+    },
+    {"type": "finish-step"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "<block2>"},
+    {"type": "text-delta", "id": "<block2>", "delta": "It is sunny there."},
+    {"type": "text-end", "id": "<block2>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_server_tool_round_trip(agent: Callable[..., LlmAgent], transport: str) -> None:
+    app = AdkApp(agent(responder=weather, tools=[get_weather]))
+    if transport == "sse":
+        async with ChatClient(app) as chat:
+            reply = await chat.send("weather?")
+            assert folded(reply.chunks) == WEATHER
+            assert await chat.history() == chat.messages
+        return
+    responses, stored = await live_turns(app, "weather?", "and again?")
+    assert [folded(chunks) for chunks in responses] == [WEATHER, WEATHER]
+    same_messages(stored, messages_of(("weather?", "and again?"), responses))
+
+
+async def test_a_live_session_with_resumption_answers_every_turn(
+    agent: Callable[..., LlmAgent],
+) -> None:
+    """Gemini sends a ``sessionResumptionUpdate`` after each turn; its content-less event came
+    before the next message's and opened a response nobody asked for, so the second message
+    got ``start`` and never ended."""
+    resumption = RunConfig(session_resumption=types.SessionResumptionConfig())
+    app = AdkApp(agent(turns=[[Text("Hello there, friend!")]] * 3), live_run_config=resumption)
+    texts = ("hi", "hi again", "and again")
+    responses, stored = await live_turns(app, *texts)
+    assert [folded(chunks) for chunks in responses] == [HELLO] * 3
+    same_messages(stored, messages_of(texts, responses))
+
+
+async def test_a_callback_that_writes_state_loses_no_live_turn(
+    agent: Callable[..., LlmAgent],
+) -> None:
+    """A ``before_agent_callback`` that writes state makes a content-less event before the
+    user's message is dispatched: it opened a response no request owned, and the model's
+    first turn was drained into it."""
+
+    def remember(callback_context: CallbackContext) -> None:
+        callback_context.state["visits"] = callback_context.state.get("visits", 0) + 1
+
+    made = agent(turns=[[Text("Hello there, friend!")]] * 2, before_agent_callback=remember)
+    texts = ("hi", "hi again")
+    responses, stored = await live_turns(AdkApp(made), *texts)
+    assert [folded(chunks) for chunks in responses] == [HELLO, HELLO]
+    same_messages(stored, messages_of(texts, responses))
+
+
+THINKING = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "reasoning-start", "id": "<block1>"},
+    {"type": "reasoning-delta", "id": "<block1>", "delta": "The user greets me."},
+    {"type": "reasoning-end", "id": "<block1>"},
+    {"type": "text-start", "id": "<block2>"},
+    {"type": "text-delta", "id": "<block2>", "delta": "Hello there, friend!"},
+    {"type": "text-end", "id": "<block2>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_thinking_then_the_answer(agent: Callable[..., LlmAgent], transport: str) -> None:
+    turn: Turn = [Thought("The user greets me."), Text("Hello there, friend!")]
+    app = AdkApp(agent(turns=[turn] * 2))
+    if transport == "sse":
+        async with ChatClient(app) as chat:
+            reply = await chat.send("hi")
+            assert folded(reply.chunks) == THINKING
+            assert await chat.history() == chat.messages
+        return
+    responses, stored = await live_turns(app, "hi", "hi again")
+    assert [folded(chunks) for chunks in responses] == [THINKING, THINKING]
+    same_messages(stored, messages_of(("hi", "hi again"), responses))
+
+
+PAUSED = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "pay"},
+    {
+        "type": "tool-input-available",
+        "toolCallId": "<call1>",
+        "toolName": "pay",
+        "input": {"amount": 5, "to": "alice"},
+    },
+    {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+
+
+async def test_an_approval_over_sse(agent: Callable[..., LlmAgent]) -> None:
+    tools = [FunctionTool(pay, require_confirmation=True)]
+    app = AdkApp(agent(responder=paying, tools=tools))
+    async with ChatClient(app) as chat:
+        asked = await chat.send("pay alice 5")
+        assert folded(asked.chunks) == PAUSED
+        paid = await chat.approve("pay")
+        assert paid is not None
+        assert folded(paid.chunks)[1] == {
+            "type": "tool-output-available",
+            "toolCallId": "<call1>",
+            "output": {"status": "sent", "amount": 5, "to": "alice"},
+        }
+        assert paid.text == "Paid."
+        assert await chat.history() == chat.messages
