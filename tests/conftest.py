@@ -20,6 +20,21 @@ def demo_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def gemini_demo_server() -> Iterator[str]:
+    """The same demo app as ``demo_server``, on ADK's own ``Gemini`` class: google-genai's HTTP
+    and Live clients reach a Gemini stand-in (in this process) answering the demo grammar."""
+    from adk_asgi.testing import demo_responder
+    from adk_asgi.testing.gemini_server import GeminiStandIn
+    from tests.e2e.demo_under_test import demo_pace
+
+    with (
+        GeminiStandIn(responder=demo_responder, delay=demo_pace) as gemini,
+        uvicorn_server("tests.e2e.demo_under_test:gemini_app", env=gemini.environ) as base,
+    ):
+        yield base
+
+
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
     """A throw-away PostgreSQL cluster on loopback (Debian's package, run by
     ``tests/backing_services.py``), started on first use and removed at the end of the session:

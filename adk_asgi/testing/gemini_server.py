@@ -50,6 +50,7 @@ from adk_asgi.testing.gemini_wire import (
     error_body,
     generate_once,
     generate_stream,
+    pairing_error,
 )
 from adk_asgi.testing.live import transcribe_utf8
 from adk_asgi.testing.llm import ScriptedLlm
@@ -202,6 +203,8 @@ class GeminiStandIn:
             invalid = error_body(400, f"Invalid JSON payload: {exc}", "INVALID_ARGUMENT")
             return JSONResponse(invalid, 400)
         self.requests.append({"model": model, "method": method, **body})
+        if (unpaired := pairing_error(contents)) is not None:
+            return JSONResponse(error_body(400, unpaired, "INVALID_ARGUMENT"), 400)
         turn = self.script.next_turn(contents)
         if method == "generateContent":
             try:
@@ -263,6 +266,8 @@ class LiveSession:
         self.audio_in = bytearray()
         self.replies: asyncio.Queue[str | None] = asyncio.Queue()
         self.speaking: LiveTurn | None = None
+        self.open_calls: set[str] = set()
+        """The calls of the last ``toolCall`` still waiting for their ``toolResponse``."""
         self.barge_in = asyncio.Event()
 
     async def run(self) -> None:
@@ -281,6 +286,10 @@ class LiveSession:
             self.stand_in.requests.append(message)
             if (content := _field(message, "client_content")) is not None:
                 turns = [types.Content.model_validate(t) for t in _field(content, "turns") or []]
+                if self.open_calls and turns:
+                    # A user's turn before the results of the calls it follows (Gemini pairs
+                    # each call with its response, as over REST).
+                    await self._close(1007, "Request contains an invalid argument.")
                 self.contents.extend(turns)
                 if _field(content, "turn_complete"):
                     self._user_spoke("")
@@ -291,6 +300,7 @@ class LiveSession:
                     for a in answers
                 ]
                 self.contents.append(types.Content(role="user", parts=parts))
+                self.open_calls -= {p.function_response.id for p in parts if p.function_response}
                 self.replies.put_nowait("")  # (a tool's answer never interrupts)
             elif (realtime := _field(message, "realtime_input")) is not None:
                 await self._realtime(realtime)
@@ -368,6 +378,8 @@ class LiveSession:
             self.speaking = None
         if said := live.said(cut=cut):
             self.contents.insert(at, said)
+        if not cut:
+            self.open_calls |= {call.id for call in live.calls if call.id}
         ending = live.interrupted() if cut else live.ending()
         for message in ending:
             await asyncio.sleep(delay)

@@ -57,6 +57,7 @@ __all__ = [
     "generate_once",
     "generate_stream",
     "live_call_id",
+    "pairing_error",
 ]
 
 LIVE_AUDIO_MIME_TYPE = "audio/pcm;rate=24000"
@@ -85,6 +86,31 @@ def error_body(code: int, message: str, status: str) -> JSON:
 def contents_of(body: JSON) -> list[types.Content]:
     """The conversation a REST request sends (``contents``), as the responder reads it."""
     return [types.Content.model_validate(c) for c in body.get("contents") or []]
+
+
+def pairing_error(contents: Sequence[types.Content]) -> str | None:
+    """Gemini's 400 for a conversation whose calls and results do not pair up: a model turn
+    with function calls must be followed at once by a turn of as many function responses.
+    (The API's ``INVALID_ARGUMENT`` messages, word for word.)"""
+    for index, content in enumerate(contents):
+        calls = sum(1 for p in content.parts or [] if p.function_call is not None)
+        if not calls:
+            continue
+        following = contents[index + 1] if index + 1 < len(contents) else None
+        if following is None:
+            continue  # (the model's turn is the last: its results are not in yet)
+        responses = sum(1 for p in following.parts or [] if p.function_response is not None)
+        if not responses:
+            return (
+                "Please ensure that function response turn comes immediately after a function"
+                " call turn."
+            )
+        if responses != calls:
+            return (
+                "Please ensure that the number of function response parts is equal to the number"
+                " of function call parts of the function call turn."
+            )
+    return None
 
 
 def live_call_id() -> str:

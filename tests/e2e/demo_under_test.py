@@ -9,22 +9,27 @@ test-only instruments (demo_app.py itself stays untouched).
   50 ms (a long answer a client can stop mid-stream, a continuation a duplicate can overlap);
   every other text is answered at full speed, exactly as demo_app's model does.
 
-Run with ``uvicorn tests.e2e.demo_under_test:app`` (the session's ``demo_server`` fixture).
+Run with ``uvicorn tests.e2e.demo_under_test:app`` (the session's ``demo_server`` fixture), or
+``…:gemini_app`` for the same demo on ADK's own ``Gemini`` class (``"gemini-2.5-flash"``), whose
+google-genai clients reach the Gemini stand-in the environment names (``GeminiStandIn.environ``;
+the ``gemini_demo_server`` fixture runs the stand-in with :func:`demo_pace`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -42,10 +47,19 @@ SLOW_PACE = 0.05
 
 
 def _last_user_text(request: LlmRequest) -> str:
-    for content in reversed(request.contents):
+    return last_user_text(request.contents)
+
+
+def last_user_text(contents: Sequence[types.Content]) -> str:
+    for content in reversed(contents):
         if content.role == "user" and any(p.text for p in content.parts or ()):
             return "".join(p.text or "" for p in content.parts or ())
     return ""
+
+
+def demo_pace(contents: Sequence[types.Content]) -> float:
+    """The stand-in's delay: ``SLOW_PACE`` for a user text that says ``slowly``, else none."""
+    return SLOW_PACE if SLOW_WORD in last_user_text(contents).lower() else 0.0
 
 
 class _PacedView:
@@ -99,7 +113,7 @@ class ToolRuns:
         return JSONResponse(dict(self.by_chat.get(request.path_params["chat_id"], {})))
 
 
-def build_agent(runs: ToolRuns) -> LlmAgent:
+def build_agent(runs: ToolRuns, model: BaseLlm | str | None = None) -> LlmAgent:
     def get_weather(city: str, tool_context: ToolContext) -> dict[str, object]:
         runs.count(tool_context, "get_weather")
         return demo_app.get_weather(city)
@@ -114,7 +128,7 @@ def build_agent(runs: ToolRuns) -> LlmAgent:
     process_payment.__doc__ = demo_app.process_payment.__doc__
     return LlmAgent(
         name="demo_agent",
-        model=PacedDemoModel(responder=demo_responder),
+        model=model or PacedDemoModel(responder=demo_responder),
         instruction=demo_app.INSTRUCTION,
         tools=[
             get_weather,
@@ -125,9 +139,9 @@ def build_agent(runs: ToolRuns) -> LlmAgent:
     )
 
 
-def create_app() -> Starlette:
+def create_app(model: BaseLlm | str | None = None) -> Starlette:
     runs = ToolRuns()
-    chat = AdkApp(build_agent(runs), streams=InMemoryStreamStore())  # as demo_app does
+    chat = AdkApp(build_agent(runs, model), streams=InMemoryStreamStore())  # as demo_app does
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -145,3 +159,4 @@ def create_app() -> Starlette:
 
 
 app = create_app()
+gemini_app = create_app("gemini-2.5-flash")

@@ -21,16 +21,35 @@ from tests.e2e.node_client import drive_chat, validate_sse
 
 pytestmark = pytest.mark.e2e
 
-CLIENTS = [("sse", 6), ("sse", 7), ("ws", 7), ("ws-js", 6), ("ws-js", 7)]
-SDKS = pytest.mark.parametrize(("transport", "sdk"), CLIENTS, ids=[f"{t}-v{v}" for t, v in CLIENTS])
-SSE_ONLY = pytest.mark.parametrize(("transport", "sdk"), CLIENTS[:2], ids=["sse-v6", "sse-v7"])
-LIVE_ONLY = pytest.mark.parametrize(
-    ("transport", "sdk"), CLIENTS[2:], ids=[f"{t}-v{v}" for t, v in CLIENTS[2:]]
-)
+SCRIPTED = [("sse", 6), ("sse", 7), ("ws", 7), ("ws-js", 6), ("ws-js", 7)]
+ON_GEMINI = [("sse", 7), ("ws", 7), ("ws-js", 6)]
+"""The clients that also drive the demo on ADK's ``Gemini`` class through the Gemini stand-in
+(SSE, the stock live transport, the served one under ai@6): every scenario on both models."""
+CLIENTS = [(t, v, "scripted") for t, v in SCRIPTED] + [(t, v, "gemini") for t, v in ON_GEMINI]
+
+
+def clients(transports: tuple[str, ...]) -> pytest.MarkDecorator:
+    chosen = [c for c in CLIENTS if c[0] in transports]
+    ids = [f"{t}-v{v}" + ("-gemini" if m == "gemini" else "") for t, v, m in chosen]
+    return pytest.mark.parametrize(("transport", "sdk", "model"), chosen, ids=ids)
+
+
+SDKS = clients(("sse", "ws", "ws-js"))
+SSE_ONLY = clients(("sse",))
+LIVE_ONLY = clients(("ws", "ws-js"))
 LOCATION = {"latitude": 48.85, "longitude": 2.35}
 PAID_ALICE = '{"amount": 5, "currency": "USD", "recipient": "alice", "status": "sent"}'
 PAID_BOB = '{"amount": 7, "currency": "USD", "recipient": "bob", "status": "sent"}'
 PARIS = '{"city": "Paris", "forecast": "windy", "temperature_c": 19}'
+
+
+@pytest.fixture
+def demo_server(demo_server: str, model: str, request: pytest.FixtureRequest) -> str:
+    """The session's demo server on the scenario's model: the scripted one, or ADK's
+    ``Gemini`` on the stand-in (``gemini_demo_server``)."""
+    if model == "scripted":
+        return demo_server
+    return str(request.getfixturevalue("gemini_demo_server"))
 
 
 def run(
@@ -445,10 +464,17 @@ def test_reload_mid_approval_then_approve(demo_server: str, transport: str, sdk:
 
 
 PAY_AND_LOCATE = [
-    pytest.param(transport, sdk, pay, locate, id=f"{transport}-v{sdk}-{pay}-{locate}")
+    pytest.param(
+        transport,
+        sdk,
+        model,
+        pay,
+        locate,
+        id=f"{transport}-v{sdk}-{pay}-{locate}" + ("-gemini" if model == "gemini" else ""),
+    )
     for pay in (True, False)
     for locate in (True, False)
-    for transport, sdk in CLIENTS
+    for transport, sdk, model in CLIENTS
 ]
 """Every decision pair on every client. Pins two fixes: over SSE the browser's answer used to
 travel with the payment's confirmation in one ADK message, which ADK leaves out of the model's
@@ -457,7 +483,7 @@ never send a browser result whose step holds a denied part, so that denial is no
 the browser's result)."""
 
 
-@pytest.mark.parametrize(("transport", "sdk", "pay", "locate"), PAY_AND_LOCATE)
+@pytest.mark.parametrize(("transport", "sdk", "model", "pay", "locate"), PAY_AND_LOCATE)
 def test_payment_and_location_in_one_step(
     demo_server: str, transport: str, sdk: int, pay: bool, locate: bool
 ) -> None:
