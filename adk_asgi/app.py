@@ -19,6 +19,7 @@ from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exp
 from google.adk.agents.run_config import RunConfig
 from google.adk.apps.app import App
 from google.adk.artifacts.base_artifact_service import BaseArtifactService
+from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from google.adk.memory.base_memory_service import BaseMemoryService
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
@@ -220,7 +221,9 @@ class AdkApp:
                 app=app,
                 app_name=app_name,
                 session_service=handing_over,
-                artifact_service=artifact_service,
+                # (ADK's own tools, load_artifacts and code execution among them, need one;
+                # ADK's runners and dev servers give the same in-memory default)
+                artifact_service=artifact_service or InMemoryArtifactService(),
                 memory_service=memory_service,
                 auto_create_session=True,
             )

@@ -23,6 +23,8 @@ from google.adk.agents.run_config import RunConfig
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.google_llm import Gemini
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.load_artifacts_tool import load_artifacts_tool
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_asgi import AdkApp
@@ -315,3 +317,36 @@ async def test_an_approval_over_sse(agent: Callable[..., LlmAgent]) -> None:
         }
         assert paid.text == "Paid."
         assert await chat.history() == chat.messages
+
+
+async def save_note(text: str, tool_context: ToolContext) -> dict[str, Any]:
+    """Keep a note as a file of the chat."""
+    version = await tool_context.save_artifact("note.txt", types.Part(text=text))
+    return {"saved": "note.txt", "version": version}
+
+
+def noting(contents: list[types.Content]) -> Turn:
+    if any(p.function_response for p in contents[-1].parts or []):
+        return [Text("Noted.")]
+    return [Call("save_note", {"text": "milk"})]
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_adks_artifact_tools_work_without_an_artifact_service_given(
+    agent: Callable[..., LlmAgent], transport: str
+) -> None:
+    """ADK's own ``load_artifacts`` (it lists the chat's files before every model call) and a
+    tool that saves a file raised "Artifact service is not initialized." without one."""
+    app = AdkApp(agent(responder=noting, tools=[load_artifacts_tool, save_note]))
+    if transport == "sse":
+        async with ChatClient(app) as chat:
+            reply = await chat.send("remember milk")
+            assert reply.text == "Noted."
+            [card] = [p for p in reply.message["parts"] if p["type"] == "tool-save_note"]
+            assert card["output"] == {"saved": "note.txt", "version": 0}
+        return
+    [chunks], _ = await live_turns(app, "remember milk")
+    message = read_ui_message(chunks, {"role": "assistant"})
+    [card] = [p for p in message["parts"] if p["type"] == "tool-save_note"]
+    assert card["output"] == {"saved": "note.txt", "version": 0}
+    assert chunks[-1] == {"type": "finish", "finishReason": "stop"}
