@@ -171,11 +171,16 @@ def source_chunks(event: Event) -> list[SourceUrl]:
 
 
 def add_usage(total: dict[str, int], usage: types.GenerateContentResponseUsageMetadata) -> None:
-    """Add one model call's token counts to a response's ``usage`` (AI SDK names)."""
+    """Add one model call's token counts to a response's ``usage``, as the AI SDK's Google
+    provider counts them: ``outputTokens`` is the answer's and the reasoning's together
+    (Gemini counts thoughts apart, in ``thoughtsTokenCount``), ``cachedInputTokens`` the part
+    of the input read from Gemini's context cache (part of ``inputTokens``)."""
+    reasoning = usage.thoughts_token_count or 0
     for key, value in (
         ("inputTokens", usage.prompt_token_count),
-        ("outputTokens", usage.candidates_token_count),
-        ("reasoningTokens", usage.thoughts_token_count),
+        ("cachedInputTokens", usage.cached_content_token_count),
+        ("outputTokens", (usage.candidates_token_count or 0) + reasoning),
+        ("reasoningTokens", reasoning),
         ("totalTokens", usage.total_token_count),
     ):
         if value:

@@ -42,8 +42,8 @@ class MessageMoment(msgspec.Struct, frozen=True, kw_only=True):
     model_version: str | None = None
     """``finish``: the model version of the response's last model event that names one."""
     usage: Mapping[str, int] = msgspec.field(default_factory=dict)
-    """``finish``: the response's token counts (``inputTokens``, ``outputTokens``,
-    ``reasoningTokens``, ``totalTokens``), summed over its model calls."""
+    """``finish``: the response's token counts (``inputTokens``, ``cachedInputTokens``,
+    ``outputTokens``, ``reasoningTokens``, ``totalTokens``), summed over its model calls."""
 
 
 MessageMetadata = Callable[[MessageMoment], Mapping[str, Any] | None]

@@ -97,6 +97,30 @@ def test_send_usage_and_the_hook_are_merged_on_finish() -> None:
     }
 
 
+def test_usage_counts_reasoning_in_the_output_and_the_cached_input_as_the_ai_sdk_does() -> None:
+    """Gemini counts thoughts apart from the answer and says how much of the prompt came from
+    its cache; the AI SDK's Google provider reports the output with its reasoning, and the
+    cached input (``cachedContentTokenCount`` was dropped, reasoning left out of the output)."""
+    converter = EventConverter(message_id="m1", send_usage=True)
+    usage = types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=120,
+        cached_content_token_count=100,
+        candidates_token_count=7,
+        thoughts_token_count=30,
+        total_token_count=157,
+    )
+    converter.feed(Event(author="agent", usage_metadata=usage))
+    assert wire(converter.finish())[-1]["messageMetadata"] == {
+        "usage": {
+            "inputTokens": 120,
+            "cachedInputTokens": 100,
+            "outputTokens": 37,
+            "reasoningTokens": 30,
+            "totalTokens": 157,
+        }
+    }
+
+
 def test_a_failure_sends_the_finish_moment_before_the_error_the_client_stops_at() -> None:
     converter = EventConverter(
         message_id="m1", message_metadata=lambda m: {"reason": m.finish_reason}, started_at=None
