@@ -23,6 +23,7 @@ class LiveContext:
     __slots__ = (
         "audio",
         "calls",
+        "client_activity",
         "clock",
         "converting",
         "new_message_id",
@@ -41,6 +42,7 @@ class LiveContext:
         new_message_id: Callable[[], str],
         clock: Callable[[], float],
         audio: bool,
+        client_activity: bool = False,
         converting: ConverterOptions,
         wall_clock: Callable[[], float] | None,
     ) -> None:
@@ -51,6 +53,8 @@ class LiveContext:
         self.new_message_id = new_message_id
         self.clock = clock
         self.audio = audio
+        self.client_activity = client_activity
+        """The client signals the user's activity (push to talk; ``Services.client_activity``)."""
         self.converting = converting
         self.wall_clock = wall_clock
         """Unix time, for when a response starts (message metadata); ``None``: not known."""

@@ -118,6 +118,7 @@ class _Connection:
             clock=asyncio.get_running_loop().time,
             sdk=named_sdk_version(params.get("sdk"), services.ai_sdk_version),
             audio=self.audio,
+            client_activity=services.client_activity(audio=self.audio),
             converting=services.converting,
             wall_clock=time.time,
             write_interval=limits.live_write_interval,

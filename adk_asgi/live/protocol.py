@@ -84,6 +84,7 @@ class LiveProtocol(WaitAPI):
         clock: Callable[[], float],
         sdk: SdkVersion = 7,
         audio: bool = False,
+        client_activity: bool | None = None,
         converting: ConverterOptions = DEFAULT_OPTIONS,
         wall_clock: Callable[[], float] | None = None,
         write_interval: float = 0.0,
@@ -101,6 +102,7 @@ class LiveProtocol(WaitAPI):
             new_message_id=new_message_id,
             clock=clock,
             audio=audio,
+            client_activity=audio if client_activity is None else client_activity,
             converting=converting,
             wall_clock=wall_clock,
         )

@@ -44,6 +44,12 @@ class Turns:
         until then), unless it is the same frame twice in a row (it says nothing new) or past
         :data:`EARLY_SPEECH` of them, so that what a connection keeps before its session stays
         bounded."""
+        if kind != "audio-end" and not self.context.client_activity:
+            # Gemini closes the session on an activity signal its voice detection did not
+            # leave to the client (the setup of a text connection, or the app's own choice).
+            error = f"{kind}: the model detects speech on this connection; send audio-end"
+            self.context.streams.frame(type="error", requestId="", errorText=error)
+            return
         if not session_open:
             if kind == self._last_early or self._early_speech >= EARLY_SPEECH:
                 return

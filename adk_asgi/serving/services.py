@@ -179,6 +179,24 @@ class Services:
         return self.run_config.model_copy(update={"custom_metadata": tagged})
 
     def live_run_config_for(self, *, audio: bool) -> RunConfig:
-        """The run options of a live connection: text replies, or speech with transcripts."""
+        """The run options of a live connection: text replies, or speech with transcripts.
+
+        A connection that speaks (``audio=1``) is push-to-talk: its client says when the user
+        starts and stops talking (``activity-start`` / ``activity-end``), and the Live API takes
+        those signals only with its own voice activity detection off, so the setup asks for
+        that, unless the app's ``live_run_config`` chose a ``realtime_input_config`` itself."""
         modality = types.Modality.AUDIO if audio else types.Modality.TEXT
-        return self.live_run_config.model_copy(update={"response_modalities": [modality]})
+        update: dict[str, object] = {"response_modalities": [modality]}
+        if audio and self.live_run_config.realtime_input_config is None:
+            detection = types.AutomaticActivityDetection(disabled=True)
+            update["realtime_input_config"] = types.RealtimeInputConfig(
+                automatic_activity_detection=detection
+            )
+        return self.live_run_config.model_copy(update=update)
+
+    def client_activity(self, *, audio: bool) -> bool:
+        """Whether a live connection's client signals the user's activity (push to talk): the
+        model's own voice activity detection is off in its setup."""
+        config = self.live_run_config_for(audio=audio).realtime_input_config
+        detection = config.automatic_activity_detection if config is not None else None
+        return bool(detection is not None and detection.disabled)

@@ -343,7 +343,8 @@ class LiveSession:
         while True:
             heard = await self.replies.get()
             if heard and self.transcribe_input:
-                await self._send({"serverContent": {"inputTranscription": {"text": heard}}})
+                heard_all = {"text": heard, "finished": True}  # (what was heard, then done)
+                await self._send({"serverContent": {"inputTranscription": heard_all}})
             contents = list(self.contents)
             try:
                 turn = self.stand_in.script.next_turn(contents)

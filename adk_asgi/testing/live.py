@@ -137,6 +137,10 @@ class ScriptedLiveConnection(BaseLlmConnection):
         self._audio_out = types.Modality.AUDIO in (config.response_modalities or ())
         self._input_transcription = config.input_audio_transcription is not None
         self._output_transcription = config.output_audio_transcription is not None
+        realtime = config.realtime_input_config
+        detection = realtime.automatic_activity_detection if realtime is not None else None
+        self.client_activity = bool(detection is not None and detection.disabled)
+        """The setup turned the model's voice activity detection off: the client signals it."""
         self._contents: list[types.Content] = []
         self._inbox: deque[_Reply] = deque()
         self._wakeup = asyncio.Event()
@@ -189,6 +193,10 @@ class ScriptedLiveConnection(BaseLlmConnection):
         if isinstance(blob, types.Blob):
             if blob.data and (blob.mime_type or "").startswith("audio/"):
                 self._audio += blob.data
+        elif isinstance(blob, types.ActivityStart | types.ActivityEnd) and not self.client_activity:
+            # As Gemini Live: activity signals only when its own detection is off (it closes
+            # the session with 1007, "Explicit activity control is not enabled.")
+            raise ScriptedModelError("Explicit activity control is not enabled.")
         elif isinstance(blob, types.ActivityStart):
             self._audio.clear()
             self._barge_in = self._barge_in or self._streaming

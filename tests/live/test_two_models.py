@@ -350,3 +350,32 @@ async def test_adks_artifact_tools_work_without_an_artifact_service_given(
     [card] = [p for p in message["parts"] if p["type"] == "tool-save_note"]
     assert card["output"] == {"saved": "note.txt", "version": 0}
     assert chunks[-1] == {"type": "finish", "finishReason": "stop"}
+
+
+async def test_push_to_talk_is_answered(agent: Callable[..., LlmAgent]) -> None:
+    """The served transport's microphone signals the user's activity (push to talk): the
+    connection's setup turns Gemini's own voice activity detection off, which the Live API
+    requires before it takes those signals (it closed the session with 1007)."""
+    app = AdkApp(agent(turns=[[Text("Hello there, friend!")]]))
+    async with serve(app) as url:
+        chat_id = f"voice-{secrets.token_hex(4)}"
+        live, socket = await open_live(url, chat_id, chatId=chat_id, audio="1")
+        async with socket:
+            await socket.send(json.dumps({"type": "activity-start"}))
+            await socket.send(b"hello")
+            await socket.send(json.dumps({"type": "activity-end"}))
+            resume = {"type": "resume", "requestId": "v1", "id": chat_id, "headers": {}, "body": {}}
+            await socket.send(json.dumps(resume))
+            chunks = await live.response("v1")
+    heard = {"role": "user", "text": "hello"}
+    assert folded(chunks) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "data-transcript", "data": {**heard, "final": False}, "id": "<block1>"},
+        {"type": "data-transcript", "data": {**heard, "final": True}, "id": "<block1>"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "<block2>"},
+        {"type": "text-delta", "id": "<block2>", "delta": "Hello there, friend!"},
+        {"type": "text-end", "id": "<block2>"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]

@@ -159,7 +159,7 @@ def test_bad_frames_get_an_error_frame_and_change_nothing() -> None:
 
 
 def test_voice_activity_goes_to_the_model() -> None:
-    live = Machine()
+    live = Machine(audio=True)  # (push to talk: the model's own detection is off)
     live.open()
     assert live.receive(type="activity-start") == [
         ToModel(LiveRequest(activity_start=types.ActivityStart()))
@@ -167,6 +167,28 @@ def test_voice_activity_goes_to_the_model() -> None:
     assert live.receive(type="activity-end") == [
         ToModel(LiveRequest(activity_end=types.ActivityEnd()))
     ]
+    assert live.receive(type="audio-end") == [ToModel(LiveRequest(audio_stream_end=True))]
+
+
+def test_activity_signals_are_refused_where_the_model_detects_speech() -> None:
+    """A text connection (or an app whose run config leaves Gemini's own voice detection on):
+    Gemini would close the session on an activity signal, so it never reaches the model."""
+    live = Machine(audio=False)
+    live.open()
+    for kind in ("activity-start", "activity-end"):
+        assert live.receive(type=kind) == [
+            Send(
+                json.dumps(
+                    {
+                        "type": "error",
+                        "requestId": "",
+                        "errorText": f"{kind}: the model detects speech on this connection;"
+                        " send audio-end",
+                    },
+                    separators=(",", ":"),
+                )
+            )
+        ]
     assert live.receive(type="audio-end") == [ToModel(LiveRequest(audio_stream_end=True))]
 
 

@@ -162,7 +162,12 @@ class LiveChat:
 
         send_next()
         calls_pending = False
-        run_config = RunConfig(response_modalities=[modality])
+        # (push to talk: the client signals activity, so the model's own detection is off)
+        detection = types.AutomaticActivityDetection(disabled=True)
+        run_config = RunConfig(
+            response_modalities=[modality],
+            realtime_input_config=types.RealtimeInputConfig(automatic_activity_detection=detection),
+        )
         async with asyncio.timeout(5):
             async for event in self.runner.run_live(
                 user_id=USER, session_id=self.session_id, live_request_queue=queue,
@@ -537,9 +542,11 @@ async def test_custom_speech_hooks_and_partial_content() -> None:
         synthesize=lambda text: text.upper().encode(),
         chunk_size=100,
     )
+    detection = types.AutomaticActivityDetection(disabled=True)
     config = types.LiveConnectConfig(
         response_modalities=[types.Modality.AUDIO],
         input_audio_transcription=types.AudioTranscriptionConfig(),
+        realtime_input_config=types.RealtimeInputConfig(automatic_activity_detection=detection),
     )
     async with llm.connect(LlmRequest(live_connect_config=config)) as connection:
         await connection._send_content(said("user", "not a turn yet"), partial=True)
@@ -560,3 +567,14 @@ def test_default_transcription_reads_utf8_and_describes_real_audio() -> None:
     assert transcribe_utf8(b" weather in Paris \n") == "weather in Paris"
     assert transcribe_utf8(b"\x00\x00" * 16_000) == "[1.0 s of audio]"
     assert transcribe_utf8(b"\xff\xfe" * 8_000) == "[0.5 s of audio]"
+
+
+async def test_activity_signals_are_refused_while_the_models_own_detection_is_on() -> None:
+    """As Gemini Live, which closes the session with 1007 on an activity signal unless the
+    setup turned its automatic activity detection off."""
+    llm = ScriptedLlm(turns=[[Text("hi")]])
+    config = types.LiveConnectConfig(response_modalities=[types.Modality.AUDIO])
+    async with llm.connect(LlmRequest(live_connect_config=config)) as connection:
+        with pytest.raises(ScriptedModelError, match="Explicit activity control is not enabled"):
+            await connection.send_realtime(types.ActivityStart())
+        await connection.send_realtime(types.LiveClientRealtimeInput(audio_stream_end=True))
