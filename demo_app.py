@@ -3,9 +3,11 @@
 Run it with ``make demo`` (or ``python demo_app.py``, or ``uvicorn demo_app:app``): the chat
 endpoint is ``POST /agent/chat`` and the live one ``WS /agent/live`` on http://127.0.0.1:8000.
 
-Without ``GOOGLE_API_KEY`` (or Vertex AI settings: ``GOOGLE_GENAI_USE_VERTEXAI=1``) one agent on
-the package's scripted model serves both routes; it follows the demo grammar
-(docs/testing.md#the-demo-grammar):
+Without ``GOOGLE_API_KEY`` (or Vertex AI settings: ``GOOGLE_GENAI_USE_VERTEXAI=1``) one agent
+serves both routes, and it answers by the demo grammar (docs/testing.md#the-demo-grammar). Run as
+the demo (``make demo``, ``uvicorn demo_app:app``), it runs on ADK's own ``Gemini`` class, whose
+google-genai clients reach a Gemini stand-in started in this process (``offline_app``); imported,
+``build_agent()`` and ``create_app()`` put it on the package's scripted model instead:
 "weather in Paris", "pay 5 to alice", "play track 3", "where am i", clauses joined by "and"
 (parallel) or "then" (one after the other), "explode", and "plan a trip to Rome" (handed over to
 a second agent, the trip planner: ``build_team``).
@@ -43,8 +45,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from adk_asgi import AdkApp, InMemoryStreamStore, client_tool
-from adk_asgi.testing import demo_model
-from adk_asgi.testing.demo_grammar import PLANNER, planner_model
+from adk_asgi.testing import demo_model, demo_responder
+from adk_asgi.testing.demo_grammar import PLANNER, planner_model, planner_responder
+from adk_asgi.testing.gemini_server import GeminiStandIn
 
 INSTRUCTION = """You are the adk-asgi demo assistant. Use your tools when they help:
 get_weather for weather questions, process_payment to send money (the user approves each
@@ -203,15 +206,39 @@ def create_app(agent: LlmAgent | None = None, **options: Any) -> Starlette:
     )
 
 
+OFFLINE_MODEL = "gemini-2.5-flash"
+OFFLINE_PLANNER_MODEL = "gemini-2.5-flash-lite"
+"""The offline demo's models, both answered by the stand-in: the demo grammar, and the trip
+planner's (a model of its own, so the stand-in tells the agents apart)."""
+
+
+def offline_app() -> Starlette:
+    """The demo with no Gemini key: ADK's ``Gemini`` class and google-genai's HTTP and Live
+    clients, answered by a local Gemini stand-in (``adk_asgi.testing.gemini_server``) that this
+    process starts and keeps until it exits. Its settings go into this process's environment
+    (google-genai reads them), so this is for the demo's own process, not for an importer."""
+    stand_in = GeminiStandIn(
+        responder=demo_responder, by_model={OFFLINE_PLANNER_MODEL: planner_responder}
+    )
+    stand_in.start()
+    os.environ.update(stand_in.environ)
+    return create_app(build_team(OFFLINE_MODEL, planner=OFFLINE_PLANNER_MODEL))
+
+
+def served_app() -> Starlette:
+    """The demo as ``make demo`` serves it: on Gemini with a key, else on the stand-in."""
+    return create_app() if use_gemini() else offline_app()
+
+
 def __getattr__(name: str) -> Starlette:
     """``demo_app.app``, built on first access (``uvicorn demo_app:app``), then kept."""
     if name != "app":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    built = globals()["app"] = create_app()
+    built = globals()["app"] = served_app()
     return built
 
 
 if __name__ == "__main__":
     import uvicorn
 
-    uvicorn.run(create_app(), host="127.0.0.1", port=int(os.environ.get("PORT", "8000")))
+    uvicorn.run(served_app(), host="127.0.0.1", port=int(os.environ.get("PORT", "8000")))

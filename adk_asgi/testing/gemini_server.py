@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from adk_asgi.testing.gemini_wire import (
     JSON,
@@ -71,7 +72,9 @@ class GeminiStandIn:
     """A local Gemini API (see the module docstring); a context manager that runs it in a
     thread of its own, on a free loopback port, with TLS.
 
-    ``turns`` / ``responder``: the script, as for ``ScriptedLlm``. ``delay``: seconds before
+    ``turns`` / ``responder``: the script, as for ``ScriptedLlm``; ``by_model``: another
+    responder for requests to the models it names (a team whose agents run on different
+    models, each answering its own way). ``delay``: seconds before
     each streamed message (or a function of the conversation: a "slowly" that paces a turn).
     ``transcribe`` / ``synthesize``: the Live API's speech stand-ins (UTF-8 by default, as
     ``ScriptedLlm``'s). ``requests`` logs every request body and Live client message.
@@ -82,12 +85,17 @@ class GeminiStandIn:
         *,
         turns: Sequence[Turn] | None = None,
         responder: Responder | None = None,
+        by_model: Mapping[str, Responder] | None = None,
         chunk_size: int = 8,
         delay: float | Pace = 0.0,
         transcribe: Callable[[bytes], str] = transcribe_utf8,
         synthesize: Callable[[str], bytes] = str.encode,
     ) -> None:
         self.script = ScriptedLlm(turns=turns, responder=responder, chunk_size=chunk_size)
+        self.scripts = {
+            model.removeprefix("models/"): ScriptedLlm(responder=answer, chunk_size=chunk_size)
+            for model, answer in (by_model or {}).items()
+        }
         self.chunk_size = chunk_size
         self._delay = delay
         self.transcribe = transcribe
@@ -106,6 +114,10 @@ class GeminiStandIn:
         self._thread: threading.Thread | None = None
         self._files: tempfile.TemporaryDirectory[str] | None = None
         self.ca_bundle = ""
+
+    def script_for(self, model: str) -> ScriptedLlm:
+        """The script that answers requests to ``model`` (``models/…`` or the bare name)."""
+        return self.scripts.get(model.removeprefix("models/"), self.script)
 
     def delay(self, contents: Sequence[types.Content]) -> float:
         return self._delay(contents) if callable(self._delay) else self._delay
@@ -133,8 +145,11 @@ class GeminiStandIn:
         port = sock.getsockname()[1]
         config = uvicorn.Config(
             self.app,
-            log_level="warning",
-            access_log=False,
+            # The process's logging is its own (a demo's server configures it): no log config,
+            # level or access switch here, which would reach every server of the process.
+            log_config=None,
+            log_level=None,
+            http=_QuietH11,
             lifespan="off",
             ssl_certfile=str(cert),
             ssl_keyfile=str(key),
@@ -205,7 +220,7 @@ class GeminiStandIn:
         self.requests.append({"model": model, "method": method, **body})
         if (unpaired := pairing_error(contents)) is not None:
             return JSONResponse(error_body(400, unpaired, "INVALID_ARGUMENT"), 400)
-        turn = self.script.next_turn(contents)
+        turn = self.script_for(model).next_turn(contents)
         if method == "generateContent":
             try:
                 return JSONResponse(generate_once(turn, contents, model=model))
@@ -250,6 +265,7 @@ class LiveSession:
 
     def __init__(self, stand_in: GeminiStandIn, websocket: WebSocket, setup: JSON) -> None:
         self.stand_in = stand_in
+        self.script = stand_in.script_for(str(_field(setup, "model") or ""))
         self.websocket = websocket
         generation = _field(setup, "generation_config") or {}
         modalities = _field(generation, "response_modalities") or []
@@ -347,7 +363,7 @@ class LiveSession:
                 await self._send({"serverContent": {"inputTranscription": heard_all}})
             contents = list(self.contents)
             try:
-                turn = self.stand_in.script.next_turn(contents)
+                turn = self.script.next_turn(contents)
             except Exception as exc:  # (a responder that raises: the session fails)
                 await self._close(1011, f"Internal error encountered: {exc}")
                 return
@@ -396,6 +412,15 @@ class LiveSession:
         with contextlib.suppress(Exception):
             await self.websocket.close(code=code, reason=reason[:120])
         raise _Closed
+
+
+class _QuietH11(H11Protocol):
+    """uvicorn's HTTP protocol without access lines (the process's access logger is shared
+    with its other servers: only this one's connections leave it out)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.access_log = False
 
 
 class _Closed(Exception):

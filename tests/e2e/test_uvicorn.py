@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from tests.servers import uvicorn_server
 from tests.support import SSE_HEADERS, normalize_ids, parse_sse, user_body
 
 pytestmark = pytest.mark.e2e
@@ -60,3 +61,20 @@ def test_cookie_identity_keeps_a_browser_on_its_chat(demo_server: str) -> None:
         second = client.post("/agent/chat", json=user_body("hello again", chat_id="cookie-chat"))
     assert first.status_code == second.status_code == 200
     assert "set-cookie" in first.headers and "set-cookie" not in second.headers
+
+
+def test_the_offline_demo_runs_adks_gemini_class_on_the_stand_in() -> None:
+    """``make demo`` without a key (``uvicorn demo_app:app``): ADK's ``Gemini`` and
+    google-genai answer through the stand-in the demo starts, a trip handed to the planner on a
+    model of its own included; the call ids are the ones ADK mints for Gemini's id-less calls."""
+    with (
+        uvicorn_server("demo_app:app") as base,
+        httpx.Client(base_url=base, timeout=30) as client,
+    ):
+        weather = parse_sse(client.post("/agent/chat", json=user_body("weather in Paris")).content)
+        trip = client.post("/agent/chat", json=user_body("plan a trip to Rome", chat_id="trip"))
+    [call_id] = {c["toolCallId"] for c in weather if "toolCallId" in c}
+    assert call_id.startswith("adk-")  # (ScriptedLlm's calls have ids of their own)
+    assert weather[-1] == {"type": "finish", "finishReason": "stop"}
+    texts = "".join(c["delta"] for c in parse_sse(trip.content) if c["type"] == "text-delta")
+    assert "Rome" in texts.split("Our trip planner can help with that.", 1)[1]
