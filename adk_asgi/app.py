@@ -44,6 +44,7 @@ from adk_asgi.routes.reads import MessagesEndpoint, ResumeEndpoint, transport_js
 from adk_asgi.server_answers import answer_call
 from adk_asgi.serving.a2a_import import skip_failed_a2a_import
 from adk_asgi.serving.as_returned import AsReturned
+from adk_asgi.serving.call_order import ResultsInCallOrder
 from adk_asgi.serving.file_urls import AllowFileUrl
 from adk_asgi.serving.finish_tools import FinishRanTools
 from adk_asgi.serving.identity import BrowserCookieIdentity, Identify
@@ -204,6 +205,7 @@ class AdkApp:
             invalid_calls,
             AsReturned(),  # first: it sees what a tool returned, and never ends the chain
             ReadableRequests(),
+            ResultsInCallOrder(),  # (after ReadableRequests: it orders what is sent)
             PauseForClientTools(),
             live_gate := LiveToolGate(invalid_calls),
             FinishRanTools(),  # after the live gate: a call awaiting the user holds nothing

@@ -33,6 +33,7 @@ from google.genai import types
 
 from adk_asgi.convert.adk_values import approval_descriptor
 from adk_asgi.convert.returned import is_wrapper
+from adk_asgi.convert.safe_history import lost_result, readable
 from adk_asgi.hitl.interrupts import REQUEST_INPUT
 from adk_asgi.hitl.outcomes import EXPIRED as TIMED_OUT
 from adk_asgi.hitl.outcomes import INPUT_MOVED_ON, MOVED_ON
@@ -259,6 +260,15 @@ class _Recorder:
             await context.session_service.append_event(context.session, event)
 
 
+def _as_json(result: Any) -> Any:
+    """A tool's result as JSON carries it: one that only pydantic makes JSON of as that JSON,
+    one that is not JSON at all as its error (``convert/safe_history.py``), as over SSE, where
+    the session stores it so before the stream shows it. Shown raw, it ended the connection
+    (the frame could not be encoded) and the model never got it."""
+    value, reason = readable(result)
+    return {"error": lost_result(reason)} if reason is not None else value
+
+
 class LiveQueue(LiveRequestQueue, DataDelivery):
     """The ``LiveRequestQueue`` of one connection: it carries the connection's
     :class:`ToolWaits` to the plugin (and to ``send_data``, which shows its parts through the
@@ -344,6 +354,7 @@ class LiveToolGate(BasePlugin):
             # shown and stored as the agent's callbacks make it (live/agent_callbacks.py); ADK
             # is answered even for ``None`` (as it stores it), or it runs them again
             result = await after_agent_callbacks(tool, tool_args, tool_context, result)
+            result = _as_json(result)
             replaced = {"result": None} if result is None else result
         await self._finished(waits, tool, tool_context, result)
         return replaced

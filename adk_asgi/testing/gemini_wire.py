@@ -206,6 +206,10 @@ def generate_stream(
     calls: list[JSON] = []
     for segment in turn:
         if isinstance(segment, Fail):
+            if parts:  # (what was said before the failure is sent first)
+                chunk = _rest_chunk(parts, usage.rest(done=False), model, response_id)
+                sent.append(chunk)
+                yield chunk
             raise WireFailure(segment.message, sent)
         if isinstance(segment, Call):
             calls.append(_call_part(segment, with_id=False, signed=not calls))

@@ -28,6 +28,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_asgi import AdkApp
+from adk_asgi.convert.safe_history import lost_result
 from adk_asgi.testing import Call, ChatClient, ScriptedLlm, Text, Thought, Turn, read_ui_message
 from adk_asgi.testing.gemini_server import GeminiStandIn
 from tests.live.test_live_connection import open_live, serve
@@ -379,3 +380,79 @@ async def test_push_to_talk_is_answered(agent: Callable[..., LlmAgent]) -> None:
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "stop"},
     ]
+
+
+class Opaque:
+    """A value no JSON encoder knows."""
+
+
+def get_clock(city: str) -> dict[str, Any]:
+    """The time in a city (returns an object no JSON carries)."""
+    return {"city": city, "clock": Opaque()}
+
+
+def clocking(contents: list[types.Content]) -> Turn:
+    results = [p.function_response for p in contents[-1].parts or [] if p.function_response]
+    if results:
+        return [Text("Answered.")]
+    if "again" in last_text(contents):
+        return [Text("Hello there, friend!")]
+    return [Call("get_clock", {"city": "Paris"})]
+
+
+def last_text(contents: list[types.Content]) -> str:
+    for content in reversed(contents):
+        texts = [p.text for p in content.parts or [] if p.text]
+        if content.role == "user" and texts:
+            return " ".join(texts)
+    return ""
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_tool_result_that_is_not_json_is_an_output_error_and_the_chat_goes_on(
+    agent: Callable[..., LlmAgent], transport: str
+) -> None:
+    app = AdkApp(agent(responder=clocking, tools=[get_clock]))
+    """Live, the result reached the stream as it was: its frame could not be encoded and the
+    connection closed with 1011, the call left ``input-available``."""
+    app = AdkApp(agent(responder=clocking, tools=[get_clock]))
+    texts = ("time in Paris", "hi again")
+    if transport == "sse":
+        async with ChatClient(app) as chat:
+            responses = [(await chat.send(text)).chunks for text in texts]
+            assert await chat.history() == chat.messages
+    else:
+        responses, stored = await live_turns(app, *texts)
+        same_messages(stored, messages_of(texts, responses))
+    assert [folded(chunks) for chunks in responses] == [NOT_JSON, HELLO]
+
+
+NOT_JSON = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {
+        "type": "tool-input-start",
+        "toolCallId": "<call1>",
+        "toolName": "get_clock",
+        "providerExecuted": True,
+    },
+    {
+        "type": "tool-input-available",
+        "toolCallId": "<call1>",
+        "toolName": "get_clock",
+        "input": {"city": "Paris"},
+        "providerExecuted": True,
+    },
+    {
+        "type": "tool-output-error",
+        "toolCallId": "<call1>",
+        "errorText": lost_result("it is not a JSON value"),
+    },
+    {"type": "finish-step"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "<block1>"},
+    {"type": "text-delta", "id": "<block1>", "delta": "Answered."},
+    {"type": "text-end", "id": "<block1>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]

@@ -103,6 +103,7 @@ def test_an_app_registers_its_own_plugins_and_then_the_bridge_as_one() -> None:
         "InvalidCalls",
         "AsReturned",
         "ReadableRequests",
+        "ResultsInCallOrder",
         "PauseForClientTools",
         "LiveToolGate",
         "FinishRanTools",
