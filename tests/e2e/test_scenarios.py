@@ -22,9 +22,11 @@ from tests.e2e.node_client import drive_chat, validate_sse
 pytestmark = pytest.mark.e2e
 
 SCRIPTED = [("sse", 6), ("sse", 7), ("ws", 7), ("ws-js", 6), ("ws-js", 7)]
-ON_GEMINI = [("sse", 7), ("ws", 7), ("ws-js", 6)]
+ON_GEMINI = [("sse", 7), ("ws", 7)]
 """The clients that also drive the demo on ADK's ``Gemini`` class through the Gemini stand-in
-(SSE, the stock live transport, the served one under ai@6): every scenario on both models."""
+(SSE and the stock live transport): every scenario on both models. (A scenario with several
+decision combinations runs one of them there: the combinations are the bridge's logic, the same
+on any model; the wire is what the stand-in adds, within ``make test``'s time.)"""
 CLIENTS = [(t, v, "scripted") for t, v in SCRIPTED] + [(t, v, "gemini") for t, v in ON_GEMINI]
 
 
@@ -32,6 +34,18 @@ def clients(transports: tuple[str, ...]) -> pytest.MarkDecorator:
     chosen = [c for c in CLIENTS if c[0] in transports]
     ids = [f"{t}-v{v}" + ("-gemini" if m == "gemini" else "") for t, v, m in chosen]
     return pytest.mark.parametrize(("transport", "sdk", "model"), chosen, ids=ids)
+
+
+def clients_and(name: str, values: list[Any], on_gemini: Any) -> pytest.MarkDecorator:
+    """:func:`clients` times ``values`` of ``name``, but only ``on_gemini`` on the stand-in."""
+    chosen = [
+        (t, v, m, value)
+        for t, v, m in CLIENTS
+        for value in values
+        if m == "scripted" or value == on_gemini
+    ]
+    ids = [f"{t}-v{v}-{value}" + ("-gemini" if m == "gemini" else "") for t, v, m, value in chosen]
+    return pytest.mark.parametrize(("transport", "sdk", "model", name), chosen, ids=ids)
 
 
 SDKS = clients(("sse", "ws", "ws-js"))
@@ -345,8 +359,9 @@ def test_location_denied(demo_server: str, transport: str, sdk: int) -> None:
     assert report["serverRuns"] == {}
 
 
-@SDKS
-@pytest.mark.parametrize("decisions", [(True, True), (True, False), (False, True), (False, False)])
+@clients_and(
+    "decisions", [(True, True), (True, False), (False, True), (False, False)], (True, False)
+)
 def test_two_payments_in_one_turn(
     demo_server: str, transport: str, sdk: int, decisions: tuple[bool, bool]
 ) -> None:
@@ -377,8 +392,7 @@ def test_two_payments_in_one_turn(
     assert report["serverRuns"] == ({"process_payment": sum(decisions)} if any(decisions) else {})
 
 
-@SDKS
-@pytest.mark.parametrize("decisions", [(True, True), (False, True), (True, False)])
+@clients_and("decisions", [(True, True), (False, True), (True, False)], (False, True))
 def test_payment_then_payment_after_intermediate_text(
     demo_server: str, transport: str, sdk: int, decisions: tuple[bool, bool]
 ) -> None:
@@ -475,6 +489,7 @@ PAY_AND_LOCATE = [
     for pay in (True, False)
     for locate in (True, False)
     for transport, sdk, model in CLIENTS
+    if model == "scripted" or (pay, locate) == (False, True)
 ]
 """Every decision pair on every client. Pins two fixes: over SSE the browser's answer used to
 travel with the payment's confirmation in one ADK message, which ADK leaves out of the model's
