@@ -132,6 +132,10 @@ class EventConverter:
         self._held = HeldCalls()
         """Over SSE, a step's later calls, until the next event says whether they ask."""
         self._heard = HeardSpeech(message_id)
+        self._source_urls: set[str] = set()
+        """The sources this response cited: each URL once, as the AI SDK's Google provider
+        shows them (Gemini Live repeats them on the full text)."""
+        self._held_sources: list[UIMessageChunk] = []
         self._order = ParallelCalls(self._feed, live=live)
         """When each event is fed: agents that stream at once (:mod:`.parallel_calls`)."""
 
@@ -176,6 +180,7 @@ class EventConverter:
         if self._finished:
             return []
         out = self._order.end()  # (a call cut short: what the others said is shown)
+        out += self._held_sources
         self._finished = True
         out += self._held.release() + self._close_step()
         if self._waits_on_server and not self._stepped and not self._errored:
@@ -278,8 +283,9 @@ class EventConverter:
         if not parts:
             # Usage, a finish reason, a resumption handle, metadata alone (Gemini Live sends
             # its usage before the turn's full text): nothing to show, so no text block or
-            # step of the response opens, closes or splits here.
-            self._event_tail(event, out)
+            # step of the response opens, closes or splits here; its sources wait for the
+            # next part shown, where history, which keeps no partial, shows them too.
+            self._event_tail(event, out, shows=False)
             return
         is_model_call = content is not None and content.role == "model"
         confirmations = event.actions.requested_tool_confirmations
@@ -329,9 +335,16 @@ class EventConverter:
             self._live_step += 1  # the model's answer to these results is a new step
         self._event_tail(event, out)
 
-    def _event_tail(self, event: Event, out: list[UIMessageChunk]) -> None:
-        """What any complete event may carry besides its parts: sources, usage, how it ended."""
-        out.extend(source_chunks(event))
+    def _event_tail(self, event: Event, out: list[UIMessageChunk], *, shows: bool = True) -> None:
+        """What any complete event may carry besides its parts: sources, usage, how it ended.
+        ``shows``: the event has parts shown (else its sources are held for the next one)."""
+        for source in source_chunks(event):
+            if source.url not in self._source_urls:
+                self._source_urls.add(source.url)
+                self._held_sources.append(source)
+        if shows:
+            out.extend(self._held_sources)
+            self._held_sources = []
         if is_abort(event):
             self.stopped = self._cut(out)
             out.append(Abort())

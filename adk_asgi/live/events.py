@@ -29,6 +29,16 @@ def says_something(event: Event) -> bool:
     return bool(event.error_code or event.error_message) or event.output is not None
 
 
+def _of_a_response(event: Event) -> bool:
+    """Whether ``event``, showing nothing, still tells of the response under way: its usage,
+    its sources, the end of its turn."""
+    return (
+        event.usage_metadata is not None
+        or event.grounding_metadata is not None
+        or bool(event.turn_complete)
+    )
+
+
 class ModelEvents:
     __slots__ = ("context", "turn_called_tools")
 
@@ -161,7 +171,7 @@ class ModelEvents:
         response = streams.draining or streams.response
         if response is None or event.partial:
             return None
-        if not says_something(event) and event.usage_metadata is None and not event.turn_complete:
+        if not (says_something(event) or _of_a_response(event)):
             # A callback's state change (stored before the user's message it runs for, say):
             # no response's, so it names none, or history would file the answer above it.
             return None

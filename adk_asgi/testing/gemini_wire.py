@@ -41,6 +41,7 @@ from adk_asgi.testing.scripted import (
     Call,
     Fail,
     Segment,
+    Source,
     Text,
     Thought,
     Turn,
@@ -214,6 +215,8 @@ def generate_stream(
         if isinstance(segment, Call):
             calls.append(_call_part(segment, with_id=False, signed=not calls))
             continue
+        if isinstance(segment, Source):
+            continue
         for delta in _chunks(segment.text, chunk_size):
             if parts:
                 chunk = _rest_chunk(parts, usage.rest(done=False), model, response_id)
@@ -228,6 +231,8 @@ def generate_stream(
     # finish reason and the whole usage.
     last = _rest_chunk(calls or [{"text": ""}], usage.rest(done=True), model, response_id)
     last["candidates"][0]["finishReason"] = "STOP"
+    if grounding := _grounding(turn):  # (on the last chunk, in the candidate)
+        last["candidates"][0]["groundingMetadata"] = grounding
     if calls:
         last["candidates"][0]["finishMessage"] = "Model generated function call(s)."
     yield last
@@ -242,6 +247,8 @@ def generate_once(turn: Turn, contents: Sequence[types.Content], *, model: str) 
         if isinstance(segment, Call):
             signed = not any("functionCall" in p for p in parts)
             parts.append(_call_part(segment, with_id=False, signed=signed))
+        elif isinstance(segment, Source):
+            continue
         elif segment.text:
             thought = isinstance(segment, Thought)
             if parts and parts[-1].get("thought", False) == thought and "text" in parts[-1]:
@@ -252,7 +259,16 @@ def generate_once(turn: Turn, contents: Sequence[types.Content], *, model: str) 
         parts, _usage(turn, contents).rest(done=True), model, secrets.token_urlsafe(12)
     )
     response["candidates"][0]["finishReason"] = "STOP"
+    if grounding := _grounding(turn):
+        response["candidates"][0]["groundingMetadata"] = grounding
     return response
+
+
+def _grounding(turn: Sequence[Segment]) -> JSON | None:
+    """``groundingMetadata`` citing the turn's sources (``groundingChunks[].web``), as Google
+    Search grounding sends it, or ``None``."""
+    chunks = [{"web": {"uri": s.url, "title": s.title}} for s in turn if isinstance(s, Source)]
+    return {"groundingChunks": chunks} if chunks else None
 
 
 @dataclass(slots=True)
@@ -300,7 +316,7 @@ class LiveTurn:
         for segment in self.turn:
             if isinstance(segment, Fail):
                 raise WireFailure(segment.message, sent)
-            if isinstance(segment, Call):
+            if isinstance(segment, Call | Source):
                 continue
             thought = isinstance(segment, Thought)
             for delta in _chunks(segment.text, self.chunk_size):
@@ -321,8 +337,11 @@ class LiveTurn:
             yield {"serverContent": {"outputTranscription": {"text": delta}}}
 
     def ending(self) -> Iterator[JSON]:
-        """After the deltas: the calls (one ``toolCall``), ``generationComplete`` for an
-        answer, ``turnComplete`` with the usage, and the resumption handle."""
+        """After the deltas: the grounding (a message of its own), the calls (one
+        ``toolCall``), ``generationComplete`` for an answer, ``turnComplete`` with the usage,
+        and the resumption handle."""
+        if grounding := _grounding(self.turn):
+            yield {"serverContent": {"groundingMetadata": grounding}}
         if calls := self.calls:
             function_calls = [{"id": c.id, "name": c.name, "args": dict(c.args)} for c in calls]
             yield {"toolCall": {"functionCalls": function_calls}}

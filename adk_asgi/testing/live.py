@@ -300,6 +300,11 @@ class ScriptedLiveConnection(BaseLlmConnection):
         if failure is not None:
             raise failure
         assert final is not None
+        if final.grounding_metadata is not None:
+            # Gemini Live sends it in a message of its own: ADK yields it alone, then again
+            # with the turn's full text
+            yield LlmResponse(grounding_metadata=final.grounding_metadata)
+            run.grounding = final.grounding_metadata
         for closing in self._closing(final, spoken, run):
             await asyncio.sleep(delay)
             yield closing
@@ -345,6 +350,7 @@ class _TextRun:
     def __init__(self) -> None:
         self.text = ""
         self.thought = False
+        self.grounding: types.GroundingMetadata | None = None
 
     def add(self, text: str, *, thought: bool) -> LlmResponse | None:
         whole = self.flush() if self.text and thought != self.thought else None
@@ -356,5 +362,6 @@ class _TextRun:
         if not self.text:
             return None
         part = types.Part(text=self.text, thought=self.thought or None)
+        grounding, self.grounding = self.grounding, None
         self.text, self.thought = "", False
-        return LlmResponse(content=_model(part), partial=False)
+        return LlmResponse(content=_model(part), grounding_metadata=grounding, partial=False)

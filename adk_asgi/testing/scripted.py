@@ -31,10 +31,12 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedModelError",
     "Segment",
+    "Source",
     "Text",
     "Thought",
     "Turn",
     "assign_call_ids",
+    "grounding_of",
     "new_call_id",
     "prompt_tokens",
     "turn_to_responses",
@@ -85,13 +87,23 @@ class Call:
 
 
 @dataclass(frozen=True, slots=True)
+class Source:
+    """A web page the answer is grounded in (Google Search grounding): the turn's
+    ``grounding_metadata`` cites it (``grounding_chunks[].web``), as Gemini's does. Not
+    streamed: it comes with the end of the turn."""
+
+    url: str
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Fail:
     """Raise :class:`ScriptedModelError` here, after the preceding segments were streamed."""
 
     message: str = "scripted model failure"
 
 
-Segment: TypeAlias = Text | Thought | Call | Fail
+Segment: TypeAlias = Text | Thought | Call | Source | Fail
 Turn: TypeAlias = Sequence[Segment]
 Responder: TypeAlias = Callable[[list[types.Content]], Turn]
 """A function of the conversation as the model sees it (``llm_request.contents``)."""
@@ -219,7 +231,7 @@ def turn_to_responses(
                 yield LlmResponse(
                     content=types.Content(role="model", parts=[_call_part(seg)]), partial=True
                 )
-            else:
+            elif isinstance(seg, Text | Thought):  # (a source comes with the final response)
                 for delta in _chunks(seg.text, chunk_size):
                     yield LlmResponse(
                         content=types.Content(
@@ -238,6 +250,7 @@ def turn_to_responses(
     yield LlmResponse(
         # Like Gemini's aggregator: no parts at all means no content.
         content=types.Content(role="model", parts=parts) if parts else None,
+        grounding_metadata=grounding_of(done),
         partial=False,
         finish_reason=types.FinishReason.STOP,
         usage_metadata=types.GenerateContentResponseUsageMetadata(
@@ -248,6 +261,16 @@ def turn_to_responses(
         ),
         model_version=DEFAULT_MODEL_NAME,
     )
+
+
+def grounding_of(turn: Sequence[Segment]) -> types.GroundingMetadata | None:
+    """The grounding metadata that cites the turn's ``Source`` segments, or ``None``."""
+    chunks = [
+        types.GroundingChunk(web=types.GroundingChunkWeb(uri=s.url, title=s.title or None))
+        for s in turn
+        if isinstance(s, Source)
+    ]
+    return types.GroundingMetadata(grounding_chunks=chunks) if chunks else None
 
 
 def _prompt_chars(contents: Sequence[types.Content]) -> int:

@@ -29,7 +29,16 @@ from google.genai import types
 
 from adk_asgi import AdkApp
 from adk_asgi.convert.safe_history import lost_result
-from adk_asgi.testing import Call, ChatClient, ScriptedLlm, Text, Thought, Turn, read_ui_message
+from adk_asgi.testing import (
+    Call,
+    ChatClient,
+    ScriptedLlm,
+    Source,
+    Text,
+    Thought,
+    Turn,
+    read_ui_message,
+)
 from adk_asgi.testing.gemini_server import GeminiStandIn
 from tests.live.test_live_connection import open_live, serve
 from tests.support import counter, normalize_ids
@@ -456,3 +465,56 @@ NOT_JSON = [
     {"type": "finish-step"},
     {"type": "finish", "finishReason": "stop"},
 ]
+
+
+ROME = "https://en.wikipedia.org/wiki/Rome"
+ITALY = "https://www.italia.it/en"
+GROUNDED = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    *text_stream("", ["Rome is the capital of Italy."]),
+    {"type": "source-url", "sourceId": "<source1>", "url": ROME, "title": "Rome"},
+    {"type": "source-url", "sourceId": "<source2>", "url": ITALY, "title": "Italy"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+def sources_named(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``folded`` chunks with each source id as ``<sourceN>``."""
+    names: dict[str, str] = {}
+    out = []
+    for chunk in folded(chunks):
+        if chunk["type"] == "source-url":
+            chunk = {
+                **chunk,
+                "sourceId": names.setdefault(chunk["sourceId"], f"<source{len(names) + 1}>"),
+            }
+        out.append(chunk)
+    return out
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_grounded_answer_shows_once_with_each_source_once(
+    agent: Callable[..., LlmAgent], transport: str
+) -> None:
+    """Gemini Live sends grounding in a message of its own and ADK repeats it on the full text:
+    its content-less event ended the text block, so the answer showed twice, and every source
+    twice; a source the answer cites twice is one source, as the AI SDK's Google provider shows
+    it."""
+    turn: Turn = [
+        Text("Rome is the capital of Italy."),
+        Source(ROME, "Rome"),
+        Source(ROME, "Rome"),
+        Source(ITALY, "Italy"),
+    ]
+    app = AdkApp(agent(turns=[turn] * 2))
+    texts = ("capital of Italy?", "and again?")
+    if transport == "sse":
+        async with ChatClient(app) as chat:
+            responses = [(await chat.send(text)).chunks for text in texts]
+            assert await chat.history() == chat.messages
+    else:
+        responses, stored = await live_turns(app, *texts)
+        same_messages(stored, messages_of(texts, responses))
+    assert [sources_named(chunks) for chunks in responses] == [GROUNDED, GROUNDED]
