@@ -32,6 +32,7 @@ from adk_asgi.convert.safe_history import lost_result
 from adk_asgi.testing import (
     Call,
     ChatClient,
+    Responder,
     ScriptedLlm,
     Source,
     Text,
@@ -518,3 +519,84 @@ async def test_a_grounded_answer_shows_once_with_each_source_once(
         responses, stored = await live_turns(app, *texts)
         same_messages(stored, messages_of(texts, responses))
     assert [sources_named(chunks) for chunks in responses] == [GROUNDED, GROUNDED]
+
+
+def summary(chunks: list[dict[str, Any]]) -> list[str]:
+    """Each chunk's type (deltas folded), with its call (normalised) or the agent that wrote
+    it."""
+    out = []
+    for chunk in folded(chunks):
+        label = chunk["type"]
+        if "toolCallId" in chunk:
+            label += f":{chunk['toolCallId']}"
+        author = chunk.get("providerMetadata", {}).get("adk", {}).get("author")
+        out.append(label + (f"@{author}" if author else ""))
+    return out
+
+
+TRANSFERRED = [
+    "start",
+    "start-step",
+    "tool-input-start:<call1>@root",
+    "tool-input-available:<call1>",
+    "tool-output-available:<call1>",
+    "finish-step",
+    "start-step",
+    "tool-input-start:<call2>@middle",
+    "tool-input-available:<call2>",
+    "tool-output-available:<call2>",
+    "finish-step",
+    "start-step",
+    "text-start@leaf",
+    "text-delta",
+    "text-end",
+    "finish-step",
+    "finish",
+]
+STAYS = [
+    "start",
+    "start-step",
+    "text-start@leaf",
+    "text-delta",
+    "text-end",
+    "finish-step",
+    "finish",
+]
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_transfer_two_levels_deep(
+    gemini: GeminiStandIn, model: str, transport: str
+) -> None:
+    """root hands over to middle, which hands over to leaf; the next message stays with leaf
+    (as ADK keeps the agent that answered last). Each agent on a model of its own."""
+    ids = counter("call_")
+
+    def on(name: str, responder: Responder) -> BaseLlm | str:
+        if model == "gemini":
+            gemini.scripts[name] = ScriptedLlm(responder=responder)
+            return name
+        return ScriptedLlm(responder=responder, id_factory=ids)
+
+    def hand_to(agent_name: str) -> Responder:
+        return lambda contents: [Call("transfer_to_agent", {"agent_name": agent_name})]
+
+    leaf = LlmAgent(name="leaf", model=on("gemini-leaf", lambda _: [Text("Leaf here.")]))
+    middle = LlmAgent(name="middle", model=on("gemini-middle", hand_to("leaf")), sub_agents=[leaf])
+    root = LlmAgent(name="root", model=on("gemini-root", hand_to("middle")), sub_agents=[middle])
+    app = AdkApp(root)
+    texts = ("go", "again")
+    try:
+        if transport == "sse":
+            async with ChatClient(app) as chat:
+                responses = [(await chat.send(text)).chunks for text in texts]
+                assert await chat.history() == chat.messages
+        else:
+            responses, stored = await live_turns(app, *texts)
+            same_messages(stored, messages_of(texts, responses))
+    finally:
+        for made in (root, middle, leaf):
+            if isinstance(made.canonical_model, Gemini):
+                await made.canonical_model.api_client.aio.aclose()
+    assert [summary(chunks) for chunks in responses] == [TRANSFERRED, STAYS]
