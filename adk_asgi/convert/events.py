@@ -136,6 +136,9 @@ class EventConverter:
         """The sources this response cited: each URL once, as the AI SDK's Google provider
         shows them (Gemini Live repeats them on the full text)."""
         self._held_sources: list[UIMessageChunk] = []
+        self._cut_by_model: AgentError | None = None
+        """How the model ended an answer it did not finish (``SAFETY``,
+        ``MALFORMED_FUNCTION_CALL``…: ADK's error code for a finish reason)."""
         self._order = ParallelCalls(self._feed, live=live)
         """When each event is fed: agents that stream at once (:mod:`.parallel_calls`)."""
 
@@ -181,6 +184,11 @@ class EventConverter:
             return []
         out = self._order.end()  # (a call cut short: what the others said is shown)
         out += self._held_sources
+        if self._cut_by_model is not None and not self._stepped and not self._errored:
+            # The model ended the answer before it said anything (Gemini blocked it): an
+            # empty message (which history, holding nothing of it, would not show) says
+            # nothing to the user, so it fails with the reason, in the stream and in history.
+            out += self._error(self.on_error(self._cut_by_model), calls_failed=False)
         self._finished = True
         out += self._held.release() + self._close_step()
         if self._waits_on_server and not self._stepped and not self._errored:
@@ -348,7 +356,9 @@ class EventConverter:
         if is_abort(event):
             self.stopped = self._cut(out)
             out.append(Abort())
-        elif (event.error_code or event.error_message) and not is_finish_reason(event):
+        elif is_finish_reason(event):
+            self._cut_by_model = AgentError(code=event.error_code, message=event.error_message)
+        elif event.error_code or event.error_message:
             error = AgentError(code=event.error_code, message=event.error_message)
             out.extend(self._error(self.on_error(error), calls_failed=not self.live))
 

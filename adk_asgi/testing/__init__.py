@@ -23,6 +23,7 @@ from adk_asgi.testing.live import (
 from adk_asgi.testing.llm import ScriptedLlm
 from adk_asgi.testing.scripted import (
     DEFAULT_MODEL_NAME,
+    Blocked,
     Call,
     Fail,
     Responder,
@@ -42,6 +43,7 @@ from adk_asgi.testing.scripted import (
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "OUTPUT_AUDIO_MIME_TYPE",
+    "Blocked",
     "Call",
     "ChatClient",
     "ChatResponse",

@@ -38,6 +38,7 @@ from typing import Any
 from google.genai import types
 
 from adk_asgi.testing.scripted import (
+    Blocked,
     Call,
     Fail,
     Segment,
@@ -217,6 +218,11 @@ def generate_stream(
             continue
         if isinstance(segment, Source):
             continue
+        if isinstance(segment, Blocked):
+            if parts:
+                yield _rest_chunk(parts, usage.rest(done=False), model, response_id)
+            yield _blocked(segment, usage.rest(done=True), model, response_id)
+            return
         for delta in _chunks(segment.text, chunk_size):
             if parts:
                 chunk = _rest_chunk(parts, usage.rest(done=False), model, response_id)
@@ -238,6 +244,23 @@ def generate_stream(
     yield last
 
 
+def _blocked(segment: Blocked, usage: JSON, model: str, response_id: str) -> JSON:
+    """The chunk that ends a blocked answer: a candidate with no content, its finish reason
+    (and message), as in the API's captures of ``MALFORMED_FUNCTION_CALL``."""
+    candidate: JSON = {"finishReason": segment.reason, "index": 0}
+    if segment.message is not None:
+        candidate["finishMessage"] = segment.message
+    if segment.reason == "SAFETY":
+        rating = {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH"}
+        candidate["safetyRatings"] = [{**rating, "blocked": True}]
+    return {
+        "candidates": [candidate],
+        "usageMetadata": usage,
+        "modelVersion": model,
+        "responseId": response_id,
+    }
+
+
 def generate_once(turn: Turn, contents: Sequence[types.Content], *, model: str) -> JSON:
     """``generateContent`` (not streamed): one response with the whole turn."""
     parts: list[JSON] = []
@@ -249,6 +272,8 @@ def generate_once(turn: Turn, contents: Sequence[types.Content], *, model: str) 
             parts.append(_call_part(segment, with_id=False, signed=signed))
         elif isinstance(segment, Source):
             continue
+        elif isinstance(segment, Blocked):
+            return _blocked(segment, _usage(turn, contents).rest(done=True), model, "")
         elif segment.text:
             thought = isinstance(segment, Thought)
             if parts and parts[-1].get("thought", False) == thought and "text" in parts[-1]:
@@ -316,8 +341,8 @@ class LiveTurn:
         for segment in self.turn:
             if isinstance(segment, Fail):
                 raise WireFailure(segment.message, sent)
-            if isinstance(segment, Call | Source):
-                continue
+            if isinstance(segment, Call | Source | Blocked):
+                continue  # (the Live API has no finish reasons: a blocked turn just ends)
             thought = isinstance(segment, Thought)
             for delta in _chunks(segment.text, self.chunk_size):
                 for message in self._delta(delta, thought=thought):

@@ -25,6 +25,7 @@ from google.genai import types
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "Blocked",
     "Call",
     "Fail",
     "Responder",
@@ -97,13 +98,23 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class Blocked:
+    """Gemini stops the answer here and says why (``finishReason``: ``SAFETY``,
+    ``MALFORMED_FUNCTION_CALL``…), with no content of its own: ADK reports it as the response's
+    ``error_code``, and ``message`` as its ``error_message``."""
+
+    reason: str = "SAFETY"
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Fail:
     """Raise :class:`ScriptedModelError` here, after the preceding segments were streamed."""
 
     message: str = "scripted model failure"
 
 
-Segment: TypeAlias = Text | Thought | Call | Source | Fail
+Segment: TypeAlias = Text | Thought | Call | Source | Blocked | Fail
 Turn: TypeAlias = Sequence[Segment]
 Responder: TypeAlias = Callable[[list[types.Content]], Turn]
 """A function of the conversation as the model sees it (``llm_request.contents``)."""
@@ -221,9 +232,13 @@ def turn_to_responses(
         raise ValueError("chunk_size must be >= 1")
     segments = assign_call_ids(turn, id_factory)
     done: list[Segment] = []
+    blocked: Blocked | None = None
     for seg in segments:
         if isinstance(seg, Fail):
             raise ScriptedModelError(seg.message)
+        if isinstance(seg, Blocked):  # (the answer ends here)
+            blocked = seg
+            break
         if stream:
             if isinstance(seg, Call) and seg.stream_args:
                 yield from _streamed_call(seg, chunk_size)
@@ -247,12 +262,19 @@ def turn_to_responses(
     calls = sum(1 for s in done if isinstance(s, Call))
     candidates = _tokens(answer_chars) + 8 * calls
     thoughts = _tokens(thought_chars)
+    reason = types.FinishReason(blocked.reason) if blocked else types.FinishReason.STOP
+    if blocked is not None and stream:
+        # As ADK's aggregator yields Gemini's last chunk, which has no content: the finish
+        # reason as the error code (the finish message is dropped on the way)
+        yield LlmResponse(partial=True, finish_reason=reason, error_code=blocked.reason)
     yield LlmResponse(
         # Like Gemini's aggregator: no parts at all means no content.
         content=types.Content(role="model", parts=parts) if parts else None,
         grounding_metadata=grounding_of(done),
         partial=False,
-        finish_reason=types.FinishReason.STOP,
+        finish_reason=reason,
+        error_code=blocked.reason if blocked else None,
+        error_message=None if blocked is None or stream else blocked.message,
         usage_metadata=types.GenerateContentResponseUsageMetadata(
             prompt_token_count=prompt_token_count,
             candidates_token_count=candidates,

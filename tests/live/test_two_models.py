@@ -28,8 +28,10 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_asgi import AdkApp
+from adk_asgi.convert.failures import show_errors
 from adk_asgi.convert.safe_history import lost_result
 from adk_asgi.testing import (
+    Blocked,
     Call,
     ChatClient,
     Responder,
@@ -600,3 +602,41 @@ async def test_a_transfer_two_levels_deep(
             if isinstance(made.canonical_model, Gemini):
                 await made.canonical_model.api_client.aio.aclose()
     assert [summary(chunks) for chunks in responses] == [TRANSFERRED, STAYS]
+
+
+def blocked_stream(reason: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "data-error", "data": {"errorText": reason}, "id": "<block1>"},
+        {"type": "error", "errorText": reason},
+        {"type": "finish", "finishReason": "error"},
+    ]
+
+
+@pytest.mark.parametrize("reason", ["SAFETY", "MALFORMED_FUNCTION_CALL"])
+async def test_an_answer_gemini_blocks_before_a_word_is_an_error_with_its_reason(
+    agent: Callable[..., LlmAgent], reason: str
+) -> None:
+    """It was an empty assistant message the client kept and history dropped (nothing of it
+    is stored but its finish reason): the user read nothing, and a reload showed less."""
+    app = AdkApp(agent(turns=[[Blocked(reason)]]), on_error=show_errors)
+    async with ChatClient(app) as chat:
+        reply = await chat.send("hi")
+        assert folded(reply.chunks) == blocked_stream(reason)
+        assert await chat.history() == chat.messages
+
+
+async def test_an_answer_blocked_after_some_words_keeps_them(
+    agent: Callable[..., LlmAgent],
+) -> None:
+    app = AdkApp(agent(turns=[[Text("Some words "), Blocked("SAFETY")]]), on_error=show_errors)
+    async with ChatClient(app) as chat:
+        reply = await chat.send("hi")
+        assert folded(reply.chunks) == [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "start-step"},
+            *text_stream("", ["Some words "]),
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "content-filter"},
+        ]
+        assert await chat.history() == chat.messages
