@@ -110,11 +110,22 @@ def paying(contents: list[types.Content]) -> Turn:
     return [Call("pay", {"amount": 5, "to": "alice"})]
 
 
-def text_stream(text: str, pieces: list[str]) -> list[dict[str, Any]]:
+def text_block(text: str, block: int = 1, kind: str = "text") -> list[dict[str, Any]]:
+    """A text (or reasoning) block whose deltas are folded into one (:func:`folded`)."""
+    block_id = f"<block{block}>"
     return [
-        {"type": "text-start", "id": "<block1>"},
-        *({"type": "text-delta", "id": "<block1>", "delta": p} for p in pieces),
-        {"type": "text-end", "id": "<block1>"},
+        {"type": f"{kind}-start", "id": block_id},
+        {"type": f"{kind}-delta", "id": block_id, "delta": text},
+        {"type": f"{kind}-end", "id": block_id},
+    ]
+
+
+def server_call(tool: str, args: dict[str, Any], call: int = 1) -> list[dict[str, Any]]:
+    """The card of a call the server runs, up to its input."""
+    ids = {"toolCallId": f"<call{call}>", "toolName": tool}
+    return [
+        {"type": "tool-input-start", **ids, "providerExecuted": True},
+        {"type": "tool-input-available", **ids, "input": args, "providerExecuted": True},
     ]
 
 
@@ -167,13 +178,24 @@ def same_messages(history: list[Any], shown: list[Any]) -> None:
     assert json.loads(json.dumps(plain(history))) == json.loads(json.dumps(plain(shown)))
 
 
-# --- SSE --------------------------------------------------------------------------------------
+async def converse(app: AdkApp, transport: str, *texts: str) -> list[list[dict[str, Any]]]:
+    """Send each text as one browser of the chat (``ChatClient`` over SSE, one connection
+    live); each response's chunks. What a reload shows is checked to be what the client shows.
+    """
+    if transport == "sse":
+        async with ChatClient(app) as chat:
+            responses = [(await chat.send(text)).chunks for text in texts]
+            assert await chat.history() == chat.messages
+        return responses
+    responses, stored = await live_turns(app, *texts)
+    same_messages(stored, messages_of(texts, responses))
+    return responses
 
 
 HELLO = [
     {"type": "start", "messageId": "<msg1>"},
     {"type": "start-step"},
-    *text_stream("", ["Hello there, friend!"]),
+    *text_block("Hello there, friend!"),
     {"type": "finish-step"},
     {"type": "finish", "finishReason": "stop"},
 ]
@@ -182,34 +204,15 @@ HELLO = [
 @pytest.mark.parametrize("transport", ["sse", "live"])
 async def test_an_answer_streams_once(agent: Callable[..., LlmAgent], transport: str) -> None:
     app = AdkApp(agent(turns=[[Text("Hello there, friend!")]] * 2))
-    if transport == "sse":
-        async with ChatClient(app) as chat:
-            reply = await chat.send("hi")
-            assert folded(reply.chunks) == HELLO
-            assert await chat.history() == chat.messages
-        return
-    responses, stored = await live_turns(app, "hi", "hi again")
+    responses = await converse(app, transport, "hi", "hi again")
     assert [folded(chunks) for chunks in responses] == [HELLO, HELLO]
-    same_messages(stored, messages_of(("hi", "hi again"), responses))
 
 
 WEATHER = [
     {"type": "start", "messageId": "<msg1>"},
     {"type": "start-step"},
-    *text_stream("", ["Let me check. "]),
-    {
-        "type": "tool-input-start",
-        "toolCallId": "<call1>",
-        "toolName": "get_weather",
-        "providerExecuted": True,
-    },
-    {
-        "type": "tool-input-available",
-        "toolCallId": "<call1>",
-        "toolName": "get_weather",
-        "input": {"city": "Paris"},
-        "providerExecuted": True,
-    },
+    *text_block("Let me check. "),
+    *server_call("get_weather", {"city": "Paris"}),
     {
         "type": "tool-output-available",
         "toolCallId": "<call1>",
@@ -217,9 +220,7 @@ WEATHER = [
     },
     {"type": "finish-step"},
     {"type": "start-step"},
-    {"type": "text-start", "id": "<block2>"},
-    {"type": "text-delta", "id": "<block2>", "delta": "It is sunny there."},
-    {"type": "text-end", "id": "<block2>"},
+    *text_block("It is sunny there.", 2),
     {"type": "finish-step"},
     {"type": "finish", "finishReason": "stop"},
 ]
@@ -228,15 +229,8 @@ WEATHER = [
 @pytest.mark.parametrize("transport", ["sse", "live"])
 async def test_a_server_tool_round_trip(agent: Callable[..., LlmAgent], transport: str) -> None:
     app = AdkApp(agent(responder=weather, tools=[get_weather]))
-    if transport == "sse":
-        async with ChatClient(app) as chat:
-            reply = await chat.send("weather?")
-            assert folded(reply.chunks) == WEATHER
-            assert await chat.history() == chat.messages
-        return
-    responses, stored = await live_turns(app, "weather?", "and again?")
+    responses = await converse(app, transport, "weather?", "and again?")
     assert [folded(chunks) for chunks in responses] == [WEATHER, WEATHER]
-    same_messages(stored, messages_of(("weather?", "and again?"), responses))
 
 
 async def test_a_live_session_with_resumption_answers_every_turn(
@@ -247,10 +241,8 @@ async def test_a_live_session_with_resumption_answers_every_turn(
     got ``start`` and never ended."""
     resumption = RunConfig(session_resumption=types.SessionResumptionConfig())
     app = AdkApp(agent(turns=[[Text("Hello there, friend!")]] * 3), live_run_config=resumption)
-    texts = ("hi", "hi again", "and again")
-    responses, stored = await live_turns(app, *texts)
+    responses = await converse(app, "live", "hi", "hi again", "and again")
     assert [folded(chunks) for chunks in responses] == [HELLO] * 3
-    same_messages(stored, messages_of(texts, responses))
 
 
 async def test_a_callback_that_writes_state_loses_no_live_turn(
@@ -264,21 +256,15 @@ async def test_a_callback_that_writes_state_loses_no_live_turn(
         callback_context.state["visits"] = callback_context.state.get("visits", 0) + 1
 
     made = agent(turns=[[Text("Hello there, friend!")]] * 2, before_agent_callback=remember)
-    texts = ("hi", "hi again")
-    responses, stored = await live_turns(AdkApp(made), *texts)
+    responses = await converse(AdkApp(made), "live", "hi", "hi again")
     assert [folded(chunks) for chunks in responses] == [HELLO, HELLO]
-    same_messages(stored, messages_of(texts, responses))
 
 
 THINKING = [
     {"type": "start", "messageId": "<msg1>"},
     {"type": "start-step"},
-    {"type": "reasoning-start", "id": "<block1>"},
-    {"type": "reasoning-delta", "id": "<block1>", "delta": "The user greets me."},
-    {"type": "reasoning-end", "id": "<block1>"},
-    {"type": "text-start", "id": "<block2>"},
-    {"type": "text-delta", "id": "<block2>", "delta": "Hello there, friend!"},
-    {"type": "text-end", "id": "<block2>"},
+    *text_block("The user greets me.", kind="reasoning"),
+    *text_block("Hello there, friend!", 2),
     {"type": "finish-step"},
     {"type": "finish", "finishReason": "stop"},
 ]
@@ -288,15 +274,8 @@ THINKING = [
 async def test_thinking_then_the_answer(agent: Callable[..., LlmAgent], transport: str) -> None:
     turn: Turn = [Thought("The user greets me."), Text("Hello there, friend!")]
     app = AdkApp(agent(turns=[turn] * 2))
-    if transport == "sse":
-        async with ChatClient(app) as chat:
-            reply = await chat.send("hi")
-            assert folded(reply.chunks) == THINKING
-            assert await chat.history() == chat.messages
-        return
-    responses, stored = await live_turns(app, "hi", "hi again")
+    responses = await converse(app, transport, "hi", "hi again")
     assert [folded(chunks) for chunks in responses] == [THINKING, THINKING]
-    same_messages(stored, messages_of(("hi", "hi again"), responses))
 
 
 PAUSED = [
@@ -424,37 +403,17 @@ def last_text(contents: list[types.Content]) -> str:
 async def test_a_tool_result_that_is_not_json_is_an_output_error_and_the_chat_goes_on(
     agent: Callable[..., LlmAgent], transport: str
 ) -> None:
-    app = AdkApp(agent(responder=clocking, tools=[get_clock]))
     """Live, the result reached the stream as it was: its frame could not be encoded and the
     connection closed with 1011, the call left ``input-available``."""
     app = AdkApp(agent(responder=clocking, tools=[get_clock]))
-    texts = ("time in Paris", "hi again")
-    if transport == "sse":
-        async with ChatClient(app) as chat:
-            responses = [(await chat.send(text)).chunks for text in texts]
-            assert await chat.history() == chat.messages
-    else:
-        responses, stored = await live_turns(app, *texts)
-        same_messages(stored, messages_of(texts, responses))
+    responses = await converse(app, transport, "time in Paris", "hi again")
     assert [folded(chunks) for chunks in responses] == [NOT_JSON, HELLO]
 
 
 NOT_JSON = [
     {"type": "start", "messageId": "<msg1>"},
     {"type": "start-step"},
-    {
-        "type": "tool-input-start",
-        "toolCallId": "<call1>",
-        "toolName": "get_clock",
-        "providerExecuted": True,
-    },
-    {
-        "type": "tool-input-available",
-        "toolCallId": "<call1>",
-        "toolName": "get_clock",
-        "input": {"city": "Paris"},
-        "providerExecuted": True,
-    },
+    *server_call("get_clock", {"city": "Paris"}),
     {
         "type": "tool-output-error",
         "toolCallId": "<call1>",
@@ -462,9 +421,7 @@ NOT_JSON = [
     },
     {"type": "finish-step"},
     {"type": "start-step"},
-    {"type": "text-start", "id": "<block1>"},
-    {"type": "text-delta", "id": "<block1>", "delta": "Answered."},
-    {"type": "text-end", "id": "<block1>"},
+    *text_block("Answered."),
     {"type": "finish-step"},
     {"type": "finish", "finishReason": "stop"},
 ]
@@ -475,7 +432,7 @@ ITALY = "https://www.italia.it/en"
 GROUNDED = [
     {"type": "start", "messageId": "<msg1>"},
     {"type": "start-step"},
-    *text_stream("", ["Rome is the capital of Italy."]),
+    *text_block("Rome is the capital of Italy."),
     {"type": "source-url", "sourceId": "<source1>", "url": ROME, "title": "Rome"},
     {"type": "source-url", "sourceId": "<source2>", "url": ITALY, "title": "Italy"},
     {"type": "finish-step"},
@@ -512,14 +469,7 @@ async def test_a_grounded_answer_shows_once_with_each_source_once(
         Source(ITALY, "Italy"),
     ]
     app = AdkApp(agent(turns=[turn] * 2))
-    texts = ("capital of Italy?", "and again?")
-    if transport == "sse":
-        async with ChatClient(app) as chat:
-            responses = [(await chat.send(text)).chunks for text in texts]
-            assert await chat.history() == chat.messages
-    else:
-        responses, stored = await live_turns(app, *texts)
-        same_messages(stored, messages_of(texts, responses))
+    responses = await converse(app, transport, "capital of Italy?", "and again?")
     assert [sources_named(chunks) for chunks in responses] == [GROUNDED, GROUNDED]
 
 
@@ -587,16 +537,8 @@ async def test_a_transfer_two_levels_deep(
     leaf = LlmAgent(name="leaf", model=on("gemini-leaf", lambda _: [Text("Leaf here.")]))
     middle = LlmAgent(name="middle", model=on("gemini-middle", hand_to("leaf")), sub_agents=[leaf])
     root = LlmAgent(name="root", model=on("gemini-root", hand_to("middle")), sub_agents=[middle])
-    app = AdkApp(root)
-    texts = ("go", "again")
     try:
-        if transport == "sse":
-            async with ChatClient(app) as chat:
-                responses = [(await chat.send(text)).chunks for text in texts]
-                assert await chat.history() == chat.messages
-        else:
-            responses, stored = await live_turns(app, *texts)
-            same_messages(stored, messages_of(texts, responses))
+        responses = await converse(AdkApp(root), transport, "go", "again")
     finally:
         for made in (root, middle, leaf):
             if isinstance(made.canonical_model, Gemini):
@@ -635,7 +577,7 @@ async def test_an_answer_blocked_after_some_words_keeps_them(
         assert folded(reply.chunks) == [
             {"type": "start", "messageId": "<msg1>"},
             {"type": "start-step"},
-            *text_stream("", ["Some words "]),
+            *text_block("Some words "),
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "content-filter"},
         ]
