@@ -170,6 +170,14 @@ def source_chunks(event: Event) -> list[SourceUrl]:
     ]
 
 
+def client_signals_activity(config: types.RealtimeInputConfig | None) -> bool:
+    """Whether a live setup turned the model's own voice activity detection off, so the
+    client says when the user speaks (``activityStart``/``activityEnd``, which the Live API
+    takes only then)."""
+    detection = config.automatic_activity_detection if config is not None else None
+    return bool(detection is not None and detection.disabled)
+
+
 def add_usage(total: dict[str, int], usage: types.GenerateContentResponseUsageMetadata) -> None:
     """Add one model call's token counts to a response's ``usage``, as the AI SDK's Google
     provider counts them: ``outputTokens`` is the answer's and the reasoning's together

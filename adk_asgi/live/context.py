@@ -42,7 +42,7 @@ class LiveContext:
         new_message_id: Callable[[], str],
         clock: Callable[[], float],
         audio: bool,
-        client_activity: bool = False,
+        client_activity: bool,
         converting: ConverterOptions,
         wall_clock: Callable[[], float] | None,
     ) -> None:

@@ -37,8 +37,8 @@ class ResultsInCallOrder(BasePlugin):
         cursor = 0
         for index in range(1, len(contents)):
             calls = _calls(contents[index - 1])
-            if not calls or not _responses(contents[index]):
-                continue
+            if not calls or all(call.id for call in calls) or not _responses(contents[index]):
+                continue  # (calls that kept their ids are paired by id: nothing to read)
             found = _call_event(events, calls, cursor)
             if found is None:
                 continue
@@ -93,4 +93,6 @@ def _stored_order(events: Sequence[Event], call_ids: list[str]) -> list[str]:
         for response in event.get_function_responses():
             if response.id in call_ids and response.id not in seen:
                 seen.append(response.id)
+        if len(seen) == len(call_ids):
+            break  # (the rest of the chat after the step is not read)
     return seen

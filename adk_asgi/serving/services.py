@@ -23,6 +23,7 @@ from google.genai import types
 from starlette.requests import HTTPConnection
 from starlette.types import Scope
 
+from adk_asgi.convert.adk_values import client_signals_activity
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.errors import ClientError
@@ -197,6 +198,4 @@ class Services:
     def client_activity(self, *, audio: bool) -> bool:
         """Whether a live connection's client signals the user's activity (push to talk): the
         model's own voice activity detection is off in its setup."""
-        config = self.live_run_config_for(audio=audio).realtime_input_config
-        detection = config.automatic_activity_detection if config is not None else None
-        return bool(detection is not None and detection.disabled)
+        return client_signals_activity(self.live_run_config_for(audio=audio).realtime_input_config)

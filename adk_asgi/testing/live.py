@@ -39,6 +39,7 @@ from google.adk.models.base_llm_connection import BaseLlmConnection, RealtimeInp
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from adk_asgi.convert.adk_values import client_signals_activity
 from adk_asgi.testing.scripted import (
     ScriptedModelError,
     Turn,
@@ -137,9 +138,7 @@ class ScriptedLiveConnection(BaseLlmConnection):
         self._audio_out = types.Modality.AUDIO in (config.response_modalities or ())
         self._input_transcription = config.input_audio_transcription is not None
         self._output_transcription = config.output_audio_transcription is not None
-        realtime = config.realtime_input_config
-        detection = realtime.automatic_activity_detection if realtime is not None else None
-        self.client_activity = bool(detection is not None and detection.disabled)
+        self.client_activity = client_signals_activity(config.realtime_input_config)
         """The setup turned the model's voice activity detection off: the client signals it."""
         self._contents: list[types.Content] = []
         self._inbox: deque[_Reply] = deque()
