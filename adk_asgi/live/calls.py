@@ -126,15 +126,17 @@ class LiveCalls:
         if self.close(wait):
             self.out.append(Resolve(wait.call.id, value))
 
-    def move_on(self) -> None:
+    def move_on(self) -> bool:
         """A new user message: pending waits are closed unanswered (:data:`UNANSWERED`, or
-        :data:`MOVED_ON` for a browser's result)."""
-        for wait in list(self.waits.values()):
+        :data:`MOVED_ON` for a browser's result); whether any was."""
+        waits = list(self.waits.values())
+        for wait in waits:
             if wait.kind == "approval":
                 self.resolve(wait, UNANSWERED)
             else:
                 asked_user = wait.call.name == REQUEST_INPUT
                 self.resolve(wait, INPUT_MOVED_ON if asked_user else MOVED_ON)
+        return bool(waits)
 
     def answer(self, answers: Continuation, payloads: dict[str, Any]) -> None:
         """Resolve the waits a checked continuation answers."""

@@ -50,8 +50,9 @@ from adk_asgi.live.outputs import (
 )
 from adk_asgi.live.phases import LiveProtocolError
 from adk_asgi.live.protocol import LiveProtocol
+from adk_asgi.live.queue import LiveQueue
 from adk_asgi.live.session import LiveSession
-from adk_asgi.live.tools import LiveQueue, ToolWaits
+from adk_asgi.live.tools import ToolWaits
 from adk_asgi.serving import file_urls, load
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
@@ -206,7 +207,7 @@ class _Connection:
             if isinstance(output, Send):
                 self.outbox.put(output.data)
             elif isinstance(output, ToModel):
-                self.queue.send(output.request)
+                self.queue.send(output.request, after_results=output.after_results)
             elif isinstance(output, Resolve):
                 self.waits.resolve(output.call_id, output.value)
             elif isinstance(output, Settle):

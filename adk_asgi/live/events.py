@@ -39,20 +39,37 @@ def _of_a_response(event: Event) -> bool:
     )
 
 
+def _model_said(event: Event) -> bool:
+    """Whether the model said something in ``event`` (a tool step's results are not its
+    words: the model has yet to read them)."""
+    parts = event.content.parts or [] if event.content is not None else []
+    return says_something(event) and not all(part.function_response for part in parts)
+
+
 class ModelEvents:
-    __slots__ = ("context", "turn_called_tools")
+    __slots__ = ("after_interruption", "context", "turn_called_tools")
 
     def __init__(self, context: LiveContext) -> None:
         self.context = context
         self.turn_called_tools = False
+        self.after_interruption = False
+        """An ``interrupted`` came of a turn no response shows: the ``turn_complete`` Gemini
+        sends after it ends that turn, not the response open now."""
 
     def event(self, event: Event) -> None:
+        if self.after_interruption:
+            if says_something(event):
+                self.after_interruption = False  # (a model that sends no ``turn_complete``)
+            elif event.turn_complete:
+                self.after_interruption = False
+                return
         context = self.context
         streams, now = context.streams, context.clock()
         if streams.draining is not None:  # the end of a turn a new message cut short
             self._audio(event)
             if event.interrupted or event.turn_complete:
                 streams.draining = None
+                self.after_interruption = bool(event.interrupted)
             return
         response = streams.response
         if response is None and not says_something(event):
@@ -72,10 +89,13 @@ class ModelEvents:
         if event.interrupted:
             if response.answered:
                 streams.end(response.converter.interrupt(), now)
-            # else the model was cut short before it said anything of this response: the
-            # interruption is of an earlier answer (to the history a new session sends, say)
+            else:
+                # the model was cut short before it said anything of this response: the
+                # interruption is of an earlier turn (its answer to the results of calls this
+                # message closed, or to the history a new session sends)
+                self.after_interruption = True
             return
-        response.answered = True
+        response.answered = response.answered or _model_said(event)
         streams.emit(response.converter.feed(event), now)
         calls = event.get_function_calls() if not event.partial else []
         if calls:
@@ -102,6 +122,12 @@ class ModelEvents:
                 self.turn_called_tools = False
             elif not context.calls.waits and streams.response is not None:
                 streams.end(streams.response.converter.finish(), now)
+
+    def _results_of_another_message(self, event: Event, message_id: str) -> bool:
+        results = event.get_function_responses()
+        calls = self.context.calls.state.calls
+        made_in = {calls[r.id].message_id for r in results if r.id in calls} - {None}
+        return bool(made_in) and message_id not in made_in
 
     def _audio(self, event: Event) -> None:
         """Model speech goes straight out as binary frames (it is not part of the message)."""
@@ -174,6 +200,15 @@ class ModelEvents:
         if not (says_something(event) or _of_a_response(event)):
             # A callback's state change (stored before the user's message it runs for, say):
             # no response's, so it names none, or history would file the answer above it.
+            return None
+        if not says_something(event) and not event.usage_metadata and not response.answered:
+            # The end of a turn that called tools, read once they returned (ADK runs them
+            # between the calls and the end of their turn): a message that closed those calls
+            # may be open now, the model not at it yet.
+            return None
+        if self._results_of_another_message(event, response.message_id):
+            # The calls a new message closed, answered as the model reads it: stored before
+            # that message, they are their own message's (history files a result by its call).
             return None
         decisions = self.context.calls.state.live_decisions
         return bookkeeping.tagged(

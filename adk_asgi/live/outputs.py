@@ -28,9 +28,11 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class ToModel:
-    """A request for the model (``LiveRequestQueue.send``)."""
+    """A request for the model (``LiveRequestQueue.send``); ``after_results``: once ADK has
+    queued the results of the calls it closed (:mod:`.queue`)."""
 
     request: LiveRequest
+    after_results: bool = False
 
 
 @dataclass(frozen=True, slots=True)

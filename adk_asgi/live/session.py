@@ -32,8 +32,9 @@ from adk_asgi.hitl.pending import (
 from adk_asgi.live.outputs import KeepFailure, Output, Record, Settle, ToModel
 from adk_asgi.live.phases import LiveProtocolError
 from adk_asgi.live.protocol import LiveProtocol
+from adk_asgi.live.queue import LiveQueue
 from adk_asgi.live.record import LiveRecorder
-from adk_asgi.live.tools import LiveQueue, ToolWaits
+from adk_asgi.live.tools import ToolWaits
 from adk_asgi.serving.answers import accept_answers, close_left_calls, keep_shown
 from adk_asgi.serving.finish_tools import finish_ran_tools
 from adk_asgi.serving.pace import RunSignal, paced_by

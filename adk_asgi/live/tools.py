@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from google.adk.agents.invocation_context import InvocationContext
-from google.adk.agents.live_request_queue import LiveRequest, LiveRequestQueue
 from google.adk.events.event import Event
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
@@ -44,10 +43,9 @@ from adk_asgi.live.agent_callbacks import after_agent_callbacks, before_agent_ca
 from adk_asgi.live.calls import UNANSWERED, WaitKind
 from adk_asgi.live.outputs import Output
 from adk_asgi.live.protocol import LiveProtocol
+from adk_asgi.live.queue import LiveQueue
 from adk_asgi.serving.as_returned import returns_its_own
-from adk_asgi.serving.data_parts import DataDelivery
 from adk_asgi.serving.invalid_calls import InvalidCalls
-from adk_asgi.wire.chunks import DataChunk
 
 logger = logging.getLogger("adk_asgi")
 
@@ -269,48 +267,6 @@ def _as_json(result: Any) -> Any:
     return {"error": lost_result(reason)} if reason is not None else value
 
 
-class LiveQueue(LiveRequestQueue, DataDelivery):
-    """The ``LiveRequestQueue`` of one connection: it carries the connection's
-    :class:`ToolWaits` to the plugin (and to ``send_data``, which shows its parts through the
-    machine), and counts the microphone audio the model has not taken.
-
-    ``send_realtime`` never blocks (ADK's queue is unbounded), so a client that streams audio
-    faster than the model takes it would grow the server's memory without limit; the reader
-    waits on :meth:`room` instead.
-    """
-
-    def __init__(self, waits: ToolWaits | None = None) -> None:
-        super().__init__()
-        self.waits = waits
-        self.audio_backlog = 0
-        self._taken = asyncio.Event()
-
-    def deliver_data(self, chunk: DataChunk) -> str | None:
-        waits = self.waits
-        if waits is None:
-            return None
-        message_id, outputs = waits.protocol.data(chunk)
-        waits.carry_out(outputs)
-        return message_id
-
-    def send_realtime(self, blob: types.Blob) -> None:
-        self.audio_backlog += len(blob.data or b"")
-        super().send_realtime(blob)
-
-    async def get(self) -> LiveRequest:
-        request = await super().get()
-        if request.blob is not None:
-            self.audio_backlog -= len(request.blob.data or b"")
-            self._taken.set()
-        return request
-
-    async def room(self, limit: int) -> None:
-        """Return once no more than ``limit`` bytes of audio wait for the model."""
-        while self.audio_backlog > limit:
-            self._taken.clear()
-            await self._taken.wait()
-
-
 class LiveToolGate(BasePlugin):
     """Lends ADK's tool pipeline to the live connection that runs the invocation.
 
@@ -326,7 +282,8 @@ class LiveToolGate(BasePlugin):
     @staticmethod
     def _waits(context: InvocationContext) -> ToolWaits | None:
         queue = context.live_request_queue
-        return queue.waits if isinstance(queue, LiveQueue) else None
+        waits = queue.waits if isinstance(queue, LiveQueue) else None
+        return waits if isinstance(waits, ToolWaits) else None
 
     async def before_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext

@@ -71,7 +71,7 @@ class Turns:
         last = chat.messages[-1]
         content = user_content(last)
         context = self.context
-        context.calls.move_on()
+        closed = context.calls.move_on()  # (the model reads the results they get first)
         context.streams.cut_short()
         # A new message: the answers just given to old calls belong to their own messages.
         context.streams.begin(context.converter(context.new_message_id(), known_calls=set()))
@@ -84,7 +84,8 @@ class Turns:
             title = bookkeeping.title_delta({}, content)
             state_delta |= title
             self.titled = bool(title)
-        context.out.append(ToModel(LiveRequest(content=content, state_delta=state_delta)))
+        request = LiveRequest(content=content, state_delta=state_delta)
+        context.out.append(ToModel(request, after_results=closed))
 
     def answers(self, request_id: str, chat: ChatRequest) -> None:
         """A continuation: answers to the waits of the paused turn; raises :class:`Conflict`."""

@@ -51,6 +51,7 @@ from adk_asgi.testing.gemini_wire import (
     error_body,
     generate_once,
     generate_stream,
+    interruption,
     pairing_error,
 )
 from adk_asgi.testing.live import transcribe_utf8
@@ -62,6 +63,10 @@ __all__ = ["API_KEY", "GeminiStandIn"]
 API_KEY = "stand-in-key"
 """The key the stand-in expects (any non-empty key is taken; this one is what it installs)."""
 REQUEST_LOG_SIZE = 1000
+READING_RESULTS = 0.05
+"""Seconds the model takes before it answers a ``toolResponse`` (Gemini takes longer): a
+client turn that comes meanwhile interrupts that answer before its first word, as a client
+message interrupts any generation under way."""
 _LOG = logging.getLogger("adk_asgi.testing.gemini")
 _ELSEWHERE = ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE")
 """What would send google-genai elsewhere (Vertex AI, another key): unset while installed."""
@@ -281,6 +286,8 @@ class LiveSession:
         self.contents: list[types.Content] = list(stand_in.resumable.get(handle or "", []))
         self.audio_in = bytearray()
         self.replies: asyncio.Queue[str | None] = asyncio.Queue()
+        """The replies owed: to a user turn (what was heard, ``""`` if typed) or to results
+        (``None``)."""
         self.speaking: LiveTurn | None = None
         self.open_calls: set[str] = set()
         """The calls of the last ``toolCall`` still waiting for their ``toolResponse``."""
@@ -317,7 +324,7 @@ class LiveSession:
                 ]
                 self.contents.append(types.Content(role="user", parts=parts))
                 self.open_calls -= {p.function_response.id for p in parts if p.function_response}
-                self.replies.put_nowait("")  # (a tool's answer never interrupts)
+                self.replies.put_nowait(None)  # (a tool's answer never interrupts)
             elif (realtime := _field(message, "realtime_input")) is not None:
                 await self._realtime(realtime)
             else:
@@ -358,6 +365,12 @@ class LiveSession:
     async def _answer(self) -> None:
         while True:
             heard = await self.replies.get()
+            if heard is None:
+                await asyncio.sleep(READING_RESULTS)
+                if not self.replies.empty():  # the client spoke first: that answer is dropped
+                    for message in interruption():
+                        await self._send(message)
+                    continue
             if heard and self.transcribe_input:
                 heard_all = {"text": heard, "finished": True}  # (what was heard, then done)
                 await self._send({"serverContent": {"inputTranscription": heard_all}})

@@ -296,6 +296,13 @@ def _grounding(turn: Sequence[Segment]) -> JSON | None:
     return {"groundingChunks": chunks} if chunks else None
 
 
+def interruption() -> Iterator[JSON]:
+    """A client message cut the answer under way: Gemini says so, then ends the turn (the
+    API reference: ``interrupted``, then ``turnComplete``, without ``generationComplete``)."""
+    yield {"serverContent": {"interrupted": True}}
+    yield {"serverContent": {"turnComplete": True}}
+
+
 @dataclass(slots=True)
 class LiveTurn:
     """One model turn of a Live session, as the server messages Gemini Live sends for it.
@@ -377,7 +384,7 @@ class LiveTurn:
 
     def interrupted(self) -> Iterator[JSON]:
         """The user spoke over the answer: Gemini stops and says so."""
-        yield {"serverContent": {"interrupted": True}}
+        yield from interruption()
         yield from self._resumption()
 
     def _resumption(self) -> Iterator[JSON]:

@@ -23,8 +23,9 @@ UTF-8, so concatenated output audio decodes back to the answer.
 
 **Barge-in.** User input (text, ``ActivityStart``, heard speech) arriving while a turn's deltas
 are still streaming stops that turn: the text so far (or the finished output transcription, in
-audio mode) is flushed, ``interrupted=True`` is yielded and ``receive()`` returns; the
-conversation keeps only what was said. Function responses never interrupt.
+audio mode) is flushed, ``interrupted=True`` then ``turn_complete=True`` are yielded and
+``receive()`` returns; the conversation keeps only what was said. Function responses never
+interrupt.
 """
 
 from __future__ import annotations
@@ -309,13 +310,17 @@ class ScriptedLiveConnection(BaseLlmConnection):
             yield closing
 
     def _interruption(self, spoken: str) -> Iterator[LlmResponse]:
+        """Gemini Live's ``interrupted`` (with the text so far, in text mode), then its
+        ``turnComplete``."""
         if self._audio_out:
             if spoken and self._output_transcription:
                 yield _transcription(spoken, finished=True, output=True)
+            yield LlmResponse(interrupted=True)
         elif spoken:
             yield LlmResponse(content=_model(types.Part(text=spoken)), interrupted=True)
-            return
-        yield LlmResponse(interrupted=True)
+        else:
+            yield LlmResponse(interrupted=True)
+        yield LlmResponse(turn_complete=True)
 
     def _closing(self, final: LlmResponse, spoken: str, run: _TextRun) -> Iterator[LlmResponse]:
         """The end of a turn in the order ``GeminiLlmConnection.receive`` yields it for Gemini

@@ -20,7 +20,7 @@ from adk_asgi.live.endpoint import EARLY_AUDIO_FRAMES
 from adk_asgi.live.outbox import NOT_READING, Outbox
 from adk_asgi.live.outputs import OpenSession, Replay, Settle
 from adk_asgi.live.protocol import EARLY_SPEECH, QUEUED_SENDS, REPLAYS
-from adk_asgi.live.tools import LiveQueue
+from adk_asgi.live.queue import LiveQueue
 from adk_asgi.testing import Text
 from adk_asgi.wire.decoding import MAX_DEPTH
 from tests.servers import in_loop_uvicorn as serve

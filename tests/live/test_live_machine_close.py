@@ -13,7 +13,7 @@ from google.adk.tools.tool_context import ToolContext
 from websockets.exceptions import ConnectionClosed
 
 from adk_asgi import AdkApp
-from adk_asgi.live.tools import LiveQueue
+from adk_asgi.live.queue import LiveQueue
 from adk_asgi.testing import Call, Text
 from tests.live.test_live_connection import open_live, serve, wait_until_closed
 from tests.support import scripted_agent

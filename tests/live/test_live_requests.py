@@ -25,7 +25,7 @@ from websockets.asyncio.client import connect
 from adk_asgi import AdkApp
 from adk_asgi.hitl.pending import APPROVAL_EXPIRED, chat_state
 from adk_asgi.live.endpoint import MAX_AUDIO_BACKLOG
-from adk_asgi.live.tools import LiveQueue
+from adk_asgi.live.queue import LiveQueue
 from adk_asgi.testing import Text
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async, validate_sse

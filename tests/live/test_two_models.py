@@ -30,6 +30,7 @@ from google.genai import types
 from adk_asgi import AdkApp
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.convert.safe_history import lost_result
+from adk_asgi.hitl.outcomes import APPROVAL_MOVED_ON
 from adk_asgi.testing import (
     Blocked,
     Call,
@@ -582,3 +583,56 @@ async def test_an_answer_blocked_after_some_words_keeps_them(
             {"type": "finish", "finishReason": "content-filter"},
         ]
         assert await chat.history() == chat.messages
+
+
+def paying_until_moved_on(seen: list[list[str]]) -> Responder:
+    """Asks to pay; the answer to the denial is "Not paid."; anything else is greeted. Each
+    turn notes what the model read last (``seen``): the roles and kinds of its last contents.
+    """
+
+    def respond(contents: list[types.Content]) -> Turn:
+        seen.append([_kind(content) for content in contents[-2:]])
+        if any(p.function_response for p in contents[-1].parts or []):
+            return [Text("Not paid.")]
+        if last_text(contents).startswith("pay"):
+            return [Call("pay", {"amount": 5, "to": "alice"})]
+        return [Text("Hello there, friend!")]
+
+    return respond
+
+
+def _kind(content: types.Content) -> str:
+    parts = content.parts or []
+    if any(p.function_response for p in parts):
+        return "results"
+    if any(p.function_call for p in parts):
+        return "calls"
+    return f"{content.role}:{' '.join(p.text or '' for p in parts)}"
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_new_message_reaches_the_model_after_the_denial_of_the_approval_it_leaves(
+    agent: Callable[..., LlmAgent], transport: str
+) -> None:
+    """A message typed while an approval waits closes the call (not run), and the model reads
+    that result before the message, in both modes; the message's answer is all its response
+    shows. Live, the message was queued before ADK sent the result: Gemini, which pairs every
+    call with its response, closed the session (1007) and the user read "An error occurred."."""
+    seen: list[list[str]] = []
+    tools = [FunctionTool(pay, require_confirmation=True)]
+    app = AdkApp(agent(responder=paying_until_moved_on(seen), tools=tools))
+    if transport == "sse":
+        async with ChatClient(app) as chat:
+            asked, hello = (await chat.send("pay alice 5")).chunks, (await chat.send("hi")).chunks
+            stored = await chat.history()
+    else:
+        [asked, hello], stored = await live_turns(app, "pay alice 5", "hi")
+    assert folded(asked) == PAUSED
+    assert folded(hello) == HELLO
+    assert seen[-1] == ["results", "user:hi"]
+    [card] = [p for p in stored[1]["parts"] if p["type"] == "tool-pay"]
+    assert (card["state"], card["errorText"]) == ("output-error", APPROVAL_MOVED_ON)
+    assert [(m["role"], m["parts"]) for m in stored[2:]] == [
+        ("user", [{"type": "text", "text": "hi"}]),
+        ("assistant", read_ui_message(hello, {"role": "assistant"})["parts"]),
+    ]

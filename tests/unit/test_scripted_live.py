@@ -161,7 +161,7 @@ class LiveChat:
             (user_text(item) if isinstance(item, str) else item)(queue)
 
         send_next()
-        calls_pending = False
+        calls_pending = cut = False
         # (push to talk: the client signals activity, so the model's own detection is off)
         detection = types.AutomaticActivityDetection(disabled=True)
         run_config = RunConfig(
@@ -177,10 +177,11 @@ class LiveChat:
                 if react is not None:
                     react(event, queue)
                 calls_pending = calls_pending or bool(event.get_function_calls())
-                if event.turn_complete:
+                if event.turn_complete and not cut:  # (the end of a cut turn: the input is due)
                     if not calls_pending:
                         send_next()
                     calls_pending = False
+                cut = bool(event.interrupted)
         return [shape(event) for event in self.events[first:]]
 
     async def persisted(self) -> list[Shape]:
@@ -488,6 +489,7 @@ async def test_user_text_during_a_turn_interrupts_it() -> None:
     assert shapes[interrupted] == ("text", spoken, "interrupted")
     assert 0 < len(spoken) < len("one two three four five six")
     assert shapes[interrupted + 1 :] == [
+        ("turn_complete",),  # (Gemini ends the turn it cut)
         ("partial", "text", "ok"),
         ("usage", 4, 1),
         ("text", "ok"),
