@@ -14,7 +14,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
@@ -45,6 +45,9 @@ from adk_asgi.serving.stale_sessions import changed_elsewhere
 from adk_asgi.stores.locks import ChatBusy, ChatKey
 
 logger = logging.getLogger("adk_asgi")
+
+TASK_COMPLETED: Final = "task_completed"
+"""The tool ADK gives each sub-agent of a live ``SequentialAgent`` to say it is done."""
 
 
 class LiveSession:
@@ -124,8 +127,13 @@ class LiveSession:
         # (and the approved calls a stopped server left without a result, which ADK's live
         # flow would run again as ``run_live`` starts: no other request holds the chat)
         stored = await close_left_calls(services, session, moved_on=False, approved_unrun=True)
-        then, stored = await self._settle_waiting_calls(session, stored)
-        history = _ends_with_user_turn(session.events)
+        # A live SequentialAgent that finished leaves its last ``task_completed`` result at the
+        # end of the history, which Gemini would answer as the session opens: the first
+        # agent would run again, unasked. The session waits for the user's message instead,
+        # and the model gets it with the history, which it answers.
+        ended = _ends_with_a_finished_sequence(session.events)
+        then, stored = await self._settle_waiting_calls(session, stored, for_a_message=ended)
+        history = _ends_with_user_turn(session.events) and not ended
         outputs = protocol.session_started(
             answers_history=history, stored=stored, state=session.state
         )
@@ -135,6 +143,9 @@ class LiveSession:
             later.append(self.settles.get_nowait())
         for settle in later:
             dispatched = protocol.dispatch(settle.request_id, settle.chat)
+            if ended:
+                dispatched = await self._stored_with_history(session, dispatched)
+                ended = False
             self.carry_out(dispatched)
             outputs += dispatched
         if opening := _opening_state(outputs):  # (the model reads its queue once run_live runs)
@@ -177,17 +188,34 @@ class LiveSession:
             results=failure.results,
         )
 
+    async def _stored_with_history(self, session: Session, outputs: list[Output]) -> list[Output]:
+        """``outputs`` without the user's message for the model, stored in the session instead
+        (with the state its request writes): ``run_live`` sends it with the history."""
+        for output in outputs:
+            if isinstance(output, ToModel) and output.request.content is not None:
+                request = output.request
+                actions = EventActions(state_delta=request.state_delta or {})
+                message = Event(
+                    invocation_id=Event.new_id(),
+                    author="user",
+                    content=request.content,
+                    actions=actions,
+                )
+                await self.services.session_service.append_event(session, message)
+                return [kept for kept in outputs if kept is not output]
+        return outputs
+
     async def _settle_waiting_calls(
-        self, session: Session, state: ChatState
+        self, session: Session, state: ChatState, *, for_a_message: bool = False
     ) -> tuple[Settle | None, ChatState]:
         """Before the model runs on a chat whose stored calls wait for the user (a connection
         that is gone left them), the client's requests are settled against the session, as
         over SSE: answers are checked, claimed and recorded — ADK runs the confirmed tools as
         ``run_live`` starts — until no call waits. A new user message closes what waits and
         is returned, for the open session. ``state``: the chat's calls now; returned as they
-        stand once settled."""
+        stand once settled. ``for_a_message``: wait for a user message even if no call waits."""
         services = self.services
-        if not state.waiting():
+        if not (state.waiting() or for_a_message):
             return None, state
         self.carry_out(self.protocol.session_waiting())
         while True:
@@ -249,6 +277,17 @@ def _ends_with_user_turn(events: list[Event]) -> bool:
             continue
         if any(not _is_confirmation(part) for part in event.content.parts or []):
             return event.content.role == "user"
+    return False
+
+
+def _ends_with_a_finished_sequence(events: list[Event]) -> bool:
+    """Whether the last thing the model would read is the result of a live
+    ``SequentialAgent``'s ``task_completed``: the sequence ran to its end."""
+    for event in reversed(visible_events(events)):
+        if event.partial or event.content is None or not event.content.parts:
+            continue
+        results = event.get_function_responses()
+        return bool(results) and all(result.name == TASK_COMPLETED for result in results)
     return False
 
 

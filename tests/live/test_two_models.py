@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import secrets
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
-from google.adk.agents import LlmAgent
+from google.adk.agents import LlmAgent, SequentialAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.run_config import RunConfig
 from google.adk.models.base_llm import BaseLlm
@@ -26,6 +27,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.load_artifacts_tool import load_artifacts_tool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
+from websockets.exceptions import ConnectionClosedOK
 
 from adk_asgi import AdkApp
 from adk_asgi.convert.failures import show_errors
@@ -636,3 +638,82 @@ async def test_a_new_message_reaches_the_model_after_the_denial_of_the_approval_
         ("user", [{"type": "text", "text": "hi"}]),
         ("assistant", read_ui_message(hello, {"role": "assistant"})["parts"]),
     ]
+
+
+def finishing(name: str) -> Responder:
+    """A sub-agent of a live sequence: it answers, then says it is done."""
+    return lambda contents: [Text(f"{name} here. "), Call("task_completed", {})]
+
+
+SEQUENCE = [
+    "start",
+    "start-step",
+    "text-start@first",
+    "text-delta",
+    "text-end",
+    "tool-input-start:<call1>@first",
+    "tool-input-available:<call1>",
+    "tool-output-available:<call1>",
+    "finish-step",
+    "start-step",
+    "text-start@second",
+    "text-delta",
+    "text-end",
+    "tool-input-start:<call2>@second",
+    "tool-input-available:<call2>",
+    "tool-output-available:<call2>",
+    "finish-step",
+    "finish",
+]
+
+
+@pytest.mark.parametrize("model", MODELS)
+async def test_a_live_sequence_runs_again_for_each_message_and_never_unasked(
+    gemini: GeminiStandIn, model: str
+) -> None:
+    """A live ``SequentialAgent`` ends its session after its last sub-agent's
+    ``task_completed``, whose result ends the history: Gemini answers such a history as a
+    session opens, so the next connection ran the first sub-agent again before the user
+    said anything (a page that only opened the chat did too), and its call left open made
+    Gemini refuse the user's message. The session now waits for the message and gives it to
+    the model with the history. Each message comes on a connection of its own, opened on
+    the chat, as the stock transport reconnects after the 1000 close."""
+    ids = counter("call_")
+
+    def on(name: str) -> BaseLlm | str:
+        if model == "gemini":
+            gemini.scripts[f"gemini-{name}"] = ScriptedLlm(responder=finishing(name))
+            return f"gemini-{name}"
+        return ScriptedLlm(responder=finishing(name), id_factory=ids)
+
+    with warnings.catch_warnings():  # (ADK 2.13 deprecates the class, not its live use)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        sequence = SequentialAgent(
+            name="sequence",
+            sub_agents=[
+                LlmAgent(name="first", model=on("first")),
+                LlmAgent(name="second", model=on("second")),
+            ],
+        )
+    texts = ("one", "two")
+    responses = []
+    try:
+        async with serve(AdkApp(sequence)) as url:
+            cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
+            chat_id = f"chat-{secrets.token_hex(4)}"
+            for number, text in enumerate(texts):
+                live, socket = await open_live(url, chat_id, cookie=cookie, chatId=chat_id)
+                live.count = number
+                async with socket:
+                    responses.append(await live.turn(text))
+                    with pytest.raises(ConnectionClosedOK):  # the agent ended its session
+                        await socket.recv()
+                assert socket.close_code == 1000
+            base = url.replace("ws://", "http://", 1).removesuffix("/live")
+            stored = await history(base, chat_id, cookie)
+    finally:
+        for made in sequence.sub_agents:
+            if isinstance(made, LlmAgent) and isinstance(made.canonical_model, Gemini):
+                await made.canonical_model.api_client.aio.aclose()
+    assert [summary(chunks) for chunks in responses] == [SEQUENCE, SEQUENCE]
+    same_messages(stored, messages_of(texts, responses))
