@@ -289,8 +289,6 @@ class LiveSession:
         """The replies owed: to a user turn (what was heard, ``""`` if typed) or to results
         (``None``)."""
         self.speaking: LiveTurn | None = None
-        self.open_calls: set[str] = set()
-        """The calls of the last ``toolCall`` still waiting for their ``toolResponse``."""
         self.barge_in = asyncio.Event()
 
     async def run(self) -> None:
@@ -309,10 +307,6 @@ class LiveSession:
             self.stand_in.requests.append(message)
             if (content := _field(message, "client_content")) is not None:
                 turns = [types.Content.model_validate(t) for t in _field(content, "turns") or []]
-                if self.open_calls and turns:
-                    # A user's turn before the results of the calls it follows (Gemini pairs
-                    # each call with its response, as over REST).
-                    await self._close(1007, "Request contains an invalid argument.")
                 self.contents.extend(turns)
                 if _field(content, "turn_complete"):
                     self._user_spoke("")
@@ -323,7 +317,10 @@ class LiveSession:
                     for a in answers
                 ]
                 self.contents.append(types.Content(role="user", parts=parts))
-                self.open_calls -= {p.function_response.id for p in parts if p.function_response}
+                if pairing_error(self.contents) is not None:
+                    # Results that do not follow their calls (the user's turn came between
+                    # them): Gemini pairs each call with its response, as over REST.
+                    await self._close(1007, "Request contains an invalid argument.")
                 self.replies.put_nowait(None)  # (a tool's answer never interrupts)
             elif (realtime := _field(message, "realtime_input")) is not None:
                 await self._realtime(realtime)
@@ -408,8 +405,6 @@ class LiveSession:
             self.speaking = None
         if said := live.said(cut=cut):
             self.contents.insert(at, said)
-        if not cut:
-            self.open_calls |= {call.id for call in live.calls if call.id}
         ending = live.interrupted() if cut else live.ending()
         for message in ending:
             await asyncio.sleep(delay)

@@ -91,18 +91,19 @@ def contents_of(body: JSON) -> list[types.Content]:
 
 
 def pairing_error(contents: Sequence[types.Content]) -> str | None:
-    """Gemini's 400 for a conversation whose calls and results do not pair up: a model turn
-    with function calls must be followed at once by a turn of as many function responses.
-    (The API's ``INVALID_ARGUMENT`` messages, word for word.)"""
+    """Gemini's 400 for a conversation whose calls and results do not pair up: a turn of
+    function responses must come right after the model's turn of function calls, with as many
+    parts. (The API's ``INVALID_ARGUMENT`` messages, word for word.) A call may stay without
+    its response while the user goes on: a long-running tool answers later, and ADK keeps such
+    a call in the history on purpose, with the user's turns after it, until its response comes
+    (then ADK moves the response next to the call)."""
     for index, content in enumerate(contents):
-        calls = sum(1 for p in content.parts or [] if p.function_call is not None)
-        if not calls:
-            continue
-        following = contents[index + 1] if index + 1 < len(contents) else None
-        if following is None:
-            continue  # (the model's turn is the last: its results are not in yet)
-        responses = sum(1 for p in following.parts or [] if p.function_response is not None)
+        responses = sum(1 for p in content.parts or [] if p.function_response is not None)
         if not responses:
+            continue
+        before = contents[index - 1] if index else None
+        calls = sum(1 for p in before.parts or [] if p.function_call is not None) if before else 0
+        if not calls or before is None or before.role != "model":
             return (
                 "Please ensure that function response turn comes immediately after a function"
                 " call turn."

@@ -25,6 +25,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.google_llm import Gemini
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.load_artifacts_tool import load_artifacts_tool
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from websockets.exceptions import ConnectionClosedOK
@@ -717,3 +718,37 @@ async def test_a_live_sequence_runs_again_for_each_message_and_never_unasked(
                 await made.canonical_model.api_client.aio.aclose()
     assert [summary(chunks) for chunks in responses] == [SEQUENCE, SEQUENCE]
     same_messages(stored, messages_of(texts, responses))
+
+
+def request_refund(order: str, amount: float) -> None:
+    """Ask the back office to approve a refund; a clerk answers later, from the server."""
+
+
+def refunding(contents: list[types.Content]) -> Turn:
+    results = [p.function_response for p in contents[-1].parts or [] if p.function_response]
+    if results:
+        return [Text(f"It is {results[0].response['forecast']} there.")]  # type: ignore[index]
+    if "weather" in last_text(contents):
+        return [Text("Let me check. "), Call("get_weather", {"city": "Paris"})]
+    return [Text("Asking the back office."), Call("request_refund", {"order": "A7", "amount": 20})]
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_turn_after_a_call_the_back_office_holds_shows_its_own_tools(
+    agent: Callable[..., LlmAgent], transport: str
+) -> None:
+    """While a long-running call waits for the app (nothing was returned: the call stays open
+    for the back office), the next message's tool call, on the same live connection, was
+    missing from its stream and filed above the question that asked for it."""
+    tools = [LongRunningFunctionTool(request_refund), get_weather]
+    app = AdkApp(agent(responder=refunding, tools=tools))
+    held, weather = await converse(app, transport, "refund order A7", "weather?")
+    assert folded(held) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        *text_block("Asking the back office."),
+        *server_call("request_refund", {"order": "A7", "amount": 20}),
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    assert folded(weather) == WEATHER
