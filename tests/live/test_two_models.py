@@ -23,11 +23,13 @@ from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.run_config import RunConfig
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.google_llm import Gemini
+from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.load_artifacts_tool import load_artifacts_tool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
+from pydantic import BaseModel
 from websockets.exceptions import ConnectionClosedOK
 
 from adk_asgi import AdkApp
@@ -752,3 +754,127 @@ async def test_a_turn_after_a_call_the_back_office_holds_shows_its_own_tools(
         {"type": "finish", "finishReason": "tool-calls"},
     ]
     assert folded(weather) == WEATHER
+
+
+@pytest.mark.filterwarnings("ignore:The `plugins` argument is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_agent_tools_two_levels_deep(
+    gemini: GeminiStandIn, model: str, transport: str
+) -> None:
+    """root calls the agent ``middle`` as a tool, which calls ``leaf`` as a tool: each runs on
+    a model of its own; the root's answer reads what came back up."""
+    ids = counter("call_")
+
+    def on(name: str, responder: Responder) -> BaseLlm | str:
+        if model == "gemini":
+            gemini.scripts[name] = ScriptedLlm(responder=responder)
+            return name
+        return ScriptedLlm(responder=responder, id_factory=ids)
+
+    def asking(tool: str, then: str) -> Responder:
+        def respond(contents: list[types.Content]) -> Turn:
+            results = [p.function_response for p in contents[-1].parts or [] if p.function_response]
+            if results:
+                return [Text(f"{then}: {results[0].response['result']}")]  # type: ignore[index]
+            return [Call(tool, {"request": "go"})]
+
+        return respond
+
+    leaf = LlmAgent(
+        name="leaf", description="Leaf.", model=on("gemini-leaf", lambda _: [Text("Leaf here.")])
+    )
+    middle = LlmAgent(
+        name="middle",
+        description="Middle.",
+        model=on("gemini-middle", asking("leaf", "Middle heard")),
+        tools=[AgentTool(agent=leaf)],
+    )
+    root = LlmAgent(
+        name="root",
+        model=on("gemini-root", asking("middle", "Root heard")),
+        tools=[AgentTool(agent=middle)],
+    )
+    try:
+        [chunks] = await converse(AdkApp(root), transport, "go")
+    finally:
+        for made in (root, middle, leaf):
+            if isinstance(made.canonical_model, Gemini):
+                await made.canonical_model.api_client.aio.aclose()
+    assert folded(chunks) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        *server_call("middle", {"request": "go"}),
+        {
+            "type": "tool-output-available",
+            "toolCallId": "<call1>",
+            "output": "Middle heard: Leaf here.",
+        },
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        *text_block("Root heard: Middle heard: Leaf here."),
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+class Plan(BaseModel):
+    steps: list[str]
+
+
+PLAN = {"steps": ["pack", "go"]}
+PLANNER_ASKED = {"role": "user", "parts": [{"text": "plan a trip"}]}
+
+
+@pytest.mark.filterwarnings("ignore:The `plugins` argument is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_an_agent_with_an_output_schema_as_a_tool(
+    gemini: GeminiStandIn, model: str, transport: str
+) -> None:
+    """The planner answers in its ``output_schema`` (Gemini's JSON mode): the tool's result is
+    the object, which the root reads."""
+    ids = counter("call_")
+
+    def on(name: str, responder: Responder) -> BaseLlm | str:
+        if model == "gemini":
+            gemini.scripts[name] = ScriptedLlm(responder=responder)
+            return name
+        return ScriptedLlm(responder=responder, id_factory=ids)
+
+    def root_says(contents: list[types.Content]) -> Turn:
+        results = [p.function_response for p in contents[-1].parts or [] if p.function_response]
+        if results:
+            return [Text(f"{len(results[0].response['steps'])} steps.")]  # type: ignore[index]
+        return [Call("planner", {"request": "plan a trip"})]
+
+    planner = LlmAgent(
+        name="planner",
+        description="Plans.",
+        model=on("gemini-planner", lambda _: [Text(json.dumps(PLAN))]),
+        output_schema=Plan,
+    )
+    root = LlmAgent(
+        name="root", model=on("gemini-root", root_says), tools=[AgentTool(agent=planner)]
+    )
+    gemini.requests.clear()
+    try:
+        [chunks] = await converse(AdkApp(root), transport, "plan")
+    finally:
+        for made in (root, planner):
+            if isinstance(made.canonical_model, Gemini):
+                await made.canonical_model.api_client.aio.aclose()
+    assert folded(chunks) == [
+        {"type": "start", "messageId": "<msg1>"},
+        {"type": "start-step"},
+        *server_call("planner", {"request": "plan a trip"}),
+        {"type": "tool-output-available", "toolCallId": "<call1>", "output": PLAN},
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        *text_block("2 steps."),
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    if model == "gemini":  # (the schema reached Gemini as its JSON mode)
+        [asked] = [r for r in gemini.requests if r.get("contents", [{}])[0] == PLANNER_ASKED]
+        assert asked["generationConfig"]["responseMimeType"] == "application/json"
