@@ -16,6 +16,10 @@ Configured by the environment, read when the module is imported:
   ``process_payment``, appended with ``O_APPEND`` so that every process's runs are counted.
 - ``PAYMENT_STALL=1``: ``process_payment`` never returns once its ledger line is written (the
   bank never answers), so that a test can kill the worker in the middle of a payment.
+- ``PAYMENT_MODEL=gemini``: the agent runs on ADK's own ``Gemini`` class
+  (``"gemini-2.5-flash"``), whose google-genai clients reach the Gemini stand-in the
+  environment names (``GeminiStandIn.environ``; the test runs it, answering the demo grammar);
+  else on the scripted demo model.
 
 Routes: the ``AdkApp`` under ``/agent`` (user ``x-user``, ``alice`` by default), ``GET /ready``
 and ``GET /pid``. The scripted model's call ids are uuids, unique across processes, so a
@@ -32,6 +36,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.function_tool import FunctionTool
@@ -45,6 +50,8 @@ from adk_asgi import AdkApp
 from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
 from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.testing import demo_model
+
+GEMINI = "gemini-2.5-flash"
 
 
 def locks_from(spec: str) -> ChatLocks | None:
@@ -67,7 +74,9 @@ def locks_from(spec: str) -> ChatLocks | None:
     )
 
 
-def payment_agent(ledger: str, *, slow: bool = False, stall: bool = False) -> LlmAgent:
+def payment_agent(
+    ledger: str, *, slow: bool = False, stall: bool = False, gemini: bool = False
+) -> LlmAgent:
     async def process_payment(
         amount: float, recipient: str, tool_context: ToolContext, currency: str = "USD"
     ) -> dict[str, Any]:
@@ -82,13 +91,16 @@ def payment_agent(ledger: str, *, slow: bool = False, stall: bool = False) -> Ll
             await asyncio.Event().wait()
         return {"status": "sent", "amount": amount, "recipient": recipient}
 
-    return LlmAgent(
-        name="demo_agent",
-        model=demo_model(
+    model: BaseLlm | str = GEMINI
+    if not gemini:
+        model = demo_model(
             id_factory=lambda: f"call_{uuid.uuid4().hex}",
             chunk_size=4 if slow else 200,
             delay=0.02 if slow else 0.0,
-        ),
+        )
+    return LlmAgent(
+        name="demo_agent",
+        model=model,
         tools=[FunctionTool(process_payment, require_confirmation=True)],
     )
 
@@ -121,6 +133,7 @@ def create_app(
     streams: str = "",
     slow: bool = False,
     stall: bool = False,
+    gemini: bool = False,
 ) -> Starlette:
     sessions: DatabaseSessionService | SqliteSessionService
     if db_url.startswith("sqlite-native:"):
@@ -128,7 +141,7 @@ def create_app(
     else:
         sessions = DatabaseSessionService(db_url=db_url)
     chat = AdkApp(
-        payment_agent(ledger, slow=slow, stall=stall),
+        payment_agent(ledger, slow=slow, stall=stall, gemini=gemini),
         session_service=sessions,
         locks=locks_from(locks),
         streams=streams_from(streams),
@@ -161,4 +174,5 @@ app = create_app(
     os.environ.get("PAYMENT_STREAMS", ""),
     slow=os.environ.get("PAYMENT_SLOW") == "1",
     stall=os.environ.get("PAYMENT_STALL") == "1",
+    gemini=os.environ.get("PAYMENT_MODEL") == "gemini",
 )

@@ -30,7 +30,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from adk_asgi.testing import read_ui_message
+from adk_asgi.testing import demo_responder, read_ui_message
+from adk_asgi.testing.gemini_server import GeminiStandIn
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE, text
 from tests.backing_services import Postgres
 from tests.servers import uvicorn_server
@@ -41,7 +42,8 @@ pytestmark = pytest.mark.backing
 APP = "tests.deploy.payment_app:app"
 # The shared-lock configurations first, so that `-x` shows them before the in-process ones.
 SHARED_LOCKS = ["sqlite+redis", "postgres+postgres"]
-CONFIGURATIONS = [*SHARED_LOCKS, "sqlite+process", "postgres+process"]
+# ``@gemini``: the agent on ADK's own Gemini class, against the stand-in (in this process).
+CONFIGURATIONS = [*SHARED_LOCKS, "sqlite+process", "postgres+process", "postgres+redis@gemini"]
 APPROVAL_ROUNDS = 50
 FIRST_MESSAGE_ROUNDS = 20
 DETAILED_ROUNDS = 5  # rounds whose problems the failure message spells out
@@ -119,8 +121,9 @@ def _log_config(path: Path, log: Path) -> Path:
 def workers(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Workers]:
-    database, locks = request.param.split("+")
-    root = tmp_path_factory.mktemp(request.param.replace("+", "-"))
+    backends, _, model = request.param.partition("@")
+    database, locks = backends.split("+")
+    root = tmp_path_factory.mktemp(re.sub(r"\W", "-", request.param))
     postgres: Postgres | None = None
     if "postgres" in (database, locks):
         postgres = request.getfixturevalue("postgres").create_database(
@@ -156,6 +159,9 @@ def workers(
         for log in logs
     ]
     with ExitStack() as stack:
+        if model == "gemini":
+            gemini = stack.enter_context(GeminiStandIn(responder=demo_responder, chunk_size=200))
+            env |= {**gemini.environ, "PAYMENT_MODEL": "gemini"}
         # One after the other: this module is about requests, not about start-up races.
         bases = []
         for server, log in zip(servers, logs, strict=True):

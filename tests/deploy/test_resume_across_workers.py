@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from adk_asgi.testing import read_ui_message
+from adk_asgi.testing import demo_responder, read_ui_message
+from adk_asgi.testing.gemini_server import GeminiStandIn
 from tests.e2e.node_client import drive_chat
 from tests.e2e.test_reload_mid_answer import comparable, responses
 from tests.live.test_live_connection import (
@@ -39,9 +40,12 @@ enough for that)."""
 ANSWER = HELLO.replace('"hello"', f'"{PROMPT}"', 1)
 
 
-@pytest.fixture(scope="module")
-def workers(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    root = tmp_path_factory.mktemp("resume")
+def two_workers(
+    redis_url: str, tmp_path_factory: pytest.TempPathFactory, model: str
+) -> Iterator[tuple[str, str]]:
+    """Two workers of the slow payment app; ``model``: ``scripted``, or ``gemini`` (ADK's own
+    Gemini class against the stand-in, at the same pace)."""
+    root = tmp_path_factory.mktemp(f"resume-{model}")
     env = {
         "PAYMENT_DB_URL": f"sqlite+aiosqlite:///{root / 'sessions.db'}",
         "PAYMENT_LOCKS": f"redis:{redis_url}",
@@ -51,9 +55,21 @@ def workers(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     }
     args = ["--lifespan", "on"]
     with ExitStack() as stack:
+        if model == "gemini":
+            stand_in = GeminiStandIn(responder=demo_responder, chunk_size=4, delay=0.02)
+            env |= {**stack.enter_context(stand_in).environ, "PAYMENT_MODEL": "gemini"}
         a = stack.enter_context(uvicorn_server(APP, env=env, ready_path="/ready", args=args))
         b = stack.enter_context(uvicorn_server(APP, env=env, ready_path="/ready", args=args))
         yield a, b
+
+
+@pytest.fixture(scope="module", params=["scripted", "gemini"])
+def workers(
+    request: pytest.FixtureRequest, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
+    """Two workers on each model (the real AI SDK clients' cases, a Node process each, run
+    on the scripted one)."""
+    yield from two_workers(redis_url, tmp_path_factory, request.param)
 
 
 def hello(chat_id: str) -> dict[str, Any]:
@@ -79,6 +95,7 @@ def test_an_answer_left_on_one_worker_is_resumed_whole_from_the_other(
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("workers", ["scripted"], indirect=True)
 @pytest.mark.parametrize("sdk", [6, 7])
 def test_the_ai_sdk_chat_reloaded_on_the_other_worker_resumes_the_answer(
     workers: tuple[str, str], sdk: int
@@ -144,6 +161,7 @@ async def test_a_live_answer_left_on_one_worker_is_resumed_whole_over_live_on_th
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("workers", ["scripted"], indirect=True)
 @pytest.mark.parametrize(("transport", "sdk"), [("ws", 7), ("ws-js", 6)])
 def test_the_ai_sdk_chat_reloaded_on_the_other_worker_resumes_the_live_answer(
     workers: tuple[str, str], transport: str, sdk: int
