@@ -32,10 +32,10 @@ from google.genai import types
 from pydantic import BaseModel
 from websockets.exceptions import ConnectionClosedOK
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, client_tool
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.convert.safe_history import lost_result
-from adk_asgi.hitl.outcomes import APPROVAL_MOVED_ON
+from adk_asgi.hitl.outcomes import APPROVAL_MOVED_ON, MOVED_ON
 from adk_asgi.testing import (
     Blocked,
     Call,
@@ -590,20 +590,48 @@ async def test_an_answer_blocked_after_some_words_keeps_them(
         assert await chat.history() == chat.messages
 
 
-def paying_until_moved_on(seen: list[list[str]]) -> Responder:
-    """Asks to pay; the answer to the denial is "Not paid."; anything else is greeted. Each
-    turn notes what the model read last (``seen``): the roles and kinds of its last contents.
-    """
+def asking_until_moved_on(seen: list[list[str]]) -> Responder:
+    """Asks to pay or to locate the user; the answer to a call left unanswered is "Not
+    done."; anything else is greeted. Each turn notes what the model read last (``seen``): the
+    roles and kinds of its last contents."""
 
     def respond(contents: list[types.Content]) -> Turn:
         seen.append([_kind(content) for content in contents[-2:]])
         if any(p.function_response for p in contents[-1].parts or []):
-            return [Text("Not paid.")]
+            return [Text("Not done.")]
         if last_text(contents).startswith("pay"):
             return [Call("pay", {"amount": 5, "to": "alice"})]
+        if last_text(contents).startswith("where"):
+            return [Call("where_am_i", {})]
         return [Text("Hello there, friend!")]
 
     return respond
+
+
+@client_tool
+def where_am_i() -> dict[str, float]:
+    """The user's location (the browser's)."""
+    raise NotImplementedError  # (the browser runs it)
+
+
+LOCATING = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "where_am_i"},
+    {
+        "type": "tool-input-available",
+        "toolCallId": "<call1>",
+        "toolName": "where_am_i",
+        "input": {},
+    },
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+LEFT = {
+    "approval": ("pay alice 5", PAUSED, APPROVAL_MOVED_ON),
+    "browser": ("where am i", LOCATING, MOVED_ON["error"]),
+}
+"""What the user asks, its response, and the error its call shows once the user moved on."""
 
 
 def _kind(content: types.Content) -> str:
@@ -615,28 +643,31 @@ def _kind(content: types.Content) -> str:
     return f"{content.role}:{' '.join(p.text or '' for p in parts)}"
 
 
+@pytest.mark.parametrize("left", ["approval", "browser"])
 @pytest.mark.parametrize("transport", ["sse", "live"])
-async def test_a_new_message_reaches_the_model_after_the_denial_of_the_approval_it_leaves(
-    agent: Callable[..., LlmAgent], transport: str
+async def test_a_new_message_reaches_the_model_after_the_results_of_the_calls_it_leaves(
+    agent: Callable[..., LlmAgent], transport: str, left: str
 ) -> None:
-    """A message typed while an approval waits closes the call (not run), and the model reads
-    that result before the message, in both modes; the message's answer is all its response
-    shows. Live, the message was queued before ADK sent the result: Gemini, which pairs every
-    call with its response, closed the session (1007) and the user read "An error occurred."."""
+    """A message typed while an approval (or a browser tool) waits closes the call, and the
+    model reads that result before the message, in both modes; the message's answer is all
+    its response shows. Live, the message was queued before ADK sent the result: Gemini,
+    which pairs every call with its response, closed the session (1007) and the user read
+    "An error occurred."."""
     seen: list[list[str]] = []
-    tools = [FunctionTool(pay, require_confirmation=True)]
-    app = AdkApp(agent(responder=paying_until_moved_on(seen), tools=tools))
+    asked_for, asked_stream, error = LEFT[left]
+    tools = [FunctionTool(pay, require_confirmation=True), where_am_i]
+    app = AdkApp(agent(responder=asking_until_moved_on(seen), tools=tools))
     if transport == "sse":
         async with ChatClient(app) as chat:
-            asked, hello = (await chat.send("pay alice 5")).chunks, (await chat.send("hi")).chunks
+            asked, hello = (await chat.send(asked_for)).chunks, (await chat.send("hi")).chunks
             stored = await chat.history()
     else:
-        [asked, hello], stored = await live_turns(app, "pay alice 5", "hi")
-    assert folded(asked) == PAUSED
+        [asked, hello], stored = await live_turns(app, asked_for, "hi")
+    assert folded(asked) == asked_stream
     assert folded(hello) == HELLO
     assert seen[-1] == ["results", "user:hi"]
-    [card] = [p for p in stored[1]["parts"] if p["type"] == "tool-pay"]
-    assert (card["state"], card["errorText"]) == ("output-error", APPROVAL_MOVED_ON)
+    [card] = [p for p in stored[1]["parts"] if p["type"].startswith("tool-")]
+    assert (card["state"], card["errorText"]) == ("output-error", error)
     assert [(m["role"], m["parts"]) for m in stored[2:]] == [
         ("user", [{"type": "text", "text": "hi"}]),
         ("assistant", read_ui_message(hello, {"role": "assistant"})["parts"]),
