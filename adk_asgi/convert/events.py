@@ -19,6 +19,10 @@ The rules it keeps (docs/architecture.md#adk-facts, #the-ui-message-stream):
   for that call is bookkeeping, not an output.
 * A ``tool-*`` chunk for a call id the client has never seen makes it throw, so outputs are only
   emitted for calls announced in this response or named by the caller as already known.
+* Gemini's code execution (ADK's ``BuiltInCodeExecutor``) shows as the AI SDK's Google provider
+  shows it: the code a call of ``code_execution`` the provider ran, what it printed its output,
+  an image it drew a ``file`` part (:mod:`.code_execution`). The executor's event before each
+  final event gives that event a new id; it still ends its partials' call (:mod:`.model_calls`).
 """
 
 from __future__ import annotations
@@ -37,10 +41,12 @@ from adk_asgi.convert.adk_values import (
     is_shown,
     source_chunks,
 )
+from adk_asgi.convert.code_execution import CodeRuns, is_code_part
 from adk_asgi.convert.data_parts import shown_now
 from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors, unstored
 from adk_asgi.convert.held_calls import HeldCalls
 from adk_asgi.convert.metadata import MessageMetadata, ResponseFacts, merged, metadata_of
+from adk_asgi.convert.model_calls import ModelCalls
 from adk_asgi.convert.parallel_calls import ParallelCalls
 from adk_asgi.convert.progress import progress_of
 from adk_asgi.convert.text_blocks import HeardSpeech, TextBlocks
@@ -77,7 +83,9 @@ class EventConverter:
     :meth:`fail` first, when the run raised). Each returns the chunks to send, in order.
     ``known_calls`` are call ids the client already holds a tool part for (a continuation's
     earlier calls), so their results can be shown. ``on_error``: the text the client is shown
-    for a failure (``AdkApp(on_error=)``; this default shows the error itself).
+    for a failure (``AdkApp(on_error=)``; this default shows the error itself). ``files_at``:
+    the chat's path (``<mount>/chat/<id>``), whose file route serves the images code execution
+    drew (:attr:`files_at`).
     """
 
     def __init__(
@@ -92,6 +100,7 @@ class EventConverter:
         live: bool = False,
         on_error: ErrorHandler = show_errors,
         speakers: bool = False,
+        files_at: str | None = None,
     ) -> None:
         self.message_id = message_id
         self.on_error = on_error
@@ -118,6 +127,9 @@ class EventConverter:
         self._blocks = TextBlocks(message_id)
         self.cards = ToolCards(self._blocks, known_calls=known_calls, policy=policy, live=live)
         """The tool parts: calls, approvals, results (:mod:`.tool_cards`)."""
+        self.code = CodeRuns(message_id, self._blocks, self.cards.known, files_at)
+        """Gemini's code execution: its calls, results and images (:mod:`.code_execution`)."""
+        self._calls = ModelCalls()
         self._streamed_text: dict[str, list[str]] = {}
         self._streamed_thought: dict[str, list[str]] = {}
         """The partial text of each model call so far, in pieces (joined when its final event
@@ -145,6 +157,17 @@ class EventConverter:
     @property
     def errored(self) -> bool:
         return self._errored
+
+    @property
+    def files_at(self) -> str | None:
+        """The chat's path (``<mount>/chat/<id>``): an image Gemini's code drew is a ``file``
+        part served under it (``<files_at>/files/<name>``); ``None`` (unknown) leaves ADK's
+        words for it (:mod:`.code_execution`)."""
+        return self.code.files_at
+
+    @files_at.setter
+    def files_at(self, path: str | None) -> None:
+        self.code.files_at = path
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -249,8 +272,10 @@ class EventConverter:
         within a live step (a stored event names its step: history replays it)."""
         if self.live:
             return f"live-{self._live_step}"
-        step = None if event.partial else bookkeeping.read(event).live_step
-        return event.id if step is None else f"live-{step}"
+        if event.partial:
+            return self._calls.partial(event)
+        step = bookkeeping.read(event).live_step
+        return self._calls.final(event) if step is None else f"live-{step}"
 
     @property
     def live_step(self) -> int:
@@ -267,6 +292,11 @@ class EventConverter:
             if part.function_call is not None and self.cards.streams(part.function_call):
                 self._open_step_for(key, out)
                 self.cards.stream(part.function_call, out)  # (its arguments, as JSON text)
+            if is_code_part(part):
+                self._open_step_for(key, out)
+                self.code.partial(key, part, out)
+            if self.code.in_partial(part):  # (an image: shown once ADK saved it)
+                continue
             if not part.text or part.function_call is not None:
                 continue
             self._open_step_for(key, out)
@@ -290,9 +320,13 @@ class EventConverter:
         parts = (content.parts or []) if content is not None else []
         if not parts:
             # Usage, a finish reason, a resumption handle, metadata alone (Gemini Live sends
-            # its usage before the turn's full text): nothing to show, so no text block or
-            # step of the response opens, closes or splits here; its sources wait for the
-            # next part shown, where history, which keeps no partial, shows them too.
+            # its usage before the turn's full text), the code executor's event (the images
+            # it saved): nothing to show, so no text block or step of the response opens,
+            # closes or splits here; its sources wait for the next part shown, where history,
+            # which keeps no partial, shows them too.
+            if content is None:
+                self.code.saw(event)
+                self._calls.between(event)
             self._event_tail(event, out, shows=False)
             return
         is_model_call = content is not None and content.role == "model"
@@ -305,15 +339,22 @@ class EventConverter:
             return
         if is_model_call and any(is_shown(p, self.live) for p in parts):
             self._open_step_for(key, out)
+        images = self.code.saved_images(parts)
         # Gemini Live ends a step's thought and its text in separate complete events: one
         # that holds only the thought (or only the text) leaves the other kind streaming.
-        kinds = {bool(p.thought) for p in parts if p.text is not None and not p.function_call}
+        kinds = {
+            bool(p.thought)
+            for p in parts
+            if p.text is not None and not p.function_call and id(p) not in images
+        }
         keep_text, keep_thought = (self.live and kinds == {k} for k in (True, False))
         remaining_text = "" if keep_text else "".join(self._streamed_text.pop(key, ()))
         remaining_thought = "" if keep_thought else "".join(self._streamed_thought.pop(key, ()))
         calls = [p.function_call.name or "" for p in parts if p.function_call is not None]
         hold = not self.live and any(self.policy is None or self.policy.may_ask(n) for n in calls)
         for part in parts:
+            if id(part) in images:
+                continue  # (shown at the end of the event: :mod:`.code_execution`)
             if part.text is not None and part.function_call is None:
                 if part.thought:
                     remaining_thought = self._blocks.final(
@@ -334,11 +375,17 @@ class EventConverter:
                     self._step_has_call = call.name != CONFIRMATION_TOOL
             elif part.function_response is not None:
                 self.cards.response(part.function_response, confirmations, out, event)
+            elif is_code_part(part):
+                self._open_step_for(key, out)  # (Gemini Live's content of code has no role)
+                self.code.final(key, part, out)
             elif (file := file_chunk(part, live=self.live)) is not None:
                 self._blocks.close(out)
                 out.append(file)
         self._step_has_call = False
         self._blocks.close_of(key, out, text=not keep_text, reasoning=not keep_thought)
+        self.code.end(key)
+        for image in images.values():
+            self.code.show_image(image, key, out)
         if self.live and any(p.function_response for p in parts):
             self._live_step += 1  # the model's answer to these results is a new step
         self._event_tail(event, out)

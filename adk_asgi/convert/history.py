@@ -74,8 +74,10 @@ class _Replay:
         options: ConverterOptions,
         files: Mapping[str, FilePart],
         v7: bool,
+        files_at: str | None = None,
     ) -> None:
         self.events = events
+        self.files_at = files_at
         self.policy = policy
         self.options = options
         self.v7 = v7
@@ -86,6 +88,8 @@ class _Replay:
         self.lead: dict[str, Continuation] = {}
         self.server_results: dict[str, list[tuple[ToolCall, Any]]] = {}
         self.calls = ReplayedCalls(self.state)
+        self.saved: list[Event] = []
+        """Untagged events of the images code execution saved, for the next model event."""
         self.failed = {
             tags.message_id
             for tags in map(bookkeeping.read, events)
@@ -133,6 +137,11 @@ class _Replay:
         if tags.approved_call is not None:
             self.released(tags.approved_call)
             return
+        if content is None and tags.message_id is None and event.actions.artifact_delta:
+            # ADK's code executor yields the images it saved just before the model event that
+            # names them (convert/code_execution.py); a live connection leaves it untagged
+            self.saved.append(event)
+            return
         message_id = tags.message_id or event.invocation_id
         self.elsewhere(event, message_id)
         response = self.response(message_id, tags.started_at, cut=tags.cut)
@@ -154,6 +163,9 @@ class _Replay:
         for call_id, approved in tags.decisions.items():  # the user's, on a live connection
             self.decide(response, call_id, approved)
         response.calls.update(c.id for c in event.get_function_calls() if c.id)
+        for saved in self.saved:
+            self.apply(response, converter.feed(saved))
+        self.saved.clear()
         self.apply(response, converter.feed(event))
 
     def decide(self, response: _Response, call_id: str, approved: bool) -> None:
@@ -229,7 +241,11 @@ class _Replay:
         holds parts for, and it continues the message as the client has it."""
         known = self.chat.known_calls(message_id)
         converter = self.options.converter(
-            message_id, policy=self.policy, known_calls=known, started_at=started_at
+            message_id,
+            policy=self.policy,
+            known_calls=known,
+            started_at=started_at,
+            files_at=self.files_at,
         )
         streaming = StreamingMessage.begin(self.chat.find(message_id), message_id, v7=self.v7)
         response = self.open[message_id] = _Response(converter, streaming, quiet=quiet)
@@ -382,12 +398,15 @@ def rebuild_messages(
     metadata: MessageMetadata | None = None,
     send_usage: bool = False,
     v7: bool = False,
+    files_at: str | None = None,
 ) -> list[UIMessage]:
     """The chat as its client built it. ``files``: the file parts of the uploads the artifact
     service keeps, by name, shown where the user's message has their placeholder.
     ``speakers``, ``metadata``, ``send_usage``: the app's converter options, as its streams
-    had them. ``v7``: the client is ai@7 (else ai@6: its parts where the reducers differ)."""
+    had them. ``v7``: the client is ai@7 (else ai@6: its parts where the reducers differ).
+    ``files_at``: the chat's path, whose file route serves the images code execution drew
+    (:attr:`.EventConverter.files_at`)."""
     persisted = [readable_event(e) for e in visible_events(events) if not e.partial]
     options = ConverterOptions(send_usage=send_usage, message_metadata=metadata, speakers=speakers)
-    replayed = _Replay(persisted, policy, options, files or {}, v7).run()
+    replayed = _Replay(persisted, policy, options, files or {}, v7, files_at).run()
     return ui_messages(replayed)

@@ -35,8 +35,10 @@ class ConverterOptions:
         known_calls: Iterable[str] = (),
         started_at: float | None = None,
         live: bool = False,
+        files_at: str | None = None,
     ) -> EventConverter:
-        """The converter of one response."""
+        """The converter of one response; ``files_at``: the chat's path, where its files are
+        served (:attr:`.EventConverter.files_at`)."""
         return EventConverter(
             message_id=message_id,
             known_calls=known_calls,
@@ -47,4 +49,5 @@ class ConverterOptions:
             live=live,
             on_error=self.on_error,
             speakers=self.speakers,
+            files_at=files_at,
         )

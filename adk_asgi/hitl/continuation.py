@@ -21,6 +21,7 @@ from adk_asgi.hitl.credentials import REQUEST_CREDENTIAL, check_answer
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, REQUEST_INPUT, check_input
 from adk_asgi.hitl.outcomes import reason_payload
 from adk_asgi.hitl.pending import (
+    CODE_EXECUTION,
     INPUT_MOVED_ON,
     REJECTED,
     ChatState,
@@ -151,6 +152,10 @@ def continuation(
             continue
         seen.add(part.tool_call_id)
         call = state.calls.get(part.tool_call_id)
+        if call is None and part.name == CODE_EXECUTION and part.provider_executed:
+            # Gemini ran it (code execution): history the client holds, never an answer
+            result.known_calls.add(part.tool_call_id)
+            continue
         if call is None:
             if part.state in ("approval-responded", "output-available", "output-error"):
                 raise Conflict(f"tool call {part.tool_call_id!r} is not part of this chat")

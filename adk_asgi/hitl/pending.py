@@ -26,6 +26,9 @@ from adk_asgi.hitl.outcomes import reason_of, unanswered
 from adk_asgi.hitl.policy import ToolPolicy
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
+CODE_EXECUTION: Final = "code_execution"
+"""The tool the AI SDK's Google provider names Gemini's code execution: the model runs it
+itself, so its calls are no ADK call of the chat (:mod:`adk_asgi.convert.code_execution`)."""
 PAYLOADS_KEY: Final = "confirmationPayloads"
 """The request body key carrying ADK confirmation payloads: ``{approval id: payload}``."""
 REJECTED: Final = outcomes.REJECTED

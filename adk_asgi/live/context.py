@@ -23,6 +23,8 @@ class LiveContext:
     __slots__ = (
         "audio",
         "calls",
+        "chat_id",
+        "chats_at",
         "client_activity",
         "clock",
         "converting",
@@ -45,6 +47,7 @@ class LiveContext:
         client_activity: bool,
         converting: ConverterOptions,
         wall_clock: Callable[[], float] | None,
+        chats_at: str | None = None,
     ) -> None:
         self.out = out
         self.streams = streams
@@ -58,6 +61,11 @@ class LiveContext:
         self.converting = converting
         self.wall_clock = wall_clock
         """Unix time, for when a response starts (message metadata); ``None``: not known."""
+        self.chats_at = chats_at
+        """The path of the app's chats (``<mount>/chat``), where each chat's files are served
+        (an image Gemini's code drew); ``None``: not known."""
+        self.chat_id: str | None = None
+        """The chat the connection serves, once it is bound."""
 
     def take(self) -> list[Output]:
         """What the machine asked for since the last call, in order."""
@@ -72,7 +80,15 @@ class LiveContext:
             known_calls=set(self.calls.state.calls) if known_calls is None else known_calls,
             started_at=self.wall_clock() if self.wall_clock is not None else None,
             live=True,
+            files_at=self.files_at,
         )
+
+    @property
+    def files_at(self) -> str | None:
+        """The chat's path, whose file route serves its files (``EventConverter.files_at``)."""
+        if self.chats_at is None or self.chat_id is None:
+            return None
+        return f"{self.chats_at}/{self.chat_id}"
 
     def unasked_response(self, message_id: str | None = None) -> Response:
         """The response under way, or a new one that no request reads yet (a ``resume`` or a

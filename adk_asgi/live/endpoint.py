@@ -125,6 +125,7 @@ class _Connection:
             write_interval=limits.live_write_interval,
             under_load=load.under_load,
             stored_streams=services.streams is not None,
+            chats_at=websocket.url.path.removesuffix("/live") + "/chat",
         )
         self.waits = ToolWaits(
             self.protocol,

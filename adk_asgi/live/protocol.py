@@ -90,6 +90,7 @@ class LiveProtocol(WaitAPI):
         write_interval: float = 0.0,
         under_load: Callable[[float], float] | None = None,
         stored_streams: bool = False,
+        chats_at: str | None = None,
     ) -> None:
         self.clock = clock
         self.out: list[Output] = []
@@ -105,6 +106,7 @@ class LiveProtocol(WaitAPI):
             client_activity=audio if client_activity is None else client_activity,
             converting=converting,
             wall_clock=wall_clock,
+            chats_at=chats_at,
         )
         self.stored_streams = stored_streams
         """A stream store keeps each chat's answer under way (:mod:`adk_asgi.stores.resumable`):
@@ -260,7 +262,7 @@ class LiveProtocol(WaitAPI):
 
     def _bind(self, chat_id: str) -> None:
         self._phases.move("bind")
-        self.chat_id = chat_id
+        self.chat_id = self._context.chat_id = chat_id
         self.out.append(OpenSession(chat_id))
 
     def session_waiting(self) -> list[Output]:

@@ -12,10 +12,16 @@ HTML or SVG file opened inline would run its script as the app. Every file goes 
 ``Content-Security-Policy: sandbox`` (no script, a unique origin, even when opened directly) and
 ``nosniff``; only media a browser shows without running anything (images other than SVG,
 audio, video, PDF, plain text) are ``inline``, everything else is an ``attachment``.
+
+The route serves any file of the chat the artifact service keeps, the images Gemini's code
+drew among them (ADK's ``BuiltInCodeExecutor`` saves them; :mod:`adk_asgi.convert.code_execution`
+points at them with ``?version=<n>``: two images saved under one name in the same second are
+versions of one artifact, and each part keeps showing its own).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Final
 from urllib.parse import quote
@@ -29,6 +35,8 @@ from adk_asgi.serving.services import Services
 from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, FilePart
 
 NO_FILE: Final = "this chat has no such file"
+VERSION: Final = re.compile(r"\A[0-9]{1,9}\Z")
+"""A version the route takes (``?version=``): a whole number, as artifact services count."""
 INLINE_PREFIXES: Final = ("image/", "audio/", "video/")
 INLINE_TYPES: Final = frozenset({"application/pdf", "text/plain"})
 ACTIVE_TYPES: Final = frozenset({"image/svg+xml"})
@@ -64,7 +72,8 @@ async def uploaded_files(
 
 
 class FilesEndpoint:
-    """``GET /chat/{chat_id}/files/{name}``: an upload of the chat, from the artifact service."""
+    """``GET /chat/{chat_id}/files/{name}``: a file of the chat, from the artifact service
+    (``?version=<n>``: that version of it; else the latest)."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -79,6 +88,10 @@ class FilesEndpoint:
             if await services.session(identity.user_id, chat_id) is None:
                 raise ClientError(404, UNKNOWN_CHAT)
             name = request.path_params["name"]
+            asked = request.query_params.get("version")
+            if asked is not None and not VERSION.match(asked):
+                raise ClientError(404, NO_FILE)
+            version = None if asked is None else int(asked)
             artifacts = services.artifact_service
             part = None
             if artifacts is not None:
@@ -87,6 +100,7 @@ class FilesEndpoint:
                     user_id=identity.user_id,
                     session_id=chat_id,
                     filename=name,
+                    version=version,
                 )
             blob = None if part is None else part.inline_data
             if blob is None or blob.data is None:

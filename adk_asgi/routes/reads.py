@@ -65,6 +65,7 @@ class MessagesEndpoint:
             metadata=services.converting.message_metadata,
             send_usage=services.converting.send_usage,
             v7=services.ai_sdk_version == 7,
+            files_at=chat_path,
         )
         admit_messages(messages, v7=services.ai_sdk_version == 7)
         return Response(

@@ -110,6 +110,9 @@ class ChatEndpoint:
                     # Nothing was sent yet: a JSON 503 rather than the server's plain 500 page.
                     logger.exception("adk_asgi: the chat could not be prepared")
                     raise ClientError(503, STORE_FAILED) from None
+                # The chat's path, as history reads it: its file route serves the images
+                # Gemini's code execution drew (convert/code_execution.py).
+                plan.converter.files_at = f"{request.url.path}/{chat.id}"
                 abort = RunSignal()
                 if plan.continues:  # its claimed answers are acted on
                     abort.hold(CONTINUATION)  # and recorded, even if the client leaves

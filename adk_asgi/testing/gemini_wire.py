@@ -3,7 +3,8 @@
 The stand-in server (:mod:`.gemini_server`) answers ADK's own ``Gemini`` model through
 google-genai's unchanged HTTP and Live clients, so the JSON it sends must be the JSON Gemini
 sends, in Gemini's order. This module renders a turn of the script language of
-:mod:`.scripted` (``Text``, ``Thought``, ``Call``, ``Fail``) into those messages; it does no I/O.
+:mod:`.scripted` (``Text``, ``Thought``, ``Call``, ``Code``, ``CodeResult``, ``Image``, ``Fail``…)
+into those messages; it does no I/O.
 
 Where each shape comes from:
 
@@ -24,6 +25,13 @@ Where each shape comes from:
   ``outputTranscription`` deltas in messages of their own; ``interrupted`` when the user spoke
   over the answer; ``sessionResumptionUpdate`` (``newHandle``, ``resumable``) after each turn
   when the setup asked for resumption.
+* Code execution (the ``codeExecution`` tool, which ADK's ``BuiltInCodeExecutor`` asks for):
+  the API reference's ``Part`` fields ``executableCode`` (``language``: ``PYTHON``, ``code``)
+  and ``codeExecutionResult`` (``outcome``: ``OUTCOME_OK``…, ``output``), camelCase like every
+  field, and a chart the code drew as ``inlineData`` (``mimeType``, base64 ``data``), as the
+  code execution guide's streamed examples show them: each part in a chunk of its own
+  (``candidates[].content.parts``), in the order the model produced them; in a Live session each
+  in a ``serverContent.modelTurn`` message of its own (the Live API's tool use guide).
 """
 
 from __future__ import annotations
@@ -40,12 +48,16 @@ from google.genai import types
 from adk_asgi.testing.scripted import (
     Blocked,
     Call,
+    Code,
+    CodeResult,
     Fail,
+    Image,
     Segment,
     Source,
     Text,
     Thought,
     Turn,
+    code_execution_part,
     prompt_tokens,
 )
 
@@ -132,6 +144,16 @@ def _chunks(text: str, size: int) -> Iterator[str]:
 
 def _text_part(text: str, *, thought: bool) -> JSON:
     return {"text": text, "thought": True} if thought else {"text": text}
+
+
+def _code_part(segment: Code | CodeResult | Image) -> JSON:
+    """A code execution part as the API sends it (see the module docstring)."""
+    if isinstance(segment, Code):
+        return {"executableCode": {"language": segment.language, "code": segment.code}}
+    if isinstance(segment, CodeResult):
+        return {"codeExecutionResult": {"outcome": segment.outcome, "output": segment.output}}
+    data = base64.b64encode(segment.data).decode()
+    return {"inlineData": {"mimeType": segment.mime_type, "data": data}}
 
 
 def _call_part(call: Call, *, with_id: bool, signed: bool) -> JSON:
@@ -224,6 +246,13 @@ def generate_stream(
                 yield _rest_chunk(parts, usage.rest(done=False), model, response_id)
             yield _blocked(segment, usage.rest(done=True), model, response_id)
             return
+        if isinstance(segment, Code | CodeResult | Image):  # (a chunk of its own)
+            if parts:
+                chunk = _rest_chunk(parts, usage.rest(done=False), model, response_id)
+                sent.append(chunk)
+                yield chunk
+            parts = [_code_part(segment)]
+            continue
         for delta in _chunks(segment.text, chunk_size):
             if parts:
                 chunk = _rest_chunk(parts, usage.rest(done=False), model, response_id)
@@ -275,6 +304,8 @@ def generate_once(turn: Turn, contents: Sequence[types.Content], *, model: str) 
             continue
         elif isinstance(segment, Blocked):
             return _blocked(segment, _usage(turn, contents).rest(done=True), model, "")
+        elif isinstance(segment, Code | CodeResult | Image):
+            parts.append(_code_part(segment))
         elif segment.text:
             thought = isinstance(segment, Thought)
             if parts and parts[-1].get("thought", False) == thought and "text" in parts[-1]:
@@ -351,6 +382,11 @@ class LiveTurn:
                 raise WireFailure(segment.message, sent)
             if isinstance(segment, Call | Source | Blocked):
                 continue  # (the Live API has no finish reasons: a blocked turn just ends)
+            if isinstance(segment, Code | CodeResult | Image):
+                message = {"serverContent": {"modelTurn": {"parts": [_code_part(segment)]}}}
+                sent.append(message)
+                yield message
+                continue
             thought = isinstance(segment, Thought)
             for delta in _chunks(segment.text, self.chunk_size):
                 for message in self._delta(delta, thought=thought):
@@ -405,4 +441,6 @@ class LiveTurn:
             elif isinstance(segment, Call):
                 call = types.FunctionCall(id=segment.id, name=segment.name, args=dict(segment.args))
                 parts.append(types.Part(function_call=call))
+            elif isinstance(segment, Code | CodeResult | Image):
+                parts.append(code_execution_part(segment))
         return types.Content(role="model", parts=parts) if parts else None

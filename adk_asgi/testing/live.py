@@ -7,6 +7,9 @@
 * text (``response_modalities=["TEXT"]``): ``partial=True`` text deltas, then one non-partial
   full-text response per text run (thoughts separate), then the function calls as one response,
   then a usage response, then ``turn_complete=True``; ``receive()`` returns after each turn.
+  Code execution (``Code``, ``CodeResult``, ``Image``) comes where the script has it, each part a
+  complete response of its own; the text run before a code part or a result ends first (ADK's
+  connection ends it at any part but inline data).
 * audio (``response_modalities`` contains ``AUDIO``, ADK's default): each answer delta becomes
   an ``inline_data`` chunk (``audio/pcm;rate=24000``, ``synthesize(delta)``) followed by an
   ``output_transcription`` partial; after the last one, the ``finished=True`` transcription of
@@ -282,6 +285,11 @@ class ScriptedLiveConnection(BaseLlmConnection):
                     for interruption in self._interruption(spoken):
                         yield interruption
                     return
+                if part.text is None:  # code, its result, an image: a message of its own
+                    if part.inline_data is None and (whole := run.flush()) is not None:
+                        yield whole
+                    yield LlmResponse(content=response.content)
+                    continue
                 if self._audio_out and not part.thought:
                     spoken += part.text or ""
                     blob = types.Blob(

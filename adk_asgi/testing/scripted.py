@@ -4,7 +4,8 @@ No machine in CI reaches Gemini, yet the bridge must be exercised against the ex
 events ADK produces for a real streaming model: delta-only partials, then one aggregated final
 response sharing the partials' event id, function calls with stable ids, usage on the final.
 ``ScriptedLlm`` produces that shape from a tiny script language (``Text``, ``Thought``, ``Call``,
-``Fail``) so tests state *what* the model says and the model takes care of *how* Gemini says it.
+``Code``, ``CodeResult``, ``Image``, ``Fail``…) so tests state *what* the model says and the model
+takes care of *how* Gemini says it.
 
 The turn machinery (:meth:`ScriptedLlm.next_turn`, :func:`assign_call_ids`,
 :func:`turn_to_responses`) is public and free of I/O so the live connection (``connect()``, in
@@ -27,7 +28,10 @@ __all__ = [
     "DEFAULT_MODEL_NAME",
     "Blocked",
     "Call",
+    "Code",
+    "CodeResult",
     "Fail",
+    "Image",
     "Responder",
     "ScriptExhaustedError",
     "ScriptedModelError",
@@ -37,6 +41,7 @@ __all__ = [
     "Thought",
     "Turn",
     "assign_call_ids",
+    "code_execution_part",
     "grounding_of",
     "new_call_id",
     "prompt_tokens",
@@ -108,13 +113,43 @@ class Blocked:
 
 
 @dataclass(frozen=True, slots=True)
+class Code:
+    """Code the model runs with Gemini's code execution (ADK's ``BuiltInCodeExecutor``): an
+    ``executable_code`` part, which Gemini streams in a chunk of its own. Gemini runs it, so
+    the script says what it printed with a :class:`CodeResult` after it."""
+
+    code: str
+    language: str = "PYTHON"
+
+
+@dataclass(frozen=True, slots=True)
+class CodeResult:
+    """What the code before it printed (a ``code_execution_result`` part, in a chunk of its
+    own); ``outcome`` as Gemini says it (``OUTCOME_OK``, ``OUTCOME_FAILED``,
+    ``OUTCOME_DEADLINE_EXCEEDED``)."""
+
+    output: str
+    outcome: str = "OUTCOME_OK"
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image the model returns inline (an ``inline_data`` part, in a chunk of its own): what
+    Gemini sends after a code result for a chart the code drew. ADK's ``BuiltInCodeExecutor``
+    saves it as an artifact of the chat."""
+
+    data: bytes
+    mime_type: str = "image/png"
+
+
+@dataclass(frozen=True, slots=True)
 class Fail:
     """Raise :class:`ScriptedModelError` here, after the preceding segments were streamed."""
 
     message: str = "scripted model failure"
 
 
-Segment: TypeAlias = Text | Thought | Call | Source | Blocked | Fail
+Segment: TypeAlias = Text | Thought | Call | Code | CodeResult | Image | Source | Blocked | Fail
 Turn: TypeAlias = Sequence[Segment]
 Responder: TypeAlias = Callable[[list[types.Content]], Turn]
 """A function of the conversation as the model sees it (``llm_request.contents``)."""
@@ -153,6 +188,21 @@ def _call_part(call: Call) -> types.Part:
     return types.Part(
         function_call=types.FunctionCall(id=call.id, name=call.name, args=dict(call.args))
     )
+
+
+def code_execution_part(segment: Code | CodeResult | Image) -> types.Part:
+    """The part Gemini sends for a code execution segment (a chunk of its own, streamed or
+    not), as google-genai reads it."""
+    if isinstance(segment, Code):
+        language = types.Language(segment.language)
+        return types.Part(
+            executable_code=types.ExecutableCode(code=segment.code, language=language)
+        )
+    if isinstance(segment, CodeResult):
+        outcome = types.Outcome(segment.outcome)
+        result = types.CodeExecutionResult(outcome=outcome, output=segment.output)
+        return types.Part(code_execution_result=result)
+    return types.Part(inline_data=types.Blob(data=segment.data, mime_type=segment.mime_type))
 
 
 def _streamed_call(call: Call, chunk_size: int) -> Iterator[LlmResponse]:
@@ -204,6 +254,9 @@ def _aggregate(turn: Sequence[Segment]) -> list[types.Part]:
         elif isinstance(seg, Call):
             flush()
             parts.append(_call_part(seg))
+        elif isinstance(seg, Code | CodeResult | Image):
+            flush()
+            parts.append(code_execution_part(seg))
     flush()
     return parts
 
@@ -218,8 +271,9 @@ def turn_to_responses(
 ) -> Iterator[LlmResponse]:
     """Render one scripted turn as the ``LlmResponse`` sequence Gemini would produce.
 
-    ``stream=True``: one ``partial=True`` response per text/thought delta and per call (each
-    carrying only its delta), then one ``partial=False`` response with everything aggregated.
+    ``stream=True``: one ``partial=True`` response per text/thought delta, per call and per code
+    execution part (code, result, image; each carrying only its delta), then one
+    ``partial=False`` response with everything aggregated.
     ``stream=False``: only the aggregated one. The final response always has
     ``finish_reason=STOP`` and ``usage_metadata``. A ``Fail`` segment raises
     :class:`ScriptedModelError` when reached, i.e. after the partials before it were yielded
@@ -245,6 +299,11 @@ def turn_to_responses(
             elif isinstance(seg, Call):
                 yield LlmResponse(
                     content=types.Content(role="model", parts=[_call_part(seg)]), partial=True
+                )
+            elif isinstance(seg, Code | CodeResult | Image):
+                yield LlmResponse(
+                    content=types.Content(role="model", parts=[code_execution_part(seg)]),
+                    partial=True,
                 )
             elif isinstance(seg, Text | Thought):  # (a source comes with the final response)
                 for delta in _chunks(seg.text, chunk_size):

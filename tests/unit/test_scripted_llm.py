@@ -21,7 +21,10 @@ from pydantic import ValidationError
 
 from adk_asgi.testing import (
     Call,
+    Code,
+    CodeResult,
     Fail,
+    Image,
     ScriptedLlm,
     ScriptedModelError,
     ScriptExhaustedError,
@@ -134,6 +137,29 @@ def test_non_stream_yields_only_the_aggregate_identical_to_the_stream_final() ->
         )
     ]
     assert render(turn, stream=True)[-1] == non_stream[0]
+
+
+def test_code_execution_streams_each_part_in_a_chunk_of_its_own_as_gemini_does() -> None:
+    ran = types.ExecutableCode(code="print(1)", language=types.Language.PYTHON)
+    printed = types.CodeExecutionResult(outcome=types.Outcome.OUTCOME_FAILED, output="boom")
+    parts = [
+        types.Part(executable_code=ran),
+        types.Part(code_execution_result=printed),
+        types.Part(inline_data=types.Blob(data=b"png", mime_type="image/png")),
+    ]
+    turn: Turn = [
+        Text("Run: "),
+        Code("print(1)"),
+        CodeResult("boom", outcome="OUTCOME_FAILED"),
+        Image(b"png"),
+        Text("Done."),
+    ]
+    assert render(turn, stream=True, chunk_size=8) == [
+        partial(text("Run: ")),
+        *(partial(part) for part in parts),
+        partial(text("Done.")),
+        final(text("Run: "), *parts, text("Done."), candidates=3),
+    ]
 
 
 def test_partial_and_final_call_share_the_generated_id() -> None:
