@@ -10,7 +10,7 @@ REDIS_SERVER := /usr/bin/redis-server
 # pytest-xdist workers for `make test`. The suite mostly waits (real uvicorn servers, sockets, the
 # Node clients, Chromium), so four workers keep two cores busy; each worker starts its own
 # session servers (PostgreSQL, Redis, the demo) on ports of their own. TEST_WORKERS=0 runs it in
-# one process.
+# one process. Work stealing keeps the slow server tests from ending on one worker alone.
 TEST_WORKERS ?= 4
 
 .PHONY: demo web chromium services test lint unit bench clean
@@ -71,7 +71,7 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy --strict adk_asgi bench
 
 test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web chromium services lint
-	$(BIN)/pytest -q -n $(TEST_WORKERS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 unit: $(BIN)/.installed
 	$(BIN)/pytest -q tests/unit
