@@ -162,9 +162,7 @@ class GeminiStandIn:
         )
         self._server = server = uvicorn.Server(config)
         self._thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[sock])),
-            name="gemini-stand-in",
-            daemon=True,
+            target=self._serve, args=(server, sock), name="gemini-stand-in", daemon=True
         )
         self._thread.start()
         deadline = time.monotonic() + 10
@@ -173,6 +171,17 @@ class GeminiStandIn:
                 raise RuntimeError("the Gemini stand-in did not start")
             time.sleep(0.01)
         self.base_url = f"https://127.0.0.1:{port}"
+
+    @staticmethod
+    def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
+        try:
+            asyncio.run(server.serve(sockets=[sock]))
+        except Exception:
+            if not server.should_exit:
+                raise
+            # (uvicorn's shutdown sends a close on a WebSocket the client is closing, and
+            # websockets refuses it: the stand-in is stopping anyway)
+            _LOG.debug("gemini stand-in: an error as it stopped", exc_info=True)
 
     def stop(self) -> None:
         if self._server is not None and self._thread is not None:

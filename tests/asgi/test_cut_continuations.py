@@ -36,9 +36,7 @@ from tests.support import answer, counter, parse_sse, scripted_agent
 
 PAYMENT_APP = "tests.deploy.payment_app:app"
 
-ROUNDS = 50
-SERVER_ROUNDS = 30
-"""Rounds against the real uvicorn worker (each a real connection cut at a real point)."""
+ROUNDS = 30
 
 
 async def cut_after(app: AdkApp, body: dict[str, Any], pieces: int) -> list[bytes]:
@@ -265,7 +263,7 @@ async def test_an_approval_cut_after_1_2_or_3_events_on_uvicorn_stores_the_payme
     base, ledger = payment_server
     problems = []
     async with httpx.AsyncClient(timeout=httpx.Timeout(40.0)) as client:
-        for round_ in range(SERVER_ROUNDS):
+        for round_ in range(ROUNDS):
             chat_id = f"cut{events}-{round_}-{secrets.token_hex(3)}"
             user = {
                 "id": "u1",

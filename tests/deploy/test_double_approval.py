@@ -44,7 +44,7 @@ APP = "tests.deploy.payment_app:app"
 SHARED_LOCKS = ["sqlite+redis", "postgres+postgres"]
 # ``@gemini``: the agent on ADK's own Gemini class, against the stand-in (in this process).
 CONFIGURATIONS = [*SHARED_LOCKS, "sqlite+process", "postgres+process", "postgres+redis@gemini"]
-APPROVAL_ROUNDS = 50
+APPROVAL_ROUNDS = 30
 GEMINI_ROUNDS = 20
 """Rounds on the stand-in: the race is the bridge's, the same on any model; the wire (and
 its own time) is what the stand-in adds."""
@@ -469,7 +469,7 @@ async def test_two_first_messages_of_a_new_chat_on_two_workers(workers: Workers)
 
 # --- the same approval over live on one worker and over SSE on the other -----------------------
 
-CROSS_MODE_ROUNDS = 20
+CROSS_MODE_ROUNDS = 12
 
 
 async def _live_answer(base: str, chat_id: str, messages: list[Any]) -> list[dict[str, Any]]:
