@@ -205,11 +205,17 @@ class ChatRequest(msgspec.Struct, kw_only=True):
         return "message" if self.last_only else f"messages[{index}]"
 
 
-CHAT_ID: Final = re.compile(r"\A[A-Za-z0-9_.:@-]{1,128}\Z")
-"""A chat id (the ADK session id): short, and safe in a URL path and a database key. Anchored
-with ``\\A…\\Z``, so ``match`` takes the whole string too (``$`` also matches before a
-final newline: ``"abc\\n"`` passed); the package calls ``fullmatch`` all the same."""
-CHAT_ID_RULE: Final = "a chat id is 1-128 letters, digits or _.:@-"
+CHAT_ID: Final = re.compile(r"\A(?![A-Za-z]:)(?!\.\.?\Z)(?!user\Z)[A-Za-z0-9_.:@-]{1,128}\Z")
+"""A chat id (the ADK session id): short, safe in a URL path and a database key, and one
+that every ADK artifact service takes as a session id: not a letter then ``:`` (a Windows
+drive to them), not ``.`` or ``..`` (a path's parent), not ``user`` (the flat stores' name
+for a user's own files). Such an id made a chat whose uploads stayed inline, whose files
+were a 500 and which could never be deleted. Anchored with ``\\A…\\Z``, so ``match`` takes
+the whole string too (``$`` also matches before a final newline: ``"abc\\n"`` passed); the
+package calls ``fullmatch`` all the same."""
+CHAT_ID_RULE: Final = (
+    "a chat id is 1-128 letters, digits or _.:@-, not a letter then ':', '.', '..' or 'user'"
+)
 CLIENT_ID: Final = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
 """Any other id the client sends (a message, a tool call, an approval, a live ``requestId``):
 echoed in frames and history and stored in the session, so bounded and free of control

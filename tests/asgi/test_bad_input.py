@@ -20,6 +20,7 @@ from adk_asgi.serving.checks import MAX_METADATA, MAX_PARTS
 from adk_asgi.sse import chat
 from adk_asgi.testing import Text, demo_model, read_ui_message
 from adk_asgi.wire.decoding import MAX_DEPTH
+from adk_asgi.wire.messages import CHAT_ID_RULE
 from demo_app import change_bgm
 from tests.backing_services import Postgres
 from tests.servers import in_loop_uvicorn
@@ -132,7 +133,7 @@ async def test_ids_are_matched_whole_and_bounded() -> None:
     """``$`` matches before a final newline: ``"abc\\n"`` passed as a chat id."""
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
     cases = [
-        ({"id": "abc\n", "messages": [user]}, "id: a chat id is 1-128 letters, digits or _.:@-"),
+        ({"id": "abc\n", "messages": [user]}, f"id: {CHAT_ID_RULE}"),
         (
             {"id": "c1", "messages": [{**user, "id": "u1\n"}]},
             "messages[0].id: an id is 1-256 characters, none of them a control character",

@@ -18,6 +18,7 @@ from starlette.requests import HTTPConnection
 from adk_asgi import AdkApp
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.testing import Call, Fail, Text
+from adk_asgi.wire.messages import CHAT_ID_RULE
 from tests.support import SSE_HEADERS, counter, parse_sse, scripted_agent, user_body
 
 MID = "msg1"
@@ -361,7 +362,7 @@ TEXT = {"type": "text", "text": "hi"}
                 {"id": "bad id!", "messages": [{"id": "u", "role": "user", "parts": [TEXT]}]}
             ).encode(),
             400,
-            "id: a chat id is 1-128 letters, digits or _.:@-",
+            f"id: {CHAT_ID_RULE}",
         ),
         (
             json.dumps(

@@ -18,6 +18,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import ChatClient, ChatResponse, Text, Thought, demo_model
+from adk_asgi.wire.messages import CHAT_ID_RULE
 from demo_app import build_agent
 from tests.support import counter, scripted_agent
 
@@ -371,7 +372,7 @@ async def test_a_refused_request_keeps_its_message_like_use_chat() -> None:
             body={"id": "not a chat id", "messages": [user("hi")], "trigger": "submit-message"},
             chunks=[],
             message=None,
-            error="id: a chat id is 1-128 letters, digits or _.:@-",
+            error=f"id: {CHAT_ID_RULE}",
             finish_reason=None,
         )
         assert chat.messages == [user("hi")]

@@ -26,6 +26,7 @@ from adk_asgi import AdkApp
 from adk_asgi.convert.history import rebuild_messages
 from adk_asgi.serving import load
 from adk_asgi.testing import Call, Text, demo_model, read_ui_message
+from adk_asgi.wire.messages import CHAT_ID_RULE
 from demo_app import build_agent
 from tests.servers import in_loop_uvicorn
 from tests.support import CountedSessions, answer, normalize_ids, scripted_agent
@@ -491,7 +492,7 @@ async def test_a_send_frame_is_checked_like_an_sse_body(server: tuple[AdkApp, st
             "regenerating is not supported in live mode: ADK takes back whole invocations, and"
             " a live connection is one",
         ),
-        ({"id": "not/a/chat"}, "id: a chat id is 1-128 letters, digits or _.:@-"),
+        ({"id": "not/a/chat"}, f"id: {CHAT_ID_RULE}"),
         (
             {"id": chat_id, "body": {"confirmationPayloads": "seat 14C"}},
             "confirmationPayloads: expected an object of approval id → payload",

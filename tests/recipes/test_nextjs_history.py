@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from adk_asgi.wire.messages import CHAT_ID_RULE
 from tests.e2e.node_client import NODE_DIR, drive_chat
 
 pytestmark = pytest.mark.e2e
@@ -141,7 +142,7 @@ def test_the_server_component_loads_what_the_browser_would(
 
     # an id that is no chat id is thrown (the agent's 400), not taken for a new chat
     bad = load_history(module, starlette_host, "no such id", cookie)
-    reason = '{"error":"a chat id is 1-128 letters, digits or _.:@-"}'
+    reason = json.dumps({"error": CHAT_ID_RULE}, separators=(",", ":"))
     assert bad == {
         "thrown": f"the chat's history: 400 {reason}",
         "seen": [
