@@ -32,7 +32,7 @@ from starlette.responses import Response
 from adk_asgi.errors import UNKNOWN_CHAT, ClientError
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
-from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, FilePart
+from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, FilePart, is_media_type
 
 NO_FILE: Final = "this chat has no such file"
 VERSION: Final = re.compile(r"\A[0-9]{1,9}\Z")
@@ -41,6 +41,12 @@ INLINE_PREFIXES: Final = ("image/", "audio/", "video/")
 INLINE_TYPES: Final = frozenset({"application/pdf", "text/plain"})
 ACTIVE_TYPES: Final = frozenset({"image/svg+xml"})
 """An image type that is a document: SVG runs script when opened as a page."""
+
+
+def safe_media_type(stored: str | None) -> str:
+    """A stored file's media type as it is shown and served: one stored before the rule held
+    (or by a tool of the app) that is no media type is served as bytes."""
+    return stored if stored and is_media_type(stored) else "application/octet-stream"
 
 
 def disposition(media_type: str) -> str:
@@ -65,7 +71,7 @@ async def uploaded_files(
         )
         if version is None:
             continue
-        media_type = version.mime_type or "application/octet-stream"
+        media_type = safe_media_type(version.mime_type)
         url = f"{base_path}/files/{quote(name, safe='')}"
         files[name] = FilePart(media_type=media_type, url=url, filename=name)
     return files
@@ -107,7 +113,7 @@ class FilesEndpoint:
                 raise ClientError(404, NO_FILE)
         except ClientError as exc:
             return json_refusal(exc)
-        media_type = blob.mime_type or "application/octet-stream"
+        media_type = safe_media_type(blob.mime_type)
         filename = f"filename*=UTF-8''{quote(name, safe='')}"
         return Response(
             blob.data,

@@ -18,9 +18,12 @@ from adk_asgi.wire.messages import (
     CHAT_ID_RULE,
     CLIENT_ID,
     CLIENT_ID_RULE,
+    MEDIA_TYPE_RULE,
     ChatRequest,
+    FilePart,
     ToolPart,
     decode_chat_request,
+    is_media_type,
 )
 
 
@@ -51,7 +54,18 @@ def check_chat(
     payloads = chat.extra.get(PAYLOADS_KEY, {})
     if not isinstance(payloads, dict):
         raise ClientError(400, f"{PAYLOADS_KEY}: expected an object of approval id → payload")
+    _check_media_types(chat)
     (urls or file_urls.current()).check(chat)
+
+
+def _check_media_types(chat: ChatRequest) -> None:
+    """Each user file part's media type, before anything is stored (:func:`.is_media_type`)."""
+    for i, message in enumerate(chat.messages):
+        if message.role != "user":
+            continue
+        for j, part in enumerate(message.parts):
+            if isinstance(part, FilePart) and not is_media_type(part.media_type):
+                raise ClientError(400, f"{chat.where(i)}.parts[{j}].mediaType: {MEDIA_TYPE_RULE}")
 
 
 MAX_PARTS = 1_000

@@ -8,6 +8,7 @@ import base64
 from typing import Any
 
 import httpx
+import pytest
 from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifactsPlugin
 from google.genai import types
@@ -16,6 +17,7 @@ from starlette.routing import Mount
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import Text
+from adk_asgi.wire.messages import MEDIA_TYPE_RULE
 from tests.support import scripted_agent
 
 PNG = base64.b64decode(
@@ -153,3 +155,53 @@ async def test_an_uploaded_html_or_svg_is_served_as_a_sandboxed_attachment_and_a
         },
     }
     assert [served[n].content for n in ("page.html", "logo.svg", "dot.png")] == [HTML, SVG, PNG]
+
+
+@pytest.mark.parametrize(
+    "media_type",
+    ["图像/png", "image/png\r\nX-Injected: 1", "", "image", "image/png png", "a/" + "b" * 300],
+)
+async def test_a_file_whose_media_type_is_no_media_type_is_refused_and_nothing_is_stored(
+    media_type: str,
+) -> None:
+    """``图像/png`` was stored and made the file's GET a 500; a value with CR/LF was handed to
+    the ASGI server as a header."""
+    seen: list[list[types.Part]] = []
+    chat = app(seen, artifacts=True)
+    part = {**PICTURE, "mediaType": media_type}
+    message = {"id": "u1", "role": "user", "parts": [ASK, part]}
+    async with client(chat) as browser:
+        sent = await browser.post("/chat", json={"id": "pics", "messages": [message]})
+        stored = await browser.get("/chat/pics/messages")
+    reason = f"messages[0].parts[1].mediaType: {MEDIA_TYPE_RULE}"
+    assert (sent.status_code, sent.json()) == (400, {"error": reason})
+    assert (stored.status_code, seen) == (404, [])
+
+
+async def test_a_stored_file_whose_media_type_is_no_media_type_is_served_as_bytes() -> None:
+    """A file an app's tool saved (or one stored before the rule) keeps what it was given;
+    it is shown and served as ``application/octet-stream``, an attachment."""
+    chat = app([], artifacts=True)
+    async with client(chat) as browser:
+        assert (await browser.post("/chat", json=body())).status_code == 200
+        blob = types.Blob(mime_type="image/png\r\nX-Injected: 1", data=PNG)
+        artifacts = chat.services.artifact_service
+        assert artifacts is not None
+        sessions = await chat.services.session_service.list_sessions(
+            app_name=chat.services.app_name, user_id=None
+        )
+        [owner] = {s.user_id for s in sessions.sessions}
+        await artifacts.save_artifact(
+            app_name=chat.services.app_name,
+            user_id=owner,
+            session_id="pics",
+            filename="dot.png",
+            artifact=types.Part(inline_data=blob),
+        )
+        served = await browser.get("/chat/pics/files/dot.png")
+        history = (await browser.get("/chat/pics/messages")).json()
+    assert (served.status_code, served.content) == (200, PNG)
+    assert served.headers["content-type"] == "application/octet-stream"
+    assert served.headers["content-disposition"].startswith("attachment;")
+    assert "x-injected" not in served.headers
+    assert history[0]["parts"][1]["mediaType"] == "application/octet-stream"
