@@ -50,6 +50,7 @@ from adk_asgi.serving.finish_tools import FinishRanTools
 from adk_asgi.serving.identity import BrowserCookieIdentity, Identify
 from adk_asgi.serving.invalid_calls import InvalidCalls
 from adk_asgi.serving.live_refusal import live_refusal
+from adk_asgi.serving.origins import ANY as ANY_ORIGIN
 from adk_asgi.serving.origins import OriginGuard, OriginPolicy
 from adk_asgi.serving.pace import PaceToReader
 from adk_asgi.serving.plugin_chain import PluginChain
@@ -124,6 +125,8 @@ class AdkApp:
 
     ``allowed_origins``: the web origins (``"https://app.example"``) that may open ``WS /live``
     and send ``POST``/``DELETE`` besides the request's own; another browser origin gets ``403``.
+    ``["*"]`` (every origin) needs an ``identify`` of your own (a token): with the default
+    cookie identity it is refused here.
     ``trust_forwarded``: the request's own origin is what a proxy's ``Forwarded`` /
     ``X-Forwarded-Host`` headers say. ``allowed_file_url(url, user_id) -> bool``: file URLs a
     user message may carry besides ``data:`` and the chat's own uploads (docs/security.md).
@@ -309,6 +312,14 @@ class AdkApp:
                 Route("/transport.js", transport_js, methods=["GET"]),
             ]
         )
+        if identify is None and ANY_ORIGIN in allowed_origins:
+            # Any site's page could then chat, upload and delete as the visitor: the
+            # identity cookie travels with every request the browser sends.
+            raise ValueError(
+                "allowed_origins=['*'] with the default identity (a browser cookie) lets every"
+                " web site act as your users: list your frontends' origins, or pass an"
+                " identify that reads a token (docs/security.md)"
+            )
         origins = OriginPolicy.of(allowed_origins, trust_forwarded=trust_forwarded)
         self._guarded = OriginGuard(self.router, origins)
         """The routes behind the ``Origin`` check (:mod:`adk_asgi.serving.origins`)."""

@@ -154,7 +154,14 @@ async def test_allowed_origins_are_honoured() -> None:
 
 
 async def test_any_origin_is_allowed_only_when_listed_as_a_star() -> None:
-    await ping(chat_app(allowed_origins=["*"]), {"origin": EVIL})
+    await ping(chat_app(identify=lambda conn: "alice", allowed_origins=["*"]), {"origin": EVIL})
+
+
+def test_any_origin_with_the_cookie_identity_is_refused_at_construction() -> None:
+    """Every site's page could act as the visitor: the cookie goes with every request (the
+    docs called it a mistake, and the app took it)."""
+    with pytest.raises(ValueError, match=r"allowed_origins=\['\*'\] with the default identity"):
+        chat_app(allowed_origins=["https://app.example", "*"])
 
 
 @pytest.mark.parametrize(
