@@ -21,11 +21,16 @@ stores are cleaned for a chat id the user asks to delete even when its session i
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Final
 
+from google.adk.sessions.session import Session
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -43,23 +48,65 @@ DELETE_WAIT = 1.0
 """Seconds a deletion waits for the chat's run under way to end before it is refused."""
 
 
+CHATS_PAGE: Final = 50
+"""The chats ``GET /chats`` lists at once unless asked for fewer or more (at most
+:data:`MAX_CHATS_PAGE`): a user with thousands of chats got all of them in one answer."""
+MAX_CHATS_PAGE: Final = 200
+_Place = tuple[float, str]
+"""A chat's place in the list: minus its last update, then its id."""
+
+
+def _newest_first(session: Session) -> _Place:
+    return (-session.last_update_time, session.id)
+
+
+def _cursor(place: _Place) -> str:
+    return base64.urlsafe_b64encode(json.dumps(place).encode()).decode().rstrip("=")
+
+
+def _page_of(request: Request) -> tuple[int, _Place | None]:
+    """``?limit=`` and ``?before=`` of a ``GET /chats``; a :class:`ClientError` (400) when
+    either is not what this server gives."""
+    query = request.query_params
+    raw = query.get("limit", str(CHATS_PAGE))
+    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_CHATS_PAGE):  # ("²")
+        raise ClientError(400, f"limit: a whole number from 1 to {MAX_CHATS_PAGE}")
+    before = query.get("before")
+    if before is None:
+        return int(raw), None
+    try:
+        place = json.loads(base64.urlsafe_b64decode(before + "=" * (-len(before) % 4)))
+        when, chat_id = place
+        if not (isinstance(when, float | int) and isinstance(chat_id, str)):
+            raise ValueError(place)
+    except (ValueError, TypeError, binascii.Error):
+        raise ClientError(400, "before: not a cursor this server gave") from None
+    return int(raw), (float(when), chat_id)
+
+
 class ChatsEndpoint:
     def __init__(self, services: Services) -> None:
         self.services = services
 
     async def list(self, request: Request) -> Response:
-        """``GET /chats``: ``[{id, title, updated}]``, the most recently updated first.
+        """``GET /chats``: ``[{id, title, updated}]``, the most recently updated first, a page
+        at a time (``?limit=``, :data:`CHATS_PAGE` by default); a ``Link: <…>; rel="next"``
+        header names the next page (``?before=``, an opaque cursor), as long as there is one.
         ``title``: the chat's first message (``null`` until it has text); ``updated``: when
         it last changed (ISO 8601, UTC)."""
         services = self.services
         try:
             identity = await services.identity_of(request)
+            limit, after = _page_of(request)
         except ClientError as exc:
             return json_refusal(exc)
         found = await services.session_service.list_sessions(
             app_name=services.app_name, user_id=identity.user_id
         )
-        sessions = sorted(found.sessions, key=lambda s: (-s.last_update_time, s.id))
+        sessions = sorted(found.sessions, key=_newest_first)
+        if after is not None:
+            sessions = [s for s in sessions if _newest_first(s) > after]
+        sessions, rest = sessions[:limit], sessions[limit:]
         chats = [
             {
                 "id": session.id,
@@ -68,7 +115,10 @@ class ChatsEndpoint:
             }
             for session in sessions
         ]
-        headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else None
+        headers = {"set-cookie": identity.set_cookie} if identity.set_cookie else {}
+        if rest:
+            cursor = _cursor(_newest_first(sessions[-1]))
+            headers["link"] = f'<{request.url.path}?limit={limit}&before={cursor}>; rel="next"'
         return JSONResponse(chats, headers=headers)
 
     async def delete(self, request: Request) -> Response:

@@ -21,7 +21,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.routes.chats import BUSY_CHAT, UNKNOWN_CHAT
+from adk_asgi.routes.chats import BUSY_CHAT, CHATS_PAGE, MAX_CHATS_PAGE, UNKNOWN_CHAT
 from adk_asgi.routes.files import NO_FILE
 from adk_asgi.stores.claims import InMemoryClaims
 from adk_asgi.stores.redis_client import redis_from_url
@@ -66,6 +66,60 @@ async def test_a_users_chats_are_listed_newest_first_with_their_first_message_as
             ("food", "What's for dinner?"),
         ]
         assert [(c["id"], c["title"]) for c in await chats(bob)] == [("bobs", "Bob's secret")]
+
+
+async def test_the_list_comes_a_page_at_a_time_newest_first_with_a_link_to_the_next() -> None:
+    """It returned every chat of a user at once, with no bound. A page holds ``CHATS_PAGE``
+    chats unless the page asks for ``limit``; ``Link`` names the next page while there is
+    one, and a chat updated meanwhile does not shift the pages already read."""
+    async with browser(app()) as client:
+        for n in range(CHATS_PAGE + 3):
+            await client.post("/chat", json=user_body(f"chat {n}", chat_id=f"c{n}"))
+        first = await client.get("/chats")
+        following = await client.get(next_page(first))
+        assert next_page(following) is None
+        assert [c["id"] for c in first.json() + following.json()] == [
+            f"c{n}" for n in reversed(range(CHATS_PAGE + 3))
+        ]
+        assert len(first.json()) == CHATS_PAGE
+        pages = [await client.get("/chats?limit=2")]
+        await client.post("/chat", json=user_body("again", chat_id="c0", message_id="u2"))
+        pages.append(await client.get(next_page(pages[0])))
+    assert [[c["id"] for c in page.json()] for page in pages] == [
+        [f"c{CHATS_PAGE + 2}", f"c{CHATS_PAGE + 1}"],
+        [f"c{CHATS_PAGE}", f"c{CHATS_PAGE - 1}"],
+    ]
+
+
+def next_page(response: httpx.Response) -> str | None:
+    assert response.status_code == 200, response.text
+    link = response.headers.get("link")
+    if link is None:
+        return None
+    found = re.fullmatch(r'<(/chats\?[^>]+)>; rel="next"', link)
+    assert found is not None, link
+    return found.group(1)
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("limit=0", f"limit: a whole number from 1 to {MAX_CHATS_PAGE}"),
+        (f"limit={MAX_CHATS_PAGE + 1}", f"limit: a whole number from 1 to {MAX_CHATS_PAGE}"),
+        ("limit=-1", f"limit: a whole number from 1 to {MAX_CHATS_PAGE}"),
+        ("limit=%C2%B2", f"limit: a whole number from 1 to {MAX_CHATS_PAGE}"),
+        ("before=nope", "before: not a cursor this server gave"),
+        ("before=%E2%9C%93", "before: not a cursor this server gave"),
+        (
+            "before=" + base64.urlsafe_b64encode(b'{"a": 1}').decode(),
+            "before: not a cursor this server gave",
+        ),
+    ],
+)
+async def test_a_page_this_server_never_gave_is_a_400(query: str, reason: str) -> None:
+    async with browser(app()) as client:
+        response = await client.get(f"/chats?{query}")
+    assert (response.status_code, response.json()) == (400, {"error": reason})
 
 
 async def test_a_long_first_message_is_cut_into_a_title() -> None:
