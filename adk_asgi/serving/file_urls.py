@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from adk_asgi.convert.failures import MASKED
 from adk_asgi.errors import ClientError
 from adk_asgi.wire.messages import ChatRequest, FilePart
 
@@ -46,13 +47,20 @@ class FileUrlRule:
     user_id: str | None = None
     root: str | None = None
     allow: AllowFileUrl | None = None
+    failed: Callable[[Exception], ClientError] | None = None
+    """The refusal when ``allow`` raises (:mod:`.app_hooks`)."""
 
     def allows(self, url: str, chat_id: str) -> bool:
         if url.startswith("data:"):
             return True
         if self.root is not None and _own_upload(url, f"{self.root}/chat/{chat_id}/files/"):
             return True
-        return self.allow is not None and self.user_id is not None and self.allow(url, self.user_id)
+        if self.allow is None or self.user_id is None:
+            return False
+        try:
+            return self.allow(url, self.user_id)
+        except Exception as exc:
+            raise (self.failed or _masked)(exc) from None
 
     def check(self, chat: ChatRequest) -> None:
         """Refuse (``422``) the first user file part whose URL this rule does not allow."""
@@ -65,6 +73,10 @@ class FileUrlRule:
                     what = f"{scheme}: URLs are" if scheme else "this URL is"
                     where = f"{chat.where(i)}.parts[{j}].url"
                     raise ClientError(422, f"{where}: {what} refused; {REFUSED}")
+
+
+def _masked(exc: Exception) -> ClientError:
+    return ClientError(500, MASKED)
 
 
 def _scheme(url: str) -> str:

@@ -7,6 +7,7 @@ the app. This module imports no endpoint, so nothing here can form an import cyc
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -29,6 +30,7 @@ from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.serving.app_hooks import hook_failure
 from adk_asgi.serving.file_urls import AllowFileUrl, FileUrlRule
 from adk_asgi.serving.identity import (
     BrowserCookieIdentity,
@@ -117,11 +119,16 @@ class Services:
             return await resolve_identity(conn, self.identify, self.browser_identity)
         except Unauthorized as exc:
             raise ClientError(401, str(exc) or "authentication required") from None
+        except ClientError:
+            raise
+        except Exception as exc:  # the app's identify raised (serving/app_hooks.py)
+            raise hook_failure(self.converting.on_error, "identify", exc) from None
 
     def file_url_rule(self, user_id: str, scope: Scope) -> FileUrlRule:
         """The file URLs ``user_id`` may send through the app mounted where ``scope`` says."""
         root: str = scope.get("root_path", "")
-        return FileUrlRule(user_id=user_id, root=root, allow=self.allowed_file_url)
+        failed = functools.partial(hook_failure, self.converting.on_error, "allowed_file_url")
+        return FileUrlRule(user_id=user_id, root=root, allow=self.allowed_file_url, failed=failed)
 
     def chat_key(self, user_id: str, chat_id: str) -> ChatKey:
         return (self.app_name, user_id, chat_id)

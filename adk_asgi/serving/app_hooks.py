@@ -1,0 +1,31 @@
+"""An app's hook that raises at the door: a ``500`` with ``on_error``'s words.
+
+The hooks an app gives ``AdkApp`` run inside the package's request handling: ``identify`` for
+every request, ``allowed_file_url`` for each file URL a user message carries. One that raises
+(the documented GCS recipe did, on ``gs://[``) was a 500 page with a traceback over SSE and,
+in a live ``send``, ended the connection's task group instead of answering the frame. Now the
+failure is logged with its traceback, ``on_error`` words it once (as it words the agent's
+failures: masked by default), and the request gets that text as a ``500`` JSON reason, or a
+live ``error`` frame; the connection and the chat go on.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from adk_asgi.convert.failures import MASKED, AgentError, ErrorHandler
+from adk_asgi.errors import ClientError
+
+logger = logging.getLogger("adk_asgi")
+
+
+def hook_failure(on_error: ErrorHandler, hook: str, exc: Exception) -> ClientError:
+    """The refusal for the app's ``hook`` that raised ``exc``: ``500``, in ``on_error``'s
+    words (:data:`MASKED` if ``on_error`` raises too)."""
+    logger.error("adk_asgi: the app's %s hook raised", hook, exc_info=exc)
+    try:
+        text = on_error(AgentError(exception=exc))
+    except Exception:
+        logger.exception("adk_asgi: on_error raised while it worded a failure")
+        text = MASKED
+    return ClientError(500, text)

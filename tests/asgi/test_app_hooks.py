@@ -1,0 +1,125 @@
+"""An app's hook that raises at the door (issue 36, 4): ``identify`` and ``allowed_file_url``.
+The documented GCS recipe raised ``ValueError`` on ``gs://[``: over SSE that was a 500 page with
+a traceback, and in a live ``send`` it ended the connection's task group instead of answering
+the frame. Now ``on_error`` hears the failure once and words it, the request gets that text
+(a ``500`` JSON reason, a live ``error`` frame), and the connection and the chat go on."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from starlette.requests import HTTPConnection
+
+from adk_asgi import AdkApp
+from adk_asgi.convert.failures import AgentError
+from adk_asgi.testing import Text
+from tests.live.test_live_connection import open_live, serve
+from tests.live.test_live_requests import next_frame
+from tests.support import scripted_agent, user_body
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PICTURE = {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,iVBORw0K"}
+
+
+def recipe(name: str) -> Any:
+    """The function ``name`` of the python block of docs/sse.md that defines it."""
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "sse.md").read_text(), re.S)
+    [block] = [b for b in blocks if f"def {name}(" in b]
+    source = block.split("\n\nchat = AdkApp(")[0]  # (the function, not the app it builds)
+    scope: dict[str, Any] = {}
+    exec(source, scope)
+    return scope[name]
+
+
+class Heard:
+    """An ``on_error`` that records what it was given."""
+
+    def __init__(self) -> None:
+        self.errors: list[AgentError] = []
+
+    def __call__(self, error: AgentError) -> str:
+        self.errors.append(error)
+        return f"could not check that: {type(error.exception).__name__}"
+
+
+def naive_allow(url: str, user_id: str) -> bool:
+    """The recipe as the docs gave it: ``urlsplit`` raises on ``gs://[``."""
+    return urlsplit(url).scheme == "gs" and urlsplit(url).netloc == "uploads"
+
+
+def with_url(url: str, chat_id: str = "pics") -> dict[str, Any]:
+    parts = [{"type": "text", "text": "what is this?"}, {**PICTURE, "url": url}]
+    return {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": parts}]}
+
+
+def app(heard: Heard, **hooks: Any) -> AdkApp:
+    agent = scripted_agent(responder=lambda contents: [Text("ok")])
+    return AdkApp(agent, on_error=heard, **hooks)
+
+
+def client(chat: AdkApp) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=chat), base_url="http://t")
+
+
+@pytest.mark.asyncio
+async def test_an_allowed_file_url_hook_that_raises_is_a_500_in_on_errors_words() -> None:
+    heard = Heard()
+    async with client(app(heard, allowed_file_url=naive_allow)) as browser:
+        failed = await browser.post("/chat", json=with_url("gs://["))
+        after = await browser.post("/chat", json=with_url(PICTURE["url"]))
+    assert (failed.status_code, failed.json()) == (
+        500,
+        {"error": "could not check that: ValueError"},
+    )
+    assert after.status_code == 200  # the chat goes on
+    [error] = heard.errors
+    assert isinstance(error.exception, ValueError)
+
+
+@pytest.mark.asyncio
+async def test_an_identify_hook_that_raises_is_a_500_in_on_errors_words() -> None:
+    heard = Heard()
+
+    def identify(conn: HTTPConnection) -> str:
+        raise RuntimeError("the token service is down")
+
+    async with client(app(heard, identify=identify)) as browser:
+        sent = await browser.post("/chat", json=user_body("hi"))
+        listed = await browser.get("/chats")
+    expected = {"error": "could not check that: RuntimeError"}
+    assert [(r.status_code, r.json()) for r in (sent, listed)] == [(500, expected)] * 2
+    assert [type(e.exception) for e in heard.errors] == [RuntimeError, RuntimeError]
+
+
+@pytest.mark.asyncio
+async def test_a_live_send_whose_file_url_hook_raises_gets_an_error_frame_and_goes_on() -> None:
+    heard = Heard()
+    async with serve(app(heard, allowed_file_url=naive_allow)) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            request_id = secrets.token_hex(4)
+            frame = {"type": "send", "requestId": request_id, **with_url("gs://[", live.chat_id)}
+            await socket.send(json.dumps({**frame, "trigger": "submit-message", "body": {}}))
+            refused = await next_frame(live)
+            answered = await live.turn("hi")
+    assert refused == {
+        "type": "error",
+        "requestId": request_id,
+        "errorText": "could not check that: ValueError",
+    }
+    assert answered[-1] == {"type": "finish", "finishReason": "stop"}
+    assert [type(e.exception) for e in heard.errors] == [ValueError]
+
+
+@pytest.mark.parametrize("url", ["gs://[", "http://[::1", "gs://uploads/other/app/x/y"])
+def test_the_documented_gcs_rule_refuses_what_is_no_url_of_its_bucket(url: str) -> None:
+    own_upload = recipe("own_upload")
+    assert own_upload(url, "alice") is False
+    assert own_upload("gs://uploads/assistant/alice/chat-1/f.png/0", "alice") is True
