@@ -54,6 +54,7 @@ from adk_asgi.live.queue import LiveQueue
 from adk_asgi.live.session import LiveSession
 from adk_asgi.live.tools import ToolWaits
 from adk_asgi.serving import file_urls, load
+from adk_asgi.serving.app_hooks import hook_failure
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
 from adk_asgi.wire.decoding import OFF_LOOP
@@ -195,6 +196,9 @@ class _Connection:
             logger.exception("adk_asgi: the live connection closes: %s", exc.reason)
             self._close(exc.code, exc.reason)
 
+    def _request_state_failed(self, exc: Exception) -> ClientError:
+        return hook_failure(self.services.converting.on_error, "request_state", exc)
+
     def _stop(self) -> None:
         """End the connection: every other task of it is cancelled."""
         current = asyncio.current_task()
@@ -273,7 +277,9 @@ class _Connection:
                 elif hook is not None:
                     decoded = decode_send(text)
                 if hook is not None and isinstance(decoded, ChatRequest):  # live/extras.py
-                    decoded = await with_request_state(hook, self.user_id, decoded)
+                    decoded = await with_request_state(
+                        hook, self.user_id, decoded, self._request_state_failed
+                    )
                 self.carry_out(self.protocol.receive(text, decoded))
         self.outbox.client_gone()
         if self.session.recorder is not None and self.protocol.streaming:

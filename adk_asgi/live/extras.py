@@ -20,19 +20,12 @@ now would be read; its extras stay ignored (docs/sse.md#request-extras).
 
 from __future__ import annotations
 
-import logging
-from typing import Final
+from collections.abc import Callable
 
 from adk_asgi.errors import ClientError
 from adk_asgi.serving.checks import check_chat, decode_send_frame, frame_head
 from adk_asgi.serving.request_state import RequestState, state_delta
 from adk_asgi.wire.messages import ChatRequest
-
-logger = logging.getLogger("adk_asgi")
-
-HOOK_FAILED: Final = "Internal Server Error"
-"""What the client reads of a hook that failed (it raised, or returned what a session cannot
-store): what an SSE request's ``500`` says; the server logs why."""
 
 Decoded = ChatRequest | ClientError | None
 """A frame's request, why it is refused, or ``None``: not a ``send`` (or not one that
@@ -50,11 +43,16 @@ def decode_send(text: str) -> Decoded:
 
 
 async def with_request_state(
-    hook: RequestState, user_id: str, chat: ChatRequest
+    hook: RequestState,
+    user_id: str,
+    chat: ChatRequest,
+    failed: Callable[[Exception], ClientError],
 ) -> ChatRequest | ClientError:
     """A ``send`` frame's request with what ``hook`` makes of its ``body`` in
     :attr:`~ChatRequest.state`, when it carries a user message; the hook's refusal instead.
-    The request is checked first, as over SSE: the hook never sees one the bridge refuses."""
+    The request is checked first, as over SSE: the hook never sees one the bridge refuses.
+    ``failed``: the refusal when the hook raises (``on_error``'s words,
+    :mod:`adk_asgi.serving.app_hooks`)."""
     if not chat.messages or chat.messages[-1].role != "user":
         return chat  # a continuation, or a request the machine refuses itself
     if chat.trigger == "regenerate-message":
@@ -65,7 +63,6 @@ async def with_request_state(
         chat.state = await state_delta(hook, body if isinstance(body, dict) else {}, user_id)
     except ClientError as exc:
         return exc
-    except Exception:  # the app's bug (a 500 over SSE): this request fails, the others go on
-        logger.exception("adk_asgi: the request_state hook failed")
-        return ClientError(500, HOOK_FAILED)
+    except Exception as exc:  # the app's bug (a 500 over SSE): this request fails, the others go on
+        return failed(exc)
     return chat

@@ -20,6 +20,7 @@ from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.pending import PAYLOADS_KEY
 from adk_asgi.serving.again import regenerated, session_for
 from adk_asgi.serving.answers import accept_answers, close_left_calls, keep_shown
+from adk_asgi.serving.app_hooks import hook_failure
 from adk_asgi.serving.checks import decode_and_check
 from adk_asgi.serving.finish_tools import CONTINUATION
 from adk_asgi.serving.identity import Identity
@@ -131,10 +132,16 @@ class ChatEndpoint:
     async def _request_state(self, identity: Identity, chat: ChatRequest) -> dict[str, Any]:
         """What the app's ``request_state`` hook makes of the body's extras (a refusal is a
         4xx): asked before the chat is locked, so a slow hook holds no other request."""
-        hook = self.services.request_state
+        services = self.services
+        hook = services.request_state
         if hook is None:
             return {}
-        return await state_delta(hook, chat.extra, identity.user_id)
+        try:
+            return await state_delta(hook, chat.extra, identity.user_id)
+        except ClientError:
+            raise
+        except Exception as exc:  # the app's bug: this request fails (serving/app_hooks.py)
+            raise hook_failure(services.converting.on_error, "request_state", exc) from None
 
     async def _plan(self, identity: Identity, chat: ChatRequest, state: dict[str, Any]) -> _Plan:
         services = self.services

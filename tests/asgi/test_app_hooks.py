@@ -123,3 +123,33 @@ def test_the_documented_gcs_rule_refuses_what_is_no_url_of_its_bucket(url: str) 
     own_upload = recipe("own_upload")
     assert own_upload(url, "alice") is False
     assert own_upload("gs://uploads/assistant/alice/chat-1/f.png/0", "alice") is True
+
+
+def broken_state(extras: dict[str, Any], user_id: str) -> dict[str, Any]:
+    raise KeyError("mode")
+
+
+@pytest.mark.asyncio
+async def test_a_request_state_hook_that_raises_is_a_500_in_on_errors_words() -> None:
+    """Over SSE it escaped the endpoint: the server's 500 page, with a traceback."""
+    heard = Heard()
+    async with client(app(heard, request_state=broken_state)) as browser:
+        sent = await browser.post("/chat", json=user_body("hi"))
+    assert (sent.status_code, sent.json()) == (500, {"error": "could not check that: KeyError"})
+    assert [type(e.exception) for e in heard.errors] == [KeyError]
+
+
+@pytest.mark.asyncio
+async def test_a_live_send_whose_request_state_hook_raises_gets_on_errors_words() -> None:
+    heard = Heard()
+    async with serve(app(heard, request_state=broken_state)) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            request_id = await live.send("hi")
+            refused = await next_frame(live)
+    assert refused == {
+        "type": "error",
+        "requestId": request_id,
+        "errorText": "could not check that: KeyError",
+    }
+    assert [type(e.exception) for e in heard.errors] == [KeyError]

@@ -22,6 +22,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_asgi import AdkApp, client_tool
+from adk_asgi.convert.failures import MASKED
 from adk_asgi.testing import Call, ScriptedLlm, Text, Turn
 from adk_asgi.wire.decoding import OFF_LOOP
 from tests.e2e.node_client import drive_chat_async
@@ -201,14 +202,14 @@ async def test_a_failing_hook_fails_its_request_and_the_connection_goes_on(
         async with socket:
             live.body = {"bug": True}
             failed = await live.send("hello")
-            error = {"type": "error", "requestId": failed, "errorText": "Internal Server Error"}
+            error = {"type": "error", "requestId": failed, "errorText": MASKED}
             assert await next_frame(live) == error
             live.body = {}
             assert normalize_ids(await live.turn("again")) == answer("terse")
     [record] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert (record.name, record.message) == (
         "adk_asgi",
-        "adk_asgi: the request_state hook failed",
+        "adk_asgi: the app's request_state hook raised",
     )
     assert record.exc_info is not None
     assert str(record.exc_info[1]) == "request_state returned list, not a mapping"
