@@ -1,7 +1,7 @@
 """Run the Node harness (the real Vercel AI SDK, ai@5, ai@6 and ai@7) from Python tests.
 
-``validate_sse`` checks SSE bodies with the SDK's own parser, schema and stream processing;
-``drive_chat`` drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live
+``validate_sse`` checks SSE bodies with the SDK's own parser, schema and stream processing, in
+one Node process per SDK that the test process keeps (:class:`_Validator`); ``drive_chat`` drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live
 server. The scripts live in ``tests/e2e/node`` (see the headers of ``validate-sse.mjs`` and
 ``chat-driver.mjs`` for the JSON formats). ``npm ci`` must have been run in that directory.
 
@@ -11,14 +11,19 @@ Both functions block; from async tests whose server runs on the test's own event
 
 from __future__ import annotations
 
+import atexit
 import base64
+import contextlib
 import functools
 import json
+import select
 import shutil
 import subprocess
+import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio.to_thread
 
@@ -114,10 +119,93 @@ def validate_sse(
             raise TypeError(f"body {index} is {type(body).__name__}, not bytes or str")
         if messages is not None and messages[index] is not None:
             items[-1]["message"] = messages[index]
-    result = _run_node("validate-sse.mjs", sdk, items, timeout)
+    result = _validator(sdk).validate(items, timeout)
     if not isinstance(result, list):
         raise NodeHarnessError(f"validate-sse.mjs returned {type(result).__name__}, not a list")
     return result
+
+
+class _Validator:
+    """``validate-sse.mjs --serve`` for one SDK, kept for the test process: a body is checked
+    without starting Node and loading the SDK again (about half a second of CPU each, for
+    hundreds of checks a run). Calls are serialized; one that times out or finds the process
+    gone ends it (the next call starts another) and raises :class:`NodeHarnessError`."""
+
+    def __init__(self, sdk: int) -> None:
+        self.sdk = sdk
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stderr: IO[bytes] | None = None
+
+    def validate(self, items: list[dict[str, Any]], timeout: float) -> Any:
+        with self.lock:
+            process = self.process or self._start()
+            assert process.stdin is not None and process.stdout is not None
+            try:
+                process.stdin.write(json.dumps(items).encode() + b"\n")
+                process.stdin.flush()
+                ready, _, _ = select.select([process.stdout], [], [], timeout)
+                line = process.stdout.readline() if ready else b""
+            except OSError:
+                line = b""
+            if not line:
+                stderr = self._stop()
+                raise NodeHarnessError(
+                    f"validate-sse.mjs --sdk {self.sdk} --serve gave no answer within"
+                    f" {timeout}s; stderr:\n{stderr}"
+                )
+        reply = json.loads(line)
+        if "usageError" in reply:
+            raise NodeHarnessError(f"validate-sse.mjs refused its input: {reply['usageError']}")
+        return reply["results"]
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        check_node_harness()
+        node = shutil.which("node")
+        assert node is not None  # checked above
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as the process does)
+        self.process = subprocess.Popen(
+            [node, "validate-sse.mjs", "--sdk", str(self.sdk), "--serve"],
+            cwd=NODE_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+        )
+        return self.process
+
+    def _stop(self) -> str:
+        """End the process; what it wrote to stderr."""
+        process, self.process = self.process, None
+        if process is not None:
+            for stream in (process.stdin, process.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+            process.kill()
+            process.wait()
+        stderr, self.stderr = self.stderr, None
+        if stderr is None:
+            return ""
+        with stderr:
+            stderr.seek(0)
+            return stderr.read().decode(errors="replace")[-4000:]
+
+
+_VALIDATORS: dict[int, _Validator] = {}
+_VALIDATORS_LOCK = threading.Lock()
+
+
+def _validator(sdk: int) -> _Validator:
+    if sdk not in SUPPORTED_SDKS:
+        raise ValueError(f"sdk must be one of {SUPPORTED_SDKS}, got {sdk!r}")
+    with _VALIDATORS_LOCK:
+        return _VALIDATORS.setdefault(sdk, _Validator(sdk))
+
+
+@atexit.register
+def _stop_validators() -> None:
+    for validator in _VALIDATORS.values():
+        validator._stop()
 
 
 def drive_chat(spec: dict[str, Any], sdk: int, timeout: float = 60) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 // Validates SSE response bodies with the real AI SDK client code.
 //
 // stdin:  [{"name": str, "body": str} | {"name": str, "bodyBase64": str}, ...]
-// argv:   --sdk 5|6|7
+// argv:   --sdk 5|6|7 [--serve]
+//   --serve: read one such array per line until stdin ends, and write one line each:
+//   {"results": [...]} (the stdout below) or {"usageError": "Name: message"}.
 // stdout: [{"name", "ok", "chunks", "error", "errorChunks", "message"}, ...]
 //   ok          false if a chunk fails parsing/validation (uiMessageChunkSchema), if the SDK's
 //               stream processing throws (e.g. UIMessageStreamError), or if the final event is
@@ -15,17 +17,48 @@
 //               them, in order (what the page renders as a call's input streams)
 // Exit code 0 when JSON was printed, 2 on usage errors.
 
-import { parseSdkArg, printJsonAndExit, readStdinJson, runMain, UsageError } from './lib/cli.mjs';
+import { createInterface } from 'node:readline';
+
+import {
+  errorText,
+  parseSdkArg,
+  printJsonAndExit,
+  readStdinJson,
+  runMain,
+  UsageError,
+} from './lib/cli.mjs';
 import { loadSdk } from './lib/sdk.mjs';
 import { validateBody } from './lib/validate.mjs';
 
 runMain(async () => {
   const sdk = parseSdkArg();
-  const input = await readStdinJson();
+  const loaded = await loadSdk(sdk);
+  if (process.argv.includes('--serve')) {
+    // One JSON array per line in, one line out: {"results": [...]} or {"usageError": text}.
+    // The test process keeps one such process per SDK, instead of starting Node (and loading
+    // the SDK) for every body it checks; each line is checked on its own, as a run would be.
+    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (!line.trim()) {
+        continue;
+      }
+      let reply;
+      try {
+        reply = { results: await validateAll(loaded, JSON.parse(line)) };
+      } catch (err) {
+        reply = { usageError: errorText(err) };
+      }
+      await new Promise(resolve => process.stdout.write(`${JSON.stringify(reply)}\n`, resolve));
+    }
+    return;
+  }
+  printJsonAndExit(await validateAll(loaded, await readStdinJson()));
+});
+
+async function validateAll(loaded, input) {
   if (!Array.isArray(input)) {
     throw new UsageError('stdin must be a JSON array of {name, body | bodyBase64}');
   }
-  const loaded = await loadSdk(sdk);
   const results = [];
   for (const [index, item] of input.entries()) {
     const name = item?.name ?? String(index);
@@ -39,5 +72,5 @@ runMain(async () => {
     }
     results.push({ name, ...(await validateBody(loaded, body, item.message ?? undefined)) });
   }
-  printJsonAndExit(results);
-});
+  return results;
+}
