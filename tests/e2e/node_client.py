@@ -1,8 +1,9 @@
 """Run the Node harness (the real Vercel AI SDK, ai@5, ai@6 and ai@7) from Python tests.
 
 ``validate_sse`` checks SSE bodies with the SDK's own parser, schema and stream processing, in
-one Node process per SDK that the test process keeps (:class:`_Validator`); ``drive_chat`` drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live
-server. The scripts live in ``tests/e2e/node`` (see the headers of ``validate-sse.mjs`` and
+one Node process per SDK that the test process keeps (:class:`_Validator`); ``drive_chat``
+drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live server. The
+scripts live in ``tests/e2e/node`` (see the headers of ``validate-sse.mjs`` and
 ``chat-driver.mjs`` for the JSON formats). ``npm ci`` must have been run in that directory.
 
 Both functions block; from async tests whose server runs on the test's own event loop use the
@@ -138,6 +139,7 @@ class _Validator:
         self.stderr: IO[bytes] | None = None
 
     def validate(self, items: list[dict[str, Any]], timeout: float) -> Any:
+        check_node_harness()  # (every call, as a run of its own would: the hint stays)
         with self.lock:
             process = self.process or self._start()
             assert process.stdin is not None and process.stdout is not None
@@ -160,7 +162,6 @@ class _Validator:
         return reply["results"]
 
     def _start(self) -> subprocess.Popen[bytes]:
-        check_node_harness()
         node = shutil.which("node")
         assert node is not None  # checked above
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as the process does)
