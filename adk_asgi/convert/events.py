@@ -45,7 +45,7 @@ from adk_asgi.convert.code_execution import CodeRuns, is_code_part
 from adk_asgi.convert.data_parts import shown_now
 from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors, unstored
 from adk_asgi.convert.held_calls import HeldCalls
-from adk_asgi.convert.metadata import MessageMetadata, ResponseFacts, merged, metadata_of
+from adk_asgi.convert.metadata import AppMetadata, MessageMetadata, ResponseFacts, merged
 from adk_asgi.convert.model_calls import ModelCalls
 from adk_asgi.convert.parallel_calls import ParallelCalls
 from adk_asgi.convert.progress import progress_of
@@ -127,6 +127,10 @@ class EventConverter:
         self._blocks = TextBlocks(message_id)
         self.cards = ToolCards(self._blocks, known_calls=known_calls, policy=policy, live=live)
         """The tool parts: calls, approvals, results (:mod:`.tool_cards`)."""
+        self._metadata = AppMetadata(
+            message_metadata, lambda exc: self.on_error(AgentError(exception=exc))
+        )
+        """The app's ``message_metadata`` for each moment of this message."""
         self.code = CodeRuns(message_id, self._blocks, self.cards.known, files_at)
         """Gemini's code execution: its calls, results and images (:mod:`.code_execution`)."""
         self._calls = ModelCalls()
@@ -172,7 +176,7 @@ class EventConverter:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> list[UIMessageChunk]:
-        metadata = metadata_of(self.message_metadata, self.facts.start())
+        metadata = self._metadata(self.facts.start())
         return [Start(message_id=self.message_id, message_metadata=metadata)]
 
     def fail(self, error_text: str) -> list[UIMessageChunk]:
@@ -225,7 +229,7 @@ class EventConverter:
             reason = "tool-calls"
         usage = self.facts.usage
         metadata = {"usage": dict(usage)} if self.send_usage and usage else None
-        hooked = metadata_of(self.message_metadata, self.facts.finish(reason))
+        hooked = self._metadata(self.facts.finish(reason))
         out.append(Finish(finish_reason=reason, message_metadata=merged(metadata, hooked)))
         return out
 
@@ -468,7 +472,7 @@ class EventConverter:
             self.cards.fail_running(error_text, out)
         data = {"errorText": error_text}
         out.append(DataChunk(type=ERROR_PART, id=f"{self.message_id}-error", data=data))
-        hooked = metadata_of(self.message_metadata, self.facts.finish("error"))
+        hooked = self._metadata(self.facts.finish("error"))
         if hooked is not None:  # (the client reads no ``finish`` after the error)
             out.append(MessageMetadataChunk(message_metadata=hooked))
         out.append(Error(error_text=error_text))

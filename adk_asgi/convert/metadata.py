@@ -14,6 +14,8 @@ needs no clock of its own (sans-I/O).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -22,6 +24,8 @@ from google.adk.events.event import Event
 
 from adk_asgi.convert.adk_values import add_usage, map_finish_reason
 from adk_asgi.wire.chunks import FinishReason
+
+logger = logging.getLogger("adk_asgi")
 
 
 class MessageMoment(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,12 +92,33 @@ class ResponseFacts:
         )
 
 
-def metadata_of(hook: MessageMetadata | None, moment: MessageMoment) -> dict[str, Any] | None:
-    """The hook's dict for a moment, as a plain ``dict`` (``None``: nothing to send)."""
-    if hook is None:
-        return None
-    metadata = hook(moment)
-    return dict(metadata) if metadata else None
+class AppMetadata:
+    """``AdkApp(message_metadata=)`` for one message: the hook's dict for a moment, as a plain
+    ``dict`` (``None``: nothing to send). A hook that raises is the app's bug: it is logged and
+    told to ``failed`` (once a message: ``on_error``), and the message goes on without that
+    metadata, since the answer it decorates has streamed, or is about to; it broke the stream
+    before."""
+
+    __slots__ = ("failed", "has_failed", "hook")
+
+    def __init__(self, hook: MessageMetadata | None, failed: Callable[[Exception], object]) -> None:
+        self.hook = hook
+        self.failed = failed
+        self.has_failed = False
+
+    def __call__(self, moment: MessageMoment) -> dict[str, Any] | None:
+        if self.hook is None:
+            return None
+        try:
+            metadata = self.hook(moment)
+        except Exception as exc:
+            if not self.has_failed:
+                self.has_failed = True
+                logger.error("adk_asgi: the app's message_metadata hook raised", exc_info=exc)
+                with contextlib.suppress(Exception):
+                    self.failed(exc)
+            return None
+        return dict(metadata) if metadata else None
 
 
 def merged(current: dict[str, Any] | None, update: Mapping[str, Any] | None) -> Any:

@@ -19,10 +19,11 @@ from starlette.requests import HTTPConnection
 
 from adk_asgi import AdkApp
 from adk_asgi.convert.failures import AgentError
+from adk_asgi.convert.metadata import MessageMoment
 from adk_asgi.testing import Text
 from tests.live.test_live_connection import open_live, serve
 from tests.live.test_live_requests import next_frame
-from tests.support import scripted_agent, user_body
+from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PICTURE = {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,iVBORw0K"}
@@ -153,3 +154,47 @@ async def test_a_live_send_whose_request_state_hook_raises_gets_on_errors_words(
         "errorText": "could not check that: KeyError",
     }
     assert [type(e.exception) for e in heard.errors] == [KeyError]
+
+
+def broken_metadata(moment: MessageMoment) -> dict[str, Any]:
+    raise ZeroDivisionError("the app's own bug")
+
+
+OK_ANSWER = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "<block1>"},
+    {"type": "text-delta", "id": "<block1>", "delta": "ok"},
+    {"type": "text-end", "id": "<block1>"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+@pytest.mark.asyncio
+async def test_a_message_metadata_hook_that_raises_leaves_the_answer_whole_without_it() -> None:
+    """It is called as the answer starts and ends, inside the stream: raising there broke the
+    stream. The answer goes on without that metadata; on_error hears the failure once."""
+    heard = Heard()
+    async with client(app(heard, message_metadata=broken_metadata)) as browser:
+        sent = await browser.post("/chat", json=user_body("hi"))
+        assert sent.status_code == 200
+        assert normalize_ids(parse_sse(sent.content)) == OK_ANSWER
+        assert [type(e.exception) for e in heard.errors] == [ZeroDivisionError]
+        history = (await browser.get("/chat/chat-1/messages")).json()
+    assert [(m["role"], "metadata" in m) for m in history] == [
+        ("user", False),
+        ("assistant", False),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_live_answer_whose_message_metadata_hook_raises_streams_whole() -> None:
+    heard = Heard()
+    async with serve(app(heard, message_metadata=broken_metadata)) as url:
+        live, socket = await open_live(url)
+        async with socket:
+            answered = await live.turn("hi")
+            again = await live.turn("hi again")
+    assert [normalize_ids(answered), normalize_ids(again)] == [OK_ANSWER, OK_ANSWER]
+    assert [type(e.exception) for e in heard.errors] == [ZeroDivisionError] * 2  # (a message each)
