@@ -43,7 +43,14 @@ from adk_asgi.convert.adk_values import (
 )
 from adk_asgi.convert.code_execution import CodeRuns, is_code_part
 from adk_asgi.convert.data_parts import shown_now
-from adk_asgi.convert.failures import ERROR_PART, AgentError, ErrorHandler, show_errors, unstored
+from adk_asgi.convert.failures import (
+    ERROR_PART,
+    AgentError,
+    ErrorHandler,
+    guarded,
+    show_errors,
+    unstored,
+)
 from adk_asgi.convert.held_calls import HeldCalls
 from adk_asgi.convert.metadata import AppMetadata, MessageMetadata, ResponseFacts, merged
 from adk_asgi.convert.model_calls import ModelCalls
@@ -103,7 +110,7 @@ class EventConverter:
         files_at: str | None = None,
     ) -> None:
         self.message_id = message_id
-        self.on_error = on_error
+        self.on_error = guarded(on_error)
         self.speakers = speakers
         """Text and reasoning parts say which agent wrote them (a tree of agents):
         ``providerMetadata: {"adk": {"author": <agent name>}}`` on their start chunk."""

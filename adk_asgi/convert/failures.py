@@ -69,6 +69,21 @@ def mask_errors(error: AgentError) -> str:
     return MASKED
 
 
+def guarded(on_error: ErrorHandler) -> ErrorHandler:
+    """``on_error`` as the package calls it: one that raises (the app's bug, while it words
+    another failure) is logged, and the client reads :data:`MASKED`; the stream still ends
+    cleanly with its ``error`` chunk."""
+
+    def words(error: AgentError) -> str:
+        try:
+            return on_error(error)
+        except Exception:
+            logger.exception("adk_asgi: on_error raised while it worded %s", error)
+            return MASKED
+
+    return words
+
+
 def show_errors(error: AgentError) -> str:
     """An ``on_error`` for development: the client reads the error itself
     (``"<code or exception class>: <message>"``)."""

@@ -21,7 +21,6 @@ from typing import Any, Final
 
 from google.adk.events.event import Event
 
-from adk_asgi.convert.failures import AgentError
 from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl import bookkeeping
@@ -376,7 +375,7 @@ class LiveProtocol(WaitAPI):
             return self._take()
         converter = self._context.unasked_response().converter
         results = tuple(self._events.shown_results())  # (tagged with the response under way)
-        failure = converter.fail(self._context.converting.on_error(AgentError(exception=error)))
+        failure = converter.fail_with(error)
         self.streams.end(failure + converter.finish(), self.clock())
         if converter.failure is not None:
             shown, text = converter.failure

@@ -18,7 +18,7 @@ import pytest
 from starlette.requests import HTTPConnection
 
 from adk_asgi import AdkApp
-from adk_asgi.convert.failures import AgentError
+from adk_asgi.convert.failures import MASKED, AgentError
 from adk_asgi.convert.metadata import MessageMoment
 from adk_asgi.testing import Text
 from tests.live.test_live_connection import open_live, serve
@@ -198,3 +198,29 @@ async def test_a_live_answer_whose_message_metadata_hook_raises_streams_whole() 
             again = await live.turn("hi again")
     assert [normalize_ids(answered), normalize_ids(again)] == [OK_ANSWER, OK_ANSWER]
     assert [type(e.exception) for e in heard.errors] == [ZeroDivisionError] * 2  # (a message each)
+
+
+def raising_on_error(error: AgentError) -> str:
+    raise LookupError("on_error's own bug")
+
+
+FAILED_ANSWER = [
+    {"type": "start", "messageId": "<msg1>"},
+    {"type": "data-error", "data": {"errorText": MASKED}, "id": "<block1>"},
+    {"type": "error", "errorText": MASKED},
+    {"type": "finish", "finishReason": "error"},
+]
+
+
+@pytest.mark.asyncio
+async def test_an_on_error_that_raises_leaves_the_masked_words_and_a_clean_end() -> None:
+    """It runs while another failure is worded, inside the stream: raising there broke it."""
+
+    def failing(contents: list[Any]) -> list[Text]:
+        raise RuntimeError("the model is down")
+
+    agent = scripted_agent(responder=failing)
+    async with client(AdkApp(agent, on_error=raising_on_error)) as browser:
+        sent = await browser.post("/chat", json=user_body("hi"))
+    assert sent.status_code == 200
+    assert normalize_ids(parse_sse(sent.content)) == FAILED_ANSWER
