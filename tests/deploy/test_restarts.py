@@ -21,7 +21,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from adk_asgi.hitl.outcomes import INTERRUPTED
-from adk_asgi.testing import read_ui_message
+from adk_asgi.testing import demo_responder, read_ui_message
+from adk_asgi.testing.gemini_server import GeminiStandIn
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE
 from tests.deploy.test_double_approval import APPROVED_STREAM as PAID
 from tests.e2e.node_client import drive_chat
@@ -75,11 +76,28 @@ class Deployment:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Deployment:
-    if request.param == "sqlite":
-        return Deployment(f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", tmp_path)
-    postgres: Any = request.getfixturevalue("postgres")
-    return Deployment(postgres.create_database(f"restarts_{secrets.token_hex(4)}").url, tmp_path)
+def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deployment]:
+    """``sqlite`` or ``postgres`` sessions; ``…@gemini``: the agent on ADK's own ``Gemini``
+    class, against the stand-in (in this process), which outlives the server's restarts."""
+    database, _, model = request.param.partition("@")
+    if database == "sqlite":
+        deployed = Deployment(f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", tmp_path)
+    else:
+        postgres: Any = request.getfixturevalue("postgres")
+        url = postgres.create_database(f"restarts_{secrets.token_hex(4)}").url
+        deployed = Deployment(url, tmp_path)
+    if model != "gemini":
+        yield deployed
+        return
+    with GeminiStandIn(responder=demo_responder, chunk_size=200) as gemini:
+        deployed.env |= {**gemini.environ, "PAYMENT_MODEL": "gemini"}
+        yield deployed
+
+
+ON_BOTH_MODELS = pytest.mark.parametrize(
+    "deployment", ["sqlite", "postgres", "postgres@gemini"], indirect=True
+)
+"""The approvals across a kill -9, on the scripted model and on the stand-in."""
 
 
 def user(text: str, message_id: str = "u1") -> dict[str, Any]:
@@ -133,6 +151,7 @@ def live_url(base: str, chat_id: str) -> str:
     return f"{base.replace('http', 'ws', 1)}/agent/live?chatId={chat_id}"
 
 
+@ON_BOTH_MODELS
 def test_an_sse_approval_pending_across_kill_9_completes_once(
     deployment: Deployment,
 ) -> None:
@@ -155,6 +174,7 @@ def test_an_sse_approval_pending_across_kill_9_completes_once(
     assert deployment.payments(chat_id) == 1
 
 
+@ON_BOTH_MODELS
 async def test_a_live_approval_pending_across_kill_9_completes_once(
     deployment: Deployment,
 ) -> None:
