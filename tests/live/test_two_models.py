@@ -71,18 +71,30 @@ async def agent(
 ) -> AsyncIterator[Callable[..., LlmAgent]]:
     """``agent(turns=…)`` / ``agent(responder=…)``, with ``LlmAgent``'s options: an agent on
     the scripted model, or on ``"gemini-2.5-flash"`` (ADK's ``Gemini``) with the stand-in
-    answering the same script. Gemini's HTTP clients are closed after the test."""
+    answering the same script. ``name=``: an agent of a team, on a model of its own
+    (``"gemini-<name>"``, its own script, on the stand-in). The scripted agents of a test
+    number their calls together. Gemini's HTTP clients are closed after the test."""
     agents: list[LlmAgent] = []
+    ids = counter("call_")
 
-    def make(*, turns: list[Turn] | None = None, responder: Any = None, **options: Any) -> LlmAgent:
+    def make(
+        *,
+        name: str = "assistant",
+        turns: list[Turn] | None = None,
+        responder: Any = None,
+        **options: Any,
+    ) -> LlmAgent:
         script: dict[str, Any] = {"turns": turns} if responder is None else {"responder": responder}
         model: BaseLlm | str
         if request.param == "scripted":
-            model = ScriptedLlm(**script, chunk_size=8, id_factory=counter("call_"))
-        else:
+            model = ScriptedLlm(**script, chunk_size=8, id_factory=ids)
+        elif name == "assistant":
             gemini.script = ScriptedLlm(**script, chunk_size=8)
             model = GEMINI
-        made = LlmAgent(name="assistant", model=model, **options)
+        else:
+            model = f"gemini-{name}"
+            gemini.scripts[model] = ScriptedLlm(**script, chunk_size=8)
+        made = LlmAgent(name=name, model=model, **options)
         agents.append(made)
         return made
 
@@ -522,33 +534,18 @@ STAYS = [
 ]
 
 
-@pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("transport", ["sse", "live"])
-async def test_a_transfer_two_levels_deep(
-    gemini: GeminiStandIn, model: str, transport: str
-) -> None:
+async def test_a_transfer_two_levels_deep(agent: Callable[..., LlmAgent], transport: str) -> None:
     """root hands over to middle, which hands over to leaf; the next message stays with leaf
     (as ADK keeps the agent that answered last). Each agent on a model of its own."""
-    ids = counter("call_")
-
-    def on(name: str, responder: Responder) -> BaseLlm | str:
-        if model == "gemini":
-            gemini.scripts[name] = ScriptedLlm(responder=responder)
-            return name
-        return ScriptedLlm(responder=responder, id_factory=ids)
 
     def hand_to(agent_name: str) -> Responder:
         return lambda contents: [Call("transfer_to_agent", {"agent_name": agent_name})]
 
-    leaf = LlmAgent(name="leaf", model=on("gemini-leaf", lambda _: [Text("Leaf here.")]))
-    middle = LlmAgent(name="middle", model=on("gemini-middle", hand_to("leaf")), sub_agents=[leaf])
-    root = LlmAgent(name="root", model=on("gemini-root", hand_to("middle")), sub_agents=[middle])
-    try:
-        responses = await converse(AdkApp(root), transport, "go", "again")
-    finally:
-        for made in (root, middle, leaf):
-            if isinstance(made.canonical_model, Gemini):
-                await made.canonical_model.api_client.aio.aclose()
+    leaf = agent(name="leaf", responder=lambda _: [Text("Leaf here.")])
+    middle = agent(name="middle", responder=hand_to("leaf"), sub_agents=[leaf])
+    root = agent(name="root", responder=hand_to("middle"), sub_agents=[middle])
+    responses = await converse(AdkApp(root), transport, "go", "again")
     assert [summary(chunks) for chunks in responses] == [TRANSFERRED, STAYS]
 
 
@@ -701,9 +698,8 @@ SEQUENCE = [
 ]
 
 
-@pytest.mark.parametrize("model", MODELS)
 async def test_a_live_sequence_runs_again_for_each_message_and_never_unasked(
-    gemini: GeminiStandIn, model: str
+    agent: Callable[..., LlmAgent],
 ) -> None:
     """A live ``SequentialAgent`` ends its session after its last sub-agent's
     ``task_completed``, whose result ends the history: Gemini answers such a history as a
@@ -712,43 +708,25 @@ async def test_a_live_sequence_runs_again_for_each_message_and_never_unasked(
     Gemini refuse the user's message. The session now waits for the message and gives it to
     the model with the history. Each message comes on a connection of its own, opened on
     the chat, as the stock transport reconnects after the 1000 close."""
-    ids = counter("call_")
-
-    def on(name: str) -> BaseLlm | str:
-        if model == "gemini":
-            gemini.scripts[f"gemini-{name}"] = ScriptedLlm(responder=finishing(name))
-            return f"gemini-{name}"
-        return ScriptedLlm(responder=finishing(name), id_factory=ids)
-
+    steps = [agent(name=name, responder=finishing(name)) for name in ("first", "second")]
     with warnings.catch_warnings():  # (ADK 2.13 deprecates the class, not its live use)
         warnings.simplefilter("ignore", DeprecationWarning)
-        sequence = SequentialAgent(
-            name="sequence",
-            sub_agents=[
-                LlmAgent(name="first", model=on("first")),
-                LlmAgent(name="second", model=on("second")),
-            ],
-        )
+        sequence = SequentialAgent(name="sequence", sub_agents=steps)
     texts = ("one", "two")
     responses = []
-    try:
-        async with serve(AdkApp(sequence)) as url:
-            cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
-            chat_id = f"chat-{secrets.token_hex(4)}"
-            for number, text in enumerate(texts):
-                live, socket = await open_live(url, chat_id, cookie=cookie, chatId=chat_id)
-                live.count = number
-                async with socket:
-                    responses.append(await live.turn(text))
-                    with pytest.raises(ConnectionClosedOK):  # the agent ended its session
-                        await socket.recv()
-                assert socket.close_code == 1000
-            base = url.replace("ws://", "http://", 1).removesuffix("/live")
-            stored = await history(base, chat_id, cookie)
-    finally:
-        for made in sequence.sub_agents:
-            if isinstance(made, LlmAgent) and isinstance(made.canonical_model, Gemini):
-                await made.canonical_model.api_client.aio.aclose()
+    async with serve(AdkApp(sequence)) as url:
+        cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
+        chat_id = f"chat-{secrets.token_hex(4)}"
+        for number, text in enumerate(texts):
+            live, socket = await open_live(url, chat_id, cookie=cookie, chatId=chat_id)
+            live.count = number
+            async with socket:
+                responses.append(await live.turn(text))
+                with pytest.raises(ConnectionClosedOK):  # the agent ended its session
+                    await socket.recv()
+            assert socket.close_code == 1000
+        base = url.replace("ws://", "http://", 1).removesuffix("/live")
+        stored = await history(base, chat_id, cookie)
     assert [summary(chunks) for chunks in responses] == [SEQUENCE, SEQUENCE]
     same_messages(stored, messages_of(texts, responses))
 
@@ -788,20 +766,10 @@ async def test_a_turn_after_a_call_the_back_office_holds_shows_its_own_tools(
 
 
 @pytest.mark.filterwarnings("ignore:The `plugins` argument is deprecated:DeprecationWarning")
-@pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("transport", ["sse", "live"])
-async def test_agent_tools_two_levels_deep(
-    gemini: GeminiStandIn, model: str, transport: str
-) -> None:
+async def test_agent_tools_two_levels_deep(agent: Callable[..., LlmAgent], transport: str) -> None:
     """root calls the agent ``middle`` as a tool, which calls ``leaf`` as a tool: each runs on
     a model of its own; the root's answer reads what came back up."""
-    ids = counter("call_")
-
-    def on(name: str, responder: Responder) -> BaseLlm | str:
-        if model == "gemini":
-            gemini.scripts[name] = ScriptedLlm(responder=responder)
-            return name
-        return ScriptedLlm(responder=responder, id_factory=ids)
 
     def asking(tool: str, then: str) -> Responder:
         def respond(contents: list[types.Content]) -> Turn:
@@ -812,26 +780,17 @@ async def test_agent_tools_two_levels_deep(
 
         return respond
 
-    leaf = LlmAgent(
-        name="leaf", description="Leaf.", model=on("gemini-leaf", lambda _: [Text("Leaf here.")])
-    )
-    middle = LlmAgent(
+    leaf = agent(name="leaf", description="Leaf.", responder=lambda _: [Text("Leaf here.")])
+    middle = agent(
         name="middle",
         description="Middle.",
-        model=on("gemini-middle", asking("leaf", "Middle heard")),
+        responder=asking("leaf", "Middle heard"),
         tools=[AgentTool(agent=leaf)],
     )
-    root = LlmAgent(
-        name="root",
-        model=on("gemini-root", asking("middle", "Root heard")),
-        tools=[AgentTool(agent=middle)],
+    root = agent(
+        name="root", responder=asking("middle", "Root heard"), tools=[AgentTool(agent=middle)]
     )
-    try:
-        [chunks] = await converse(AdkApp(root), transport, "go")
-    finally:
-        for made in (root, middle, leaf):
-            if isinstance(made.canonical_model, Gemini):
-                await made.canonical_model.api_client.aio.aclose()
+    [chunks] = await converse(AdkApp(root), transport, "go")
     assert folded(chunks) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -858,20 +817,12 @@ PLANNER_ASKED = {"role": "user", "parts": [{"text": "plan a trip"}]}
 
 
 @pytest.mark.filterwarnings("ignore:The `plugins` argument is deprecated:DeprecationWarning")
-@pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("transport", ["sse", "live"])
 async def test_an_agent_with_an_output_schema_as_a_tool(
-    gemini: GeminiStandIn, model: str, transport: str
+    agent: Callable[..., LlmAgent], gemini: GeminiStandIn, transport: str
 ) -> None:
     """The planner answers in its ``output_schema`` (Gemini's JSON mode): the tool's result is
     the object, which the root reads."""
-    ids = counter("call_")
-
-    def on(name: str, responder: Responder) -> BaseLlm | str:
-        if model == "gemini":
-            gemini.scripts[name] = ScriptedLlm(responder=responder)
-            return name
-        return ScriptedLlm(responder=responder, id_factory=ids)
 
     def root_says(contents: list[types.Content]) -> Turn:
         results = [p.function_response for p in contents[-1].parts or [] if p.function_response]
@@ -879,22 +830,15 @@ async def test_an_agent_with_an_output_schema_as_a_tool(
             return [Text(f"{len(results[0].response['steps'])} steps.")]  # type: ignore[index]
         return [Call("planner", {"request": "plan a trip"})]
 
-    planner = LlmAgent(
+    planner = agent(
         name="planner",
         description="Plans.",
-        model=on("gemini-planner", lambda _: [Text(json.dumps(PLAN))]),
+        responder=lambda _: [Text(json.dumps(PLAN))],
         output_schema=Plan,
     )
-    root = LlmAgent(
-        name="root", model=on("gemini-root", root_says), tools=[AgentTool(agent=planner)]
-    )
+    root = agent(name="root", responder=root_says, tools=[AgentTool(agent=planner)])
     gemini.requests.clear()
-    try:
-        [chunks] = await converse(AdkApp(root), transport, "plan")
-    finally:
-        for made in (root, planner):
-            if isinstance(made.canonical_model, Gemini):
-                await made.canonical_model.api_client.aio.aclose()
+    [chunks] = await converse(AdkApp(root), transport, "plan")
     assert folded(chunks) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -906,6 +850,6 @@ async def test_an_agent_with_an_output_schema_as_a_tool(
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "stop"},
     ]
-    if model == "gemini":  # (the schema reached Gemini as its JSON mode)
+    if isinstance(root.canonical_model, Gemini):  # (the schema reached Gemini as its JSON mode)
         [asked] = [r for r in gemini.requests if r.get("contents", [{}])[0] == PLANNER_ASKED]
         assert asked["generationConfig"]["responseMimeType"] == "application/json"
