@@ -115,7 +115,6 @@ class LiveProtocol(WaitAPI):
         self._turns = Turns(context)
         self._events = ModelEvents(context)
         self._phases = Phases()
-        self.chat_id: str | None = None
         self.failure: str | None = None
         self.close_code = 1000
         self._queued: list[tuple[str, ChatRequest]] = []
@@ -254,6 +253,11 @@ class LiveProtocol(WaitAPI):
 
     # --- the session's lifecycle -------------------------------------------------------------
 
+    @property
+    def chat_id(self) -> str | None:
+        """The chat the connection serves, once it is bound."""
+        return self._context.chat_id
+
     def bind(self, chat_id: str) -> list[Output]:
         """The connection serves ``chat_id`` (named in its URL) before any ``send``."""
         self._bind(chat_id)
@@ -261,7 +265,7 @@ class LiveProtocol(WaitAPI):
 
     def _bind(self, chat_id: str) -> None:
         self._phases.move("bind")
-        self.chat_id = self._context.chat_id = chat_id
+        self._context.chat_id = chat_id
         self.out.append(OpenSession(chat_id))
 
     def session_waiting(self) -> list[Output]:
