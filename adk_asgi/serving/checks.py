@@ -20,7 +20,6 @@ from adk_asgi.wire.messages import (
     CLIENT_ID_RULE,
     MEDIA_TYPE_RULE,
     ChatRequest,
-    FilePart,
     ToolPart,
     decode_chat_request,
     is_media_type,
@@ -60,12 +59,9 @@ def check_chat(
 
 def _check_media_types(chat: ChatRequest) -> None:
     """Each user file part's media type, before anything is stored (:func:`.is_media_type`)."""
-    for i, message in enumerate(chat.messages):
-        if message.role != "user":
-            continue
-        for j, part in enumerate(message.parts):
-            if isinstance(part, FilePart) and not is_media_type(part.media_type):
-                raise ClientError(400, f"{chat.where(i)}.parts[{j}].mediaType: {MEDIA_TYPE_RULE}")
+    for where, part in chat.user_files():
+        if not is_media_type(part.media_type):
+            raise ClientError(400, f"{where}.mediaType: {MEDIA_TYPE_RULE}")
 
 
 MAX_PARTS = 1_000

@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 from adk_asgi.convert.failures import MASKED
 from adk_asgi.errors import ClientError
-from adk_asgi.wire.messages import ChatRequest, FilePart
+from adk_asgi.wire.messages import ChatRequest
 
 AllowFileUrl = Callable[[str, str], bool]
 """``allowed_file_url(url, user_id) -> bool``: whether ``user_id`` may send the model ``url``."""
@@ -64,15 +64,11 @@ class FileUrlRule:
 
     def check(self, chat: ChatRequest) -> None:
         """Refuse (``422``) the first user file part whose URL this rule does not allow."""
-        for i, message in enumerate(chat.messages):
-            if message.role != "user":
-                continue
-            for j, part in enumerate(message.parts):
-                if isinstance(part, FilePart) and not self.allows(part.url, chat.id):
-                    scheme = _scheme(part.url)
-                    what = f"{scheme}: URLs are" if scheme else "this URL is"
-                    where = f"{chat.where(i)}.parts[{j}].url"
-                    raise ClientError(422, f"{where}: {what} refused; {REFUSED}")
+        for where, part in chat.user_files():
+            if not self.allows(part.url, chat.id):
+                scheme = _scheme(part.url)
+                what = f"{scheme}: URLs are" if scheme else "this URL is"
+                raise ClientError(422, f"{where}.url: {what} refused; {REFUSED}")
 
 
 def _masked(exc: Exception) -> ClientError:

@@ -10,6 +10,7 @@ built once, at import.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Final, Literal
 
 import msgspec
@@ -203,6 +204,16 @@ class ChatRequest(msgspec.Struct, kw_only=True):
     def where(self, index: int) -> str:
         """How the body names ``messages[index]``, for a reason the client can act on."""
         return "message" if self.last_only else f"messages[{index}]"
+
+    def user_files(self) -> Iterator[tuple[str, FilePart]]:
+        """Each file part of the user's messages (every one: the stock client re-sends the
+        chat), with how the body names it (``messages[i].parts[j]``)."""
+        for i, message in enumerate(self.messages):
+            if message.role != "user":
+                continue
+            for j, part in enumerate(message.parts):
+                if isinstance(part, FilePart):
+                    yield f"{self.where(i)}.parts[{j}]", part
 
 
 CHAT_ID: Final = re.compile(r"\A(?![A-Za-z]:)(?!\.\.?\Z)(?!user\Z)[A-Za-z0-9_.:@-]{1,128}\Z")
