@@ -30,10 +30,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from adk_asgi.testing import demo_responder, read_ui_message
-from adk_asgi.testing.gemini_server import GeminiStandIn
+from adk_asgi.testing import read_ui_message
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE, text
 from tests.backing_services import Postgres
+from tests.deploy.on_gemini import on_gemini
 from tests.servers import uvicorn_server
 from tests.support import answer, normalize_ids, parse_sse
 
@@ -163,8 +163,7 @@ def workers(
     ]
     with ExitStack() as stack:
         if model == "gemini":
-            gemini = stack.enter_context(GeminiStandIn(responder=demo_responder, chunk_size=200))
-            env |= {**gemini.environ, "PAYMENT_MODEL": "gemini"}
+            stack.enter_context(on_gemini(env, chunk_size=200))
         # One after the other: this module is about requests, not about start-up races.
         bases = []
         for server, log in zip(servers, logs, strict=True):

@@ -21,9 +21,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from adk_asgi.hitl.outcomes import INTERRUPTED
-from adk_asgi.testing import demo_responder, read_ui_message
-from adk_asgi.testing.gemini_server import GeminiStandIn
+from adk_asgi.testing import read_ui_message
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE
+from tests.deploy.on_gemini import on_gemini
 from tests.deploy.test_double_approval import APPROVED_STREAM as PAID
 from tests.e2e.node_client import drive_chat
 from tests.live.test_live_connection import HELLO
@@ -89,8 +89,7 @@ def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deplo
     if model != "gemini":
         yield deployed
         return
-    with GeminiStandIn(responder=demo_responder, chunk_size=200) as gemini:
-        deployed.env |= {**gemini.environ, "PAYMENT_MODEL": "gemini"}
+    with on_gemini(deployed.env, chunk_size=200):
         yield deployed
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from adk_asgi.testing import demo_responder, read_ui_message
-from adk_asgi.testing.gemini_server import GeminiStandIn
+from adk_asgi.testing import read_ui_message
+from tests.deploy.on_gemini import on_gemini
 from tests.e2e.node_client import drive_chat
 from tests.e2e.test_reload_mid_answer import comparable, responses
 from tests.live.test_live_connection import (
@@ -56,8 +56,7 @@ def two_workers(
     args = ["--lifespan", "on"]
     with ExitStack() as stack:
         if model == "gemini":
-            stand_in = GeminiStandIn(responder=demo_responder, chunk_size=4, delay=0.02)
-            env |= {**stack.enter_context(stand_in).environ, "PAYMENT_MODEL": "gemini"}
+            stack.enter_context(on_gemini(env, chunk_size=4, delay=0.02))
         a = stack.enter_context(uvicorn_server(APP, env=env, ready_path="/ready", args=args))
         b = stack.enter_context(uvicorn_server(APP, env=env, ready_path="/ready", args=args))
         yield a, b
