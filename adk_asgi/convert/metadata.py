@@ -14,7 +14,6 @@ needs no clock of its own (sans-I/O).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -95,7 +94,8 @@ class ResponseFacts:
 class AppMetadata:
     """``AdkApp(message_metadata=)`` for one message: the hook's dict for a moment, as a plain
     ``dict`` (``None``: nothing to send). A hook that raises is the app's bug: it is logged and
-    told to ``failed`` (once a message: ``on_error``), and the message goes on without that
+    told to ``failed`` (once a message: the converter's guarded ``on_error``, which does not
+    raise), and the message goes on without that
     metadata, since the answer it decorates has streamed, or is about to; it broke the stream
     before."""
 
@@ -115,8 +115,7 @@ class AppMetadata:
             if not self.has_failed:
                 self.has_failed = True
                 logger.error("adk_asgi: the app's message_metadata hook raised", exc_info=exc)
-                with contextlib.suppress(Exception):
-                    self.failed(exc)
+                self.failed(exc)
             return None
         return dict(metadata) if metadata else None
 

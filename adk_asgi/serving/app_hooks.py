@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from adk_asgi.convert.failures import MASKED, AgentError, ErrorHandler
+from adk_asgi.convert.failures import AgentError, ErrorHandler, guarded
 from adk_asgi.errors import ClientError
 
 logger = logging.getLogger("adk_asgi")
@@ -21,11 +21,6 @@ logger = logging.getLogger("adk_asgi")
 
 def hook_failure(on_error: ErrorHandler, hook: str, exc: Exception) -> ClientError:
     """The refusal for the app's ``hook`` that raised ``exc``: ``500``, in ``on_error``'s
-    words (:data:`MASKED` if ``on_error`` raises too)."""
+    words (:data:`~adk_asgi.convert.failures.MASKED` if ``on_error`` raises too)."""
     logger.error("adk_asgi: the app's %s hook raised", hook, exc_info=exc)
-    try:
-        text = on_error(AgentError(exception=exc))
-    except Exception:
-        logger.exception("adk_asgi: on_error raised while it worded a failure")
-        text = MASKED
-    return ClientError(500, text)
+    return ClientError(500, guarded(on_error)(AgentError(exception=exc)))
