@@ -95,9 +95,8 @@ class AppMetadata:
     """``AdkApp(message_metadata=)`` for one message: the hook's dict for a moment, as a plain
     ``dict`` (``None``: nothing to send). A hook that raises is the app's bug: it is logged and
     told to ``failed`` (once a message: the converter's guarded ``on_error``, which does not
-    raise), and the message goes on without that
-    metadata, since the answer it decorates has streamed, or is about to; it broke the stream
-    before."""
+    raise), and the message goes on without that metadata, since the answer it decorates has
+    streamed, or is about to; it broke the stream before."""
 
     __slots__ = ("failed", "has_failed", "hook")
 
