@@ -12,7 +12,7 @@ from adk_asgi.errors import ClientError
 from adk_asgi.hitl.pending import PAYLOADS_KEY
 from adk_asgi.serving import file_urls
 from adk_asgi.serving.file_urls import FileUrlRule
-from adk_asgi.wire.decoding import BadJson, check_json, decode
+from adk_asgi.wire.decoding import BadJson, check_json, check_readable, decode
 from adk_asgi.wire.messages import (
     CHAT_ID,
     CHAT_ID_RULE,
@@ -149,8 +149,12 @@ def frame_head(text: str) -> tuple[str, str] | None:
     """A live client frame's ``type`` and ``requestId`` (``""`` when absent), or ``None`` when
     it is not a JSON object with string values there. A frame the decoding policy refuses
     (:mod:`adk_asgi.wire.decoding`), or whose ``requestId`` is not an id, raises
-    :class:`FrameRefused`: every frame passes here first, so no later decoding meets it."""
+    :class:`FrameRefused`: every frame passes here first, so no later decoding meets it. A
+    frame nested deeper than :data:`~adk_asgi.wire.decoding.READABLE_DEPTH` is refused unread
+    (``""``) on every Python, whatever depth the interpreter lets msgspec reach."""
+    data = text.encode()
     try:
+        check_readable(data)
         frame = decode(_FRAME, text)
         kind = decode(_STR, frame["type"]) if "type" in frame else ""
         request_id = decode(_STR, frame["requestId"]) if "requestId" in frame else ""
@@ -161,7 +165,7 @@ def frame_head(text: str) -> tuple[str, str] | None:
     if request_id and not CLIENT_ID.fullmatch(request_id):
         raise FrameRefused("", f"requestId: {CLIENT_ID_RULE}")
     try:
-        check_json(text.encode())
+        check_json(data)
     except BadJson as exc:
         raise FrameRefused(request_id, str(exc)) from None
     return kind, request_id

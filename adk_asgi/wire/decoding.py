@@ -33,6 +33,13 @@ MAX_DEPTH: Final = 64
 counted: the protocol needs about 6 (body, messages, message, parts, part, value); the rest is
 for the values a client passes through (tool input and output, data parts, metadata)."""
 
+READABLE_DEPTH: Final = 256
+"""The deepest nesting decoded at all to read what can be read of JSON that is refused (a live
+frame's ``requestId``, named in its ``error`` frame). Past it the JSON is refused unread: how
+deep msgspec decodes is the interpreter's recursion limit (about 1,000 levels on Python 3.11,
+1,500 on 3.12, 10,000 on 3.13), so a frame would otherwise be named on one Python and not on
+another."""
+
 _KEPT: Final = b'"[]{}'
 _DROPPED: Final = bytes(b for b in range(256) if b not in _KEPT)
 _OPENERS_CLOSERS: Final = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
@@ -72,6 +79,21 @@ def json_depth(data: bytes) -> int:
     return max(accumulate(array("b", steps)), default=0)
 
 
+_TOO_DEEP: Final = f"the JSON is nested deeper than {MAX_DEPTH} levels"
+
+
+def _deeper_than(data: bytes, limit: int) -> bool:
+    openers = data.count(b"[") + data.count(b"{")  # the depth's bound, at memchr speed
+    return openers > limit and json_depth(data) > limit
+
+
+def check_readable(data: bytes) -> None:
+    """Refuse JSON nested deeper than :data:`READABLE_DEPTH` (with :func:`check_json`'s
+    reason), before anything decodes it."""
+    if _deeper_than(data, READABLE_DEPTH):
+        raise BadJson(_TOO_DEEP)
+
+
 def check_json(data: bytes) -> None:
     """Refuse what decoding would not catch, or would catch too late: bytes that are not
     UTF-8 (msgspec never reads the keys it skips), deep nesting, NUL."""
@@ -79,9 +101,8 @@ def check_json(data: bytes) -> None:
         data.decode()  # ~0.1 ms per MB of ASCII
     except UnicodeDecodeError:
         raise BadJson("the JSON is not valid UTF-8") from None
-    openers = data.count(b"[") + data.count(b"{")  # the depth's bound, at memchr speed
-    if openers > MAX_DEPTH and json_depth(data) > MAX_DEPTH:
-        raise BadJson(f"the JSON is nested deeper than {MAX_DEPTH} levels")
+    if _deeper_than(data, MAX_DEPTH):
+        raise BadJson(_TOO_DEEP)
     if b"\\u0000" in data and b"\\u0000" in data.replace(b"\\\\", b""):
         raise BadJson("a string holds NUL (\\u0000), which cannot be stored")
 
@@ -95,7 +116,7 @@ def decode(decoder: msgspec.json.Decoder[T], data: bytes | str | msgspec.Raw) ->
     except UnicodeDecodeError:
         raise msgspec.DecodeError("the JSON is not valid UTF-8") from None
     except RecursionError:
-        raise BadJson(f"the JSON is nested deeper than {MAX_DEPTH} levels") from None
+        raise BadJson(_TOO_DEEP) from None
     except msgspec.ValidationError as exc:
         if str(exc).startswith(("Number out of range", "Integer value out of range")):
             raise BadJson(f"a number is out of range: {exc}") from None
