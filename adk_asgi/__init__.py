@@ -14,8 +14,10 @@ from adk_asgi.app import AdkApp
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.failures import AgentError, show_errors
 from adk_asgi.convert.metadata import MessageMetadata, MessageMoment
+from adk_asgi.convert.progress import PreliminaryOutputError, preliminary
 from adk_asgi.convert.translate import TranslationError, user_content
 from adk_asgi.errors import AdkAsgiError, ClientError
+from adk_asgi.hitl.denials import deny
 from adk_asgi.hitl.tools import ClientTool, client_tool
 from adk_asgi.middleware import AdkMiddleware
 from adk_asgi.server_answers import CallAlreadyAnswered, CallNotOpen, UnknownCall
@@ -50,6 +52,7 @@ __all__ = [
     "Lease",
     "MessageMetadata",
     "MessageMoment",
+    "PreliminaryOutputError",
     "RequestError",
     "StreamStore",
     "TranslationError",
@@ -58,6 +61,8 @@ __all__ = [
     "UnknownCall",
     "client_tool",
     "decode_chat_request",
+    "deny",
+    "preliminary",
     "send_data",
     "show_errors",
     "user_content",

@@ -261,7 +261,7 @@ class EventConverter:
                 return asked
             out.extend(self._held.release())
         if (progress := progress_of(event)) is not None:  # (a preliminary output: .progress)
-            return out + self.cards.progress(progress.call_id, progress.text)
+            return out + self.cards.progress(progress)
         if event.author == "user":  # (transcriptions: live mode's, or replayed by history)
             if event.input_transcription is not None:
                 out.append(self._heard.chunk(event.input_transcription))

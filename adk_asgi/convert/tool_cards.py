@@ -30,6 +30,7 @@ from google.genai import types
 
 from adk_asgi.convert.adk_values import tool_result_chunk
 from adk_asgi.convert.failures import FailedCall
+from adk_asgi.convert.progress import Progress
 from adk_asgi.convert.returned import kept_calls
 from adk_asgi.convert.running_calls import RunningCalls
 from adk_asgi.convert.streamed_input import StreamedInput, streams_arguments
@@ -37,8 +38,10 @@ from adk_asgi.convert.text_blocks import TextBlocks
 from adk_asgi.convert.tool_looks import (
     approved_automatically,
     automatic_approval,
+    automatic_denial,
     confirmation_descriptor,
     cut_call_chunk,
+    denied_automatically,
     dynamic,
     input_error,
     node_descriptor,
@@ -297,25 +300,35 @@ class ToolCards:
         refused = input_error(self.policy, call_id, name, args, response) if invalid else None
         if refused is not None:
             return [refused]
+        denied = denied_automatically(self.policy, name, response)
+        if denied is not None:  # the server's policy (a user asked had approved the call)
+            if asked or call_id in self._asked or call_id not in self._calls:
+                return [ToolOutputDenied(tool_call_id=call_id)]
+            return automatic_denial(call_id, *denied)
         shown = result_chunk(self.policy, call_id, name, args, response, kept=kept)
         automatic = not (asked or call_id in self._asked | self._resulted) and (
             call_id in self._calls and approved_automatically(self.policy, name, shown)
         )
         return [*automatic_approval(call_id), shown] if automatic else [shown]
 
-    def progress(self, adk_id: str, text: str) -> list[UIMessageChunk]:
-        """A running tool's progress message (:mod:`.progress`): the call's preliminary
-        output, until its result replaces it."""
-        call_id = self.client_id(adk_id)
-        if not text or call_id not in self.known or call_id in self._settled | self._resulted:
+    def progress(self, progress: Progress) -> list[UIMessageChunk]:
+        """A running tool's preliminary output (:mod:`.progress`), until its result replaces
+        it. The tool is named by the call's branch: a call announced in an earlier response
+        (an approval's continuation) is a ``dynamic-tool`` part too."""
+        call_id = self.client_id(progress.call_id)
+        if not progress.shown or call_id not in self.known:
+            return []
+        if call_id in self._settled | self._resulted:
             return []
         out: list[UIMessageChunk] = []
         self.blocks.close(out)
-        name, _ = self._calls.get(call_id, ("", {}))
-        is_dynamic = dynamic(self.policy, name) if name else None
+        name, _ = self._calls.get(call_id, (progress.tool, {}))
         out.append(
             ToolOutputAvailable(
-                tool_call_id=call_id, output=text, preliminary=True, dynamic=is_dynamic
+                tool_call_id=call_id,
+                output=progress.output,
+                preliminary=True,
+                dynamic=dynamic(self.policy, name),
             )
         )
         return out

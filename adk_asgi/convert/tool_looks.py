@@ -21,6 +21,10 @@ that both need lives here, and only here:
   marked automatic, as the AI SDK shows a call its tool's ``needsApproval`` let through
   (:func:`approved_automatically`, :func:`automatic_approval`; v7 only: the wire gate drops
   it for v6);
+* a call the server's policy denied without asking (:func:`adk_asgi.hitl.denials.deny`) shows
+  an approval marked automatic and denied, with its reason, then ``output-denied``, as the AI
+  SDK shows a call its ``toolApproval`` denied (:func:`automatic_denial`; v7: the wire gate
+  turns it into the call's error, with the reason, for older clients);
 * a call ADK refused without running a tool (a made-up name, arguments the tool refuses) is
   a ``tool-input-error``: ADK's error, and the input as the model wrote it (:func:`input_error`);
 * a browser tool that waits for approval shows its input only as the raw JSON the stream
@@ -43,6 +47,7 @@ from adk_asgi.convert.adk_values import (
 )
 from adk_asgi.convert.returned import as_returned
 from adk_asgi.hitl.credentials import shown_input, shown_output
+from adk_asgi.hitl.denials import denial
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, NodeConfirmation
 from adk_asgi.hitl.pending import client_approval_id
 from adk_asgi.hitl.policy import ToolPolicy
@@ -51,6 +56,7 @@ from adk_asgi.wire.chunks import (
     ToolApprovalResponse,
     ToolInputError,
     ToolOutputAvailable,
+    ToolOutputDenied,
     ToolOutputError,
     UIMessageChunk,
 )
@@ -132,6 +138,29 @@ def automatic_approval(call_id: str) -> list[UIMessageChunk]:
     return [
         ToolApprovalRequest(approval_id=approval_id, tool_call_id=call_id, is_automatic=True),
         ToolApprovalResponse(approval_id=approval_id, approved=True),
+    ]
+
+
+def denied_automatically(
+    policy: ToolPolicy | None, name: str, response: Any
+) -> tuple[str | None] | None:
+    """``(reason,)`` when a call's result is the server's denial (:func:`.denials.deny`): a
+    server tool's only (a browser's answer is the page's own words)."""
+    if answered_by_page(policy, name):
+        return None
+    return denial(response)
+
+
+def automatic_denial(call_id: str, reason: str | None) -> list[UIMessageChunk]:
+    """The chunks of an automatic denial, as the AI SDK's own server sends them for a call its
+    ``toolApproval`` denied: the request marked ``isAutomatic``, the denial with its reason,
+    then ``tool-output-denied``. The client's part ends ``output-denied`` with ``approval:
+    {id, isAutomatic: true, approved: false, reason}``."""
+    approval_id = client_approval_id(call_id)
+    return [
+        ToolApprovalRequest(approval_id=approval_id, tool_call_id=call_id, is_automatic=True),
+        ToolApprovalResponse(approval_id=approval_id, approved=False, reason=reason),
+        ToolOutputDenied(tool_call_id=call_id),
     ]
 
 

@@ -43,6 +43,13 @@ class CutCall(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     """The arguments streamed so far."""
 
 
+class Preliminary(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """A running tool's preliminary output (:func:`adk_asgi.convert.progress.preliminary`)."""
+
+    output: Any = None
+    """Any JSON value (``null`` included)."""
+
+
 class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     v: int = 1
     message_id: str | None = None
@@ -91,6 +98,9 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     data_part: dict[str, Any] | None = None
     """An app's ``data-<name>`` part, sent by a tool or a callback (``send_data``): the event
     is the part, at its place in the message (:mod:`adk_asgi.convert.data_parts`)."""
+    preliminary: Preliminary | None = None
+    """A running tool's preliminary output, yielded by the tool as an event of its own (no
+    content: the model never sees it) on its call's branch (:mod:`adk_asgi.convert.progress`)."""
 
 
 _NONE: Final = Tags()
@@ -121,6 +131,15 @@ def data_part(event: Event) -> dict[str, Any] | None:
     if not isinstance(raw, dict) or "dataPart" not in raw:
         return None
     return read(event).data_part
+
+
+def preliminary(event: Event) -> Preliminary | None:
+    """The preliminary output an event carries (``Tags.preliminary``), read only when there is
+    one: the converter asks for every tool's message."""
+    raw = (event.custom_metadata or {}).get(KEY)
+    if not isinstance(raw, dict) or "preliminary" not in raw:
+        return None
+    return read(event).preliminary
 
 
 def live_user_message(message_id: str, metadata: Any = None) -> dict[str, Any]:

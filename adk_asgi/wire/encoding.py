@@ -17,6 +17,7 @@ from adk_asgi.wire.chunks import (
     Error,
     Finish,
     ToolApprovalRequest,
+    ToolApprovalResponse,
     ToolOutputDenied,
     ToolOutputError,
     UIMessageChunk,
@@ -77,6 +78,8 @@ NO_APPROVALS_IN_V5: Final = (
 tools it can see asking for approval; a tool that calls ``request_confirmation`` itself, or a
 toolset's tool, is only known when it asks."""
 DENIED: Final = "The user denied this call."
+DENIED_AUTOMATICALLY: Final = "This call was denied."
+"""An automatic denial's error below v7, when the denial gave no reason."""
 
 
 class ChunkEncoder:
@@ -87,24 +90,44 @@ class ChunkEncoder:
 
     * below v7, v7-only chunks are dropped and an ``interrupted`` finish is reported as
       ``other``;
+    * an automatic denial (an ``isAutomatic`` request, its ``approved: false`` response, then
+      ``tool-output-denied``) is the call's ``tool-output-error`` below v7, with the denial's
+      reason: ai@6 has no approval the user did not give (the encoder remembers the
+      automatic requests it dropped, one client's stream at a time);
     * ai@5 has no approvals (no ``tool-approval-request``, no ``tool-output-denied``): a request
       becomes an ``error`` chunk that says why, and a denial the call's ``tool-output-error``, so
       the call's part settles. Every other v6 chunk is in ai@5's schema, whose objects are loose:
       the fields v6 added (``title``, ``toolMetadata``, …) pass and are ignored.
     """
 
-    __slots__ = ("_encoder", "version")
+    __slots__ = ("_automatic", "_denied", "_encoder", "version")
 
     def __init__(self, version: SdkVersion = 6) -> None:
         if version not in SDK_VERSIONS:
             raise ValueError(f"AI SDK version must be one of {SDK_VERSIONS}, got {version!r}")
         self.version: SdkVersion = version
         self._encoder = msgspec.json.Encoder()
+        self._automatic: dict[str, str] = {}
+        """Below v7: the approval id → call id of each automatic request dropped."""
+        self._denied: set[str] = set()
+        """Below v7: the calls whose automatic denial was sent as their error."""
 
     def admit(self, chunk: UIMessageChunk) -> UIMessageChunk | None:
         """The chunk as this client may receive it, or ``None`` when it must not see it."""
         if self.version == 7:
             return chunk
+        if isinstance(chunk, ToolApprovalRequest) and chunk.is_automatic:
+            self._automatic[chunk.approval_id] = chunk.tool_call_id
+        elif isinstance(chunk, ToolApprovalResponse) and not chunk.approved:
+            call_id = self._automatic.pop(chunk.approval_id, None)
+            if call_id is not None:
+                self._denied.add(call_id)
+                return ToolOutputError(
+                    tool_call_id=call_id, error_text=chunk.reason or DENIED_AUTOMATICALLY
+                )
+        elif isinstance(chunk, ToolOutputDenied) and chunk.tool_call_id in self._denied:
+            self._denied.discard(chunk.tool_call_id)
+            return None
         if is_v7_only(chunk):
             if isinstance(chunk, Finish):
                 return msgspec.structs.replace(chunk, finish_reason="other")
@@ -129,12 +152,16 @@ class ChunkEncoder:
 
 def admit_messages(messages: list[UIMessage], *, v7: bool) -> list[UIMessage]:
     """History as a client of this version built it from the streams: below v7, without what the
-    chunk gate kept from it (an automatic approval: the part shows its call and result only).
+    chunk gate kept from it (an automatic approval: the part shows its call and result only; an
+    automatic denial: the call's error, with the reason).
     Changes ``messages`` in place and returns them."""
     if v7:
         return messages
     for message in messages:
         for part in message.parts:
             if isinstance(part, ToolPart) and part.approval and part.approval.is_automatic:
+                if part.state == "output-denied":  # an automatic denial: the call's error
+                    part.state = "output-error"
+                    part.error_text = part.approval.reason or DENIED_AUTOMATICALLY
                 part.approval = None
     return messages

@@ -15,16 +15,24 @@ import msgspec
 import pytest
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
+from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.history import rebuild_messages
-from adk_asgi.convert.progress import Progress, progress_of
+from adk_asgi.convert.progress import (
+    MAX_OUTPUT_BYTES,
+    PreliminaryOutputError,
+    Progress,
+    preliminary,
+    progress_of,
+)
+from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.policy import ToolPolicy
 from adk_asgi.wire.encoding import ChunkEncoder, SdkVersion, admit_messages
-from tests.unit.test_convert import MID, STOP, call, model_event, response_event, run, wire
+from tests.unit.test_convert import MID, STOP, call, model_event, response_event, run, text, wire
 
 
 def tool_message(
@@ -160,6 +168,105 @@ def test_a_progress_message_shows_its_text_only() -> None:
             "preliminary": True,
         },
         {"type": "tool-output-available", "toolCallId": "c1", "output": {"t": 20}},
+    ]
+
+
+def yielded(output: Any, *, call_id: str = "c1", tool: str = "get_forecast") -> Event:
+    """A generator tool's ``yield preliminary(output)``, as ADK stores it (on the call's
+    branch, authored by the tool; tests/e2e/test_example_page_clients.py runs it for real)."""
+    return preliminary(output).model_copy(
+        update={"invocation_id": "inv", "author": tool, "branch": f"{tool}@{call_id}"}
+    )
+
+
+JSON_VALUES: list[Any] = [{"state": "loading"}, [1, "two"], 3.5, True, None, ""]
+
+
+def test_a_preliminary_output_may_be_any_json_value() -> None:
+    """The AI SDK's example tools yield objects (``{state: 'loading'}``), not only text."""
+    events = [forecast_events()[0], *(yielded(v) for v in JSON_VALUES), *forecast_events()[3:]]
+    assert run(events, policy=ToolPolicy()) == [
+        {"type": "start", "messageId": MID},
+        {"type": "start-step"},
+        *FORECAST_CALL,
+        *(
+            {"type": "tool-output-available", "toolCallId": "c1", "output": v, "preliminary": True}
+            for v in JSON_VALUES
+        ),
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"t": 20}},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+def test_a_preliminary_output_is_stored_as_json_and_history_shows_the_result_only() -> None:
+    event = yielded(({"state": "loading"},))  # a tuple: the client gets the list JSON makes
+    assert bookkeeping.read(event).preliminary == bookkeeping.Preliminary(
+        output=[{"state": "loading"}]
+    )
+    assert event.content is None  # (the model never sees it)
+    user = Event(
+        invocation_id="inv",
+        author="user",
+        content=types.Content(role="user", parts=[types.Part(text="hi")]),
+    )
+    events = [user, forecast_events()[0], event, *forecast_events()[3:]]
+    messages = msgspec.to_builtins(rebuild_messages(events, ToolPolicy()))
+    assert messages[1]["parts"][1]["output"] == {"t": 20}
+    assert "preliminary" not in messages[1]["parts"][1]
+
+
+@pytest.mark.parametrize("value", [object(), {"a": object()}, "NUL\x00", "x" * MAX_OUTPUT_BYTES])
+def test_a_preliminary_output_that_is_not_json_or_too_big_is_refused(value: Any) -> None:
+    with pytest.raises(PreliminaryOutputError):
+        preliminary(value)
+
+
+class Remote(BaseToolset):
+    """A toolset: its tools are dynamic (the page cannot know them when it is built)."""
+
+    async def get_tools(self, readonly_context: Any = None) -> list[Any]:
+        return []
+
+
+def test_a_dynamic_tools_preliminary_outputs_say_dynamic_in_an_approval_continuation() -> None:
+    """The continuation after the user approved the call: the call was announced by the first
+    response, so this one knows it only by its id (``known_calls``) and its branch."""
+    events = [
+        tool_message("Paying…", call_id="c1", tool="pay_remote"),
+        yielded({"state": "loading"}, call_id="c1", tool="pay_remote"),
+        response_event("e2", ("c1", "pay_remote", {"paid": 500})),
+        model_event("e3", text("Paid."), finish_reason=STOP),
+    ]
+    policy = ToolPolicy([Remote()])
+    assert run(events, policy=policy, known_calls=["c1"]) == [
+        {"type": "start", "messageId": MID},
+        {
+            "type": "tool-output-available",
+            "toolCallId": "c1",
+            "output": "Paying…",
+            "dynamic": True,
+            "preliminary": True,
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": "c1",
+            "output": {"state": "loading"},
+            "dynamic": True,
+            "preliminary": True,
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": "c1",
+            "output": {"paid": 500},
+            "dynamic": True,
+        },
+        {"type": "start-step"},
+        {"type": "text-start", "id": f"{MID}-txt1"},
+        {"type": "text-delta", "id": f"{MID}-txt1", "delta": "Paid."},
+        {"type": "text-end", "id": f"{MID}-txt1"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
     ]
 
 

@@ -13,6 +13,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.genai import types
 
 from adk_asgi import client_tool
+from adk_asgi.convert.progress import Progress
 from adk_asgi.convert.text_blocks import TextBlocks
 from adk_asgi.convert.tool_cards import ToolCards
 from adk_asgi.hitl import bookkeeping
@@ -89,7 +90,7 @@ def test_a_dynamic_calls_chunks_say_so_from_its_start_to_its_result() -> None:
     event = call_event(("c1", "search", {"q": "x"}), ("c2", "locate", {}), ("c3", "weather", {}))
     for part in event.content.parts:  # type: ignore[union-attr]
         cards.call(part.function_call, event, out)  # type: ignore[arg-type]
-    out += cards.progress("c1", "searching")
+    out += cards.progress(Progress("c1", "search", "searching"))
     wrapped = types.FunctionResponse(id="c1", name="search", response={"result": [1, 2]})
     cards.response(wrapped, {}, out)
     out += cards.release("c2", "locate", {})
