@@ -30,7 +30,7 @@ from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from adk_asgi.convert.failures import ErrorHandler, mask_errors
-from adk_asgi.convert.metadata import MessageMetadata
+from adk_asgi.convert.metadata import MessageMetadata, agent_model
 from adk_asgi.convert.options import ConverterOptions
 from adk_asgi.convert.safe_history import ReadableRequests
 from adk_asgi.hitl.dynamic_tools import DynamicTools
@@ -137,9 +137,9 @@ class AdkApp:
     (:mod:`adk_asgi.serving.request_state`, docs/sse.md#request-extras). Without it they are
     ignored.
 
-    ``message_metadata(moment) -> dict | None``: the metadata an assistant message's ``start``
-    and ``finish`` carry (the AI SDK's ``messageMetadata``), from what ADK knows of the
-    response: when it started, its model, author, usage and finish reason
+    ``message_metadata(moment) -> dict | None``: the metadata an assistant message's ``start``,
+    each ``finish-step`` and ``finish`` carry (the AI SDK's ``messageMetadata``), from what ADK
+    knows of the response: when it started, its model, author, usage and finish reason
     (:class:`~adk_asgi.convert.metadata.MessageMoment`). History calls it again with the same
     moments, so it must depend on nothing else (docs/metadata.md).
 
@@ -280,6 +280,7 @@ class AdkApp:
                 message_metadata=message_metadata,
                 on_error=on_error or mask_errors,
                 speakers=any(bool(getattr(agent, "sub_agents", None)) for agent in agents),
+                model=agent_model(app.root_agent),
             ),
             new_message_id=message_id_factory or _new_message_id,
             live_refusal=live_refusal(self.live_runner.agent),

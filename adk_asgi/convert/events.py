@@ -103,6 +103,7 @@ class EventConverter:
         send_usage: bool = False,
         message_metadata: MessageMetadata | None = None,
         started_at: float | None = None,
+        model: str | None = None,
         policy: ToolPolicy | None = None,
         live: bool = False,
         on_error: ErrorHandler = show_errors,
@@ -123,8 +124,9 @@ class EventConverter:
         self.live = live
         self.send_usage = send_usage
         self.message_metadata = message_metadata
-        """The app's hook for the metadata of ``start`` and ``finish`` (:mod:`.metadata`)."""
-        self.facts = ResponseFacts(message_id, started_at)
+        """The app's hook for the metadata of ``start``, each ``finish-step`` and ``finish``
+        (:mod:`.metadata`); ``model``: the model the app's agent is configured with."""
+        self.facts = ResponseFacts(message_id, started_at, model)
         """What the response's events say of it: usage, model, author, how it ended."""
         self.policy = policy
         """Which client calls wait for approval, and which tools may ask (a step's later calls
@@ -147,6 +149,10 @@ class EventConverter:
         comes: adding each delta to a string would copy the whole of it every time)."""
         self._errored = False
         self._finished = False
+        self._live_answer = live
+        """A live answer (streamed, or its stored events replayed): no ``finish-step`` moment,
+        since Gemini Live's events do not tie their usage to a step the same way as they
+        stream and as they are stored (docs/metadata.md)."""
         self._stepped = False  # a step was opened in this response
         self._waits_on_server = False
         self._interrupted = False
@@ -271,9 +277,14 @@ class EventConverter:
         if event.partial:
             self._feed_partial(event, out)
         else:
-            if not bookkeeping.read(event).kept:  # (what the client saw, not ADK's event)
+            tags = bookkeeping.read(event)
+            kept = tags.kept  # (what the client saw, not ADK's event)
+            if not kept:
                 self.facts.see(event)
             self._feed_final(event, out)
+            if not kept:
+                self.facts.see_in_step(event)
+                self._live_answer = self._live_answer or tags.live_step is not None
         return out
 
     def _key(self, event: Event) -> str:
@@ -451,9 +462,16 @@ class EventConverter:
         out.append(StartStep())
 
     def _close_step(self) -> list[UIMessageChunk]:
+        """The step ends: the hook's metadata for it (a ``message-metadata`` chunk before
+        ``finish-step``, as ai@7's ``toUIMessageStream`` sends it; SSE only), then
+        ``finish-step``."""
         out: list[UIMessageChunk] = []
         self._blocks.close(out)
         if self._step_event_id is not None:
+            step = self.facts.finish_step()
+            hooked = None if self._live_answer else self._metadata(step)
+            if hooked is not None:
+                out.append(MessageMetadataChunk(message_metadata=hooked))
             out.append(FinishStep())
             self._step_event_id = None
         return out

@@ -399,14 +399,17 @@ def rebuild_messages(
     send_usage: bool = False,
     v7: bool = False,
     files_at: str | None = None,
+    model: str | None = None,
 ) -> list[UIMessage]:
     """The chat as its client built it. ``files``: the file parts of the uploads the artifact
     service keeps, by name, shown where the user's message has their placeholder.
-    ``speakers``, ``metadata``, ``send_usage``: the app's converter options, as its streams
-    had them. ``v7``: the client is ai@7 (else ai@6: its parts where the reducers differ).
+    ``speakers``, ``metadata``, ``send_usage``, ``model``: the app's converter options, as its
+    streams had them. ``v7``: the client is ai@7 (else ai@6: its parts where the reducers differ).
     ``files_at``: the chat's path, whose file route serves the images code execution drew
     (:attr:`.EventConverter.files_at`)."""
     persisted = [readable_event(e) for e in visible_events(events) if not e.partial]
-    options = ConverterOptions(send_usage=send_usage, message_metadata=metadata, speakers=speakers)
+    options = ConverterOptions(
+        send_usage=send_usage, message_metadata=metadata, speakers=speakers, model=model
+    )
     replayed = _Replay(persisted, policy, options, files or {}, v7, files_at).run()
     return ui_messages(replayed)

@@ -21,11 +21,15 @@ class ConverterOptions:
     send_usage: bool = False
     """``finish`` carries the response's token counts (``messageMetadata.usage``)."""
     message_metadata: MessageMetadata | None = None
-    """The app's hook for the metadata of ``start`` and ``finish`` (:mod:`.metadata`)."""
+    """The app's hook for the metadata of ``start``, ``finish-step`` and ``finish``
+    (:mod:`.metadata`)."""
     on_error: ErrorHandler = show_errors
     """The text the client is shown for a failure (``AdkApp(on_error=)``)."""
     speakers: bool = False
     """A tree of agents: text and reasoning parts name the agent that wrote them."""
+    model: str | None = None
+    """The model the app's agent is configured with: the metadata hook's moments say it
+    (:func:`.metadata.agent_model`)."""
 
     def converter(
         self,
@@ -45,6 +49,7 @@ class ConverterOptions:
             send_usage=self.send_usage,
             message_metadata=self.message_metadata,
             started_at=started_at,
+            model=self.model,
             policy=policy,
             live=live,
             on_error=self.on_error,

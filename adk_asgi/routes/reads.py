@@ -66,6 +66,7 @@ class MessagesEndpoint:
             send_usage=services.converting.send_usage,
             v7=services.ai_sdk_version == 7,
             files_at=chat_path,
+            model=services.converting.model,
         )
         admit_messages(messages, v7=services.ai_sdk_version == 7)
         return Response(

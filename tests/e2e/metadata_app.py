@@ -16,14 +16,16 @@ from adk_asgi.testing import demo_model
 from demo_app import build_agent
 
 
-def message_metadata(moment: MessageMoment) -> dict[str, Any]:
+def message_metadata(moment: MessageMoment) -> dict[str, Any] | None:
     if moment.kind == "start":
         return {"createdAt": round((moment.started_at or 0) * 1000)}
-    return {
-        "model": moment.model_version,
-        "totalTokens": moment.usage.get("totalTokens"),
-        "finishReason": moment.finish_reason,
-    }
+    if moment.kind == "finish":
+        return {
+            "model": moment.model_version,
+            "totalTokens": moment.usage.get("totalTokens"),
+            "finishReason": moment.finish_reason,
+        }
+    return None  # (each "finish-step")
 
 
 app = Starlette(

@@ -6,15 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 from google.genai import types
 
 from adk_asgi import MessageMoment
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.history import rebuild_messages
-from adk_asgi.convert.metadata import merged
+from adk_asgi.convert.metadata import agent_model, merged
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.policy import ToolPolicy
+from adk_asgi.testing import ScriptedLlm
 from tests.unit.test_convert import call, model_event, text, wire
 
 STARTED = 1_795_000_000.5
@@ -61,27 +63,74 @@ ANSWER = model_event(
     model_version="v2",
     finish_reason=types.FinishReason.MAX_TOKENS,
 )
-START = {"kind": "start", "message_id": "m1", "started_at": STARTED, "finish_reason": None}
-START |= {"author": None, "model_version": None, "usage": {}}
-FINISH = {"kind": "finish", "message_id": "m1", "started_at": STARTED, "finish_reason": "length"}
+START = {"kind": "start", "message_id": "m1", "started_at": STARTED, "model": None}
+START |= {"finish_reason": None, "author": None, "model_version": None, "usage": {}}
+FINISH = START | {"kind": "finish", "finish_reason": "length"}
 FINISH |= {"author": "agent", "model_version": "v2"}
 FINISH["usage"] = {"inputTokens": 30, "outputTokens": 5, "totalTokens": 35}
+FIRST_STEP = FINISH | {"kind": "finish-step", "finish_reason": "tool-calls", "model_version": "v1"}
+FIRST_STEP["usage"] = {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}
+ANSWER_STEP = FINISH | {"kind": "finish-step"}
+ANSWER_STEP["usage"] = {"inputTokens": 20, "outputTokens": 3, "totalTokens": 23}
 
 
-def test_start_and_finish_carry_what_adk_said_of_the_response() -> None:
+def test_start_each_step_and_finish_carry_what_adk_said_of_them() -> None:
+    """As the AI SDK's ``messageMetadata`` is called for ``start``, each ``finish-step`` and
+    ``finish``: a step's metadata goes out in a ``message-metadata`` chunk just before its
+    ``finish-step`` (ai@7's ``toUIMessageStream`` order), with the step's own usage, model
+    version and finish reason (``tool-calls`` for a step that called tools)."""
     converter = EventConverter(message_id="m1", message_metadata=every_fact, started_at=STARTED)
     chunks = converter.start()
     for event in (FIRST, RESULT, ANSWER):
         chunks += converter.feed(event)
     chunks += converter.finish()
-    shown = wire(chunks)
-    assert shown[0] == {"type": "start", "messageId": "m1", "messageMetadata": {"start": START}}
-    assert shown[-1] == {
-        "type": "finish",
-        "finishReason": "length",
-        "messageMetadata": {"finish": FINISH},
-    }
-    assert [c for c in shown[1:-1] if "messageMetadata" in c] == []
+    assert wire(chunks) == [
+        {"type": "start", "messageId": "m1", "messageMetadata": {"start": START}},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "get_weather"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "c1",
+            "toolName": "get_weather",
+            "input": {"city": "Paris"},
+        },
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"sky": "clear"}},
+        {"type": "message-metadata", "messageMetadata": {"finish-step": FIRST_STEP}},
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "m1-txt1"},
+        {"type": "text-delta", "id": "m1-txt1", "delta": "Clear."},
+        {"type": "text-end", "id": "m1-txt1"},
+        {"type": "message-metadata", "messageMetadata": {"finish-step": ANSWER_STEP}},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "length", "messageMetadata": {"finish": FINISH}},
+    ]
+
+
+def test_every_moment_names_the_model_the_agent_is_configured_with() -> None:
+    """The start moment gives the model before it answers (the AI SDK's example sends
+    ``model`` at ``start``): the app's agent's, :func:`agent_model`."""
+    seen: list[tuple[str, str | None]] = []
+
+    def hook(moment: MessageMoment) -> None:
+        seen.append((moment.kind, moment.model))
+
+    converter = EventConverter(message_id="m1", message_metadata=hook, model="gemini-2.5-flash")
+    converter.start()
+    converter.feed(ANSWER)
+    converter.finish()
+    assert seen == [
+        ("start", "gemini-2.5-flash"),
+        ("finish-step", "gemini-2.5-flash"),
+        ("finish", "gemini-2.5-flash"),
+    ]
+
+
+def test_the_model_of_an_agent() -> None:
+    assert agent_model(LlmAgent(name="a", model="gemini-2.5-flash")) == "gemini-2.5-flash"
+    assert agent_model(LlmAgent(name="a", model=ScriptedLlm(turns=[]))) == "scripted"
+    assert agent_model(LlmAgent(name="a")) is None  # (it inherits its parent's)
+    assert agent_model(object()) is None
 
 
 def test_send_usage_and_the_hook_are_merged_on_finish() -> None:
@@ -156,12 +205,19 @@ def test_history_rebuilds_the_moments_of_each_response_and_merges_them_in_order(
     waiting = [tagged(FIRST)]  # the call waits: no result in this response
     going_on = [tagged(RESULT, later), tagged(ANSWER, later)]
     shown = metadata_of_history([*waiting, *going_on])
-    first_finish = FINISH | {"model_version": "v1", "finish_reason": "tool-calls"}
-    first_finish["usage"] = {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}
+    first_finish = FIRST_STEP | {"kind": "finish"}
     second_finish = FINISH | {"started_at": later}
     second_finish["usage"] = {"inputTokens": 20, "outputTokens": 3, "totalTokens": 23}
-    assert shown == {"m1": {"start": START | {"started_at": later}, "finish": second_finish}}
-    assert metadata_of_history(waiting) == {"m1": {"start": START, "finish": first_finish}}
+    assert shown == {
+        "m1": {
+            "start": START | {"started_at": later},
+            "finish-step": ANSWER_STEP | {"started_at": later},
+            "finish": second_finish,
+        }
+    }
+    assert metadata_of_history(waiting) == {
+        "m1": {"start": START, "finish-step": FIRST_STEP, "finish": first_finish}
+    }
 
 
 def test_metadata_merges_as_the_ai_sdk_client_merges_it() -> None:
@@ -173,3 +229,25 @@ def test_metadata_merges_as_the_ai_sdk_client_merges_it() -> None:
     }
     assert merged(None, {"a": 1}) == {"a": 1}
     assert merged(current, None) is current
+
+
+def test_a_live_answer_has_no_finish_step_moment() -> None:
+    """Gemini Live sends a step's usage apart from its content, stored in another order than
+    it streamed: a step's moment would differ between the stream and history."""
+    kinds: list[str] = []
+
+    def hook(moment: MessageMoment) -> None:
+        kinds.append(moment.kind)
+
+    live = EventConverter(message_id="m1", message_metadata=hook, live=True)
+    live.start()
+    live.feed(ANSWER)
+    live.finish()
+    assert kinds == ["start", "finish"]
+    kinds.clear()
+    metadata_of = rebuild_messages([tagged(ANSWER)], ToolPolicy(), metadata=hook)
+    stored_live = bookkeeping.tagged(ANSWER, message_id="m1", started_at=STARTED, live_step="0")
+    assert metadata_of and kinds == ["start", "finish-step", "finish"]
+    kinds.clear()
+    rebuild_messages([stored_live], ToolPolicy(), metadata=hook)
+    assert kinds == ["start", "finish"]
