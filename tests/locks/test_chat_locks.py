@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import signal
 import sqlite3
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, closing
 from pathlib import Path
@@ -31,13 +33,15 @@ Workers = Callable[..., ChatLocks]
 @pytest_asyncio.fixture(params=["redis", "postgres", "sqlite"])
 async def workers(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Workers]:
     """A factory of lock objects that share one store, as the workers of a deployment do."""
+    if request.param == "postgres":
+        database = request.getfixturevalue("postgres").create_database(_fresh("locks"))
     async with AsyncExitStack() as stack:
 
         def make(**options: Any) -> ChatLocks:
             if request.param == "redis":
                 locks: ChatLocks = RedisChatLocks(request.getfixturevalue("redis_url"), **options)
-            elif request.param == "postgres":
-                locks = PostgresChatLocks(request.getfixturevalue("postgres").dsn, **options)
+            elif request.param == "postgres":  # a database of its own: no row of another test
+                locks = PostgresChatLocks(database.dsn, **options)
             else:  # one file, as the workers of an app on ADK's SQLite sessions share it
                 locks = SqliteChatLocks(str(tmp_path / "sessions.db"), **options)
             stack.push_async_callback(locks.aclose)
@@ -247,81 +251,196 @@ async def test_a_lease_released_while_its_renewal_talks_to_redis_is_released(
         await locks.aclose()
 
 
-# --- PostgreSQL: a dead connection frees the chat ---------------------------------------------
-
-
-async def test_a_postgres_lock_goes_with_its_connection(postgres: Any) -> None:
-    import asyncpg
-
-    first = PostgresChatLocks(postgres.dsn)
-    second = PostgresChatLocks(postgres.dsn)
-    admin = await asyncpg.connect(postgres.dsn)
-    try:
-        async with first.hold(CHAT, wait=1) as lease:
-            holders = await admin.fetch(
-                "select pid from pg_locks where locktype = 'advisory' and granted"
-            )
-            assert len(holders) == 1
-            await admin.execute("select pg_terminate_backend($1)", holders[0]["pid"])
-            async with second.hold(CHAT, wait=5):  # the worker "died": the chat is free
-                pass
-        assert lease.lost  # its release found the lock gone
-    finally:
-        await admin.close()
-        await first.aclose()
-        await second.aclose()
-
-
-# --- SQLite: leases in the session file -----------------------------------------------------
+# --- PostgreSQL and SQLite: lease rows; nothing pinned while held ---------------------------
 
 _HOLDER = """
 import asyncio, sys
+from adk_asgi.stores.locks_postgres import PostgresChatLocks
 from adk_asgi.stores.locks_sqlite import SqliteChatLocks
 
 async def main() -> None:
-    async with SqliteChatLocks(sys.argv[1], ttl=1.0).hold(("app", "user", "chat-1"), wait=5):
+    kind, where, ttl = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    make = PostgresChatLocks if kind == "postgres" else SqliteChatLocks
+    locks = make(where, ttl=ttl)
+    async with locks.hold(("app", "user", "chat-1"), wait=5) as lease:
         print("held", flush=True)
-        await asyncio.sleep(60)
+        await asyncio.sleep(float(sys.argv[4]))
+    print("lost" if lease.lost else "kept", flush=True)
+    await locks.aclose()
 
 asyncio.run(main())
 """
 
 
-async def test_a_sqlite_lease_is_renewed_while_its_run_goes_on(tmp_path: Path) -> None:
-    path = str(tmp_path / "sessions.db")
-    first, second = SqliteChatLocks(path, ttl=0.3), SqliteChatLocks(path, ttl=0.3)
-    async with first.hold(CHAT, wait=1) as lease:
-        await asyncio.sleep(1.0)  # more than three ttls: only renewal keeps it
-        with pytest.raises(ChatBusy):
-            async with second.hold(CHAT, wait=0.1):
-                pass
-    assert not lease.lost
-    async with second.hold(CHAT, wait=0.1):  # released: at once
-        pass
+def _fresh(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(4)}"
 
 
-async def test_a_killed_workers_sqlite_lease_lapses_after_its_ttl(tmp_path: Path) -> None:
-    """A process killed while it holds a chat (no release, no renewal): the chat is busy until
-    the lease's ttl (1 s) has passed, then the next worker takes it."""
-    path = str(tmp_path / "sessions.db")
-    holder = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", _HOLDER, path, stdout=asyncio.subprocess.PIPE
+@pytest.fixture(params=["postgres", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """``(kind, where)``: a PostgreSQL database or a SQLite file, shared by the processes."""
+    if request.param == "postgres":
+        return "postgres", request.getfixturevalue("postgres").create_database(_fresh("held")).dsn
+    return "sqlite", str(tmp_path / "sessions.db")
+
+
+def _locks(store: tuple[str, str], **options: Any) -> ChatLocks:
+    kind, where = store
+    return (
+        PostgresChatLocks(where, **options)
+        if kind == "postgres"
+        else SqliteChatLocks(where, **options)
     )
-    try:
-        assert holder.stdout is not None
-        assert await asyncio.wait_for(holder.stdout.readline(), 10) == b"held\n"
-        locks = SqliteChatLocks(path)
-        with pytest.raises(ChatBusy):  # alive: its lease is renewed
-            async with locks.hold(CHAT, wait=0.2):
-                pass
-    finally:
-        holder.kill()
-        await holder.wait()
+
+
+async def _holder(
+    store: tuple[str, str], ttl: float, seconds: float = 60
+) -> asyncio.subprocess.Process:
+    """Another worker process holding CHAT for ``seconds``, once it said so."""
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _HOLDER,
+        *store,
+        str(ttl),
+        str(seconds),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert holder.stdout is not None
+    assert await asyncio.wait_for(holder.stdout.readline(), 20) == b"held\n"
+    return holder
+
+
+async def _time_to_take(locks: ChatLocks, key: tuple[str, str, str] = CHAT) -> float:
     loop = asyncio.get_running_loop()
     start = loop.time()
-    async with locks.hold(CHAT, wait=5):
-        waited = loop.time() - start
-    assert waited < 2.5  # the lease lapsed about its ttl (1 s) after the last renewal
+    async with locks.hold(key, wait=10):
+        return loop.time() - start
+
+
+async def test_a_killed_workers_chat_is_free_at_once_on_postgres_within_the_ttl_on_sqlite(
+    store: tuple[str, str],
+) -> None:
+    """kill -9 of a worker holding a chat: PostgreSQL sees its connection go and frees the
+    chat at once, though the lease (60 s) is far from over; SQLite, on one host, after the
+    lease's ttl (1 s). The old SQLite lease kept it for 30 s, busy_timeout's length."""
+    kind, _ = store
+    ttl = 60.0 if kind == "postgres" else 1.0
+    holder = await _holder(store, ttl)
+    locks = _locks(store)
+    try:
+        with pytest.raises(ChatBusy):  # alive: held
+            async with locks.hold(CHAT, wait=0.2):
+                pass
+        holder.kill()
+        await holder.wait()
+        waited = await _time_to_take(locks)
+        assert waited < (1.0 if kind == "postgres" else ttl + 1.5)
+    finally:
+        await locks.aclose()
+
+
+async def test_a_stalled_workers_chat_is_free_within_the_ttl_and_it_learns_its_lease_is_lost(
+    store: tuple[str, str],
+) -> None:
+    """SIGSTOP of a worker holding a chat (its connections stay open; PostgreSQL's advisory
+    lock used to keep the chat for ever): the chat is free once the lease runs out, and the
+    worker, woken, finds its lease lost and does not free its successor's chat."""
+    holder = await _holder(store, ttl=1.0, seconds=3)
+    locks, third = _locks(store), _locks(store)
+    try:
+        holder.send_signal(signal.SIGSTOP)
+        waited = await _time_to_take(locks)
+        assert 0.3 < waited < 2.5  # about the lease's ttl (1 s) after its last renewal
+        async with locks.hold(CHAT, wait=1):
+            holder.send_signal(signal.SIGCONT)
+            assert holder.stdout is not None
+            assert await asyncio.wait_for(holder.stdout.readline(), 20) == b"lost\n"
+            with pytest.raises(ChatBusy):  # its release left the successor's lease alone
+                async with third.hold(CHAT, wait=0.2):
+                    pass
+    finally:
+        holder.send_signal(signal.SIGCONT)
+        await holder.wait()
+        await locks.aclose()
+        await third.aclose()
+
+
+async def test_held_chats_pin_no_connection_and_no_thread(store: tuple[str, str]) -> None:
+    """Sixty chats held at once by one worker (idle live sockets, say) use no more
+    connections (PostgreSQL) or threads (SQLite) than one does, and other chats are taken at
+    once meanwhile: the number of chats held never limits other users."""
+    import asyncpg
+
+    kind, where = store
+    locks = _locks(store, max_connections=2) if kind == "postgres" else _locks(store)
+    admin = await asyncpg.connect(where) if kind == "postgres" else None
+
+    async def resources() -> int:
+        if admin is None:
+            return threading.active_count()
+        return int(
+            await admin.fetchval(
+                "select count(*) from pg_stat_activity where datname = current_database()"
+            )
+        )
+
+    try:
+        async with AsyncExitStack() as held:
+            await held.enter_async_context(locks.hold(("app", "user", "chat-0"), wait=1))
+            one = await resources()
+            for n in range(1, 60):
+                await held.enter_async_context(locks.hold(("app", "user", f"chat-{n}"), wait=1))
+            assert await resources() == one
+            other = _locks(store)
+            try:
+                assert await _time_to_take(other, ("app", "another user", "chat-0")) < 0.5
+            finally:
+                await other.aclose()
+    finally:
+        await locks.aclose()
+        if admin is not None:
+            await admin.close()
+
+
+async def test_one_renewal_keeps_every_lease_of_a_worker(store: tuple[str, str]) -> None:
+    """Leases outlive several ttls while held, however many a worker holds: one task renews
+    them all, and stops once none is held."""
+    locks, other = _locks(store, ttl=0.3), _locks(store, ttl=0.3)
+    try:
+        async with locks.hold(CHAT, wait=1) as first, locks.hold(OTHER, wait=1) as second:
+            await asyncio.sleep(1.0)  # more than three ttls
+            for chat in (CHAT, OTHER):
+                with pytest.raises(ChatBusy):
+                    async with other.hold(chat, wait=0.1):
+                        pass
+        assert not first.lost and not second.lost
+        renewals = [t for t in asyncio.all_tasks() if t.get_name() == "adk_asgi lock renewal"]
+        assert renewals == []
+        async with other.hold(CHAT, wait=0.1):  # released: at once
+            pass
+    finally:
+        await locks.aclose()
+        await other.aclose()
+
+
+# --- SQLite: leases in the session file -----------------------------------------------------
+
+
+async def test_a_sqlite_file_with_the_earlier_lease_table_gets_its_holder_column(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "sessions.db")
+    with closing(sqlite3.connect(path)) as db, db:  # the table as releases before made it
+        db.execute(
+            f"CREATE TABLE {TABLE} (chat TEXT PRIMARY KEY, token INTEGER NOT NULL, "
+            "expires REAL NOT NULL)"
+        )
+        db.execute(f"INSERT INTO {TABLE} VALUES ('app\x1fuser\x1fchat-2', 7, 0)")  # expired
+    locks = SqliteChatLocks(path)
+    async with locks.hold(CHAT, wait=1) as free, locks.hold(OTHER, wait=1) as expired:
+        assert (free.token, expired.token) == (1, 2)
+    assert len(locks) == 0
 
 
 async def test_a_sqlite_release_never_deletes_a_successors_lease(tmp_path: Path) -> None:
