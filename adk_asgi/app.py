@@ -13,7 +13,7 @@ import multiprocessing
 import os
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
 from google.adk.agents.run_config import RunConfig
@@ -58,6 +58,7 @@ from adk_asgi.serving.request_state import RequestState
 from adk_asgi.serving.sdk_versions import SdkVersion, checked_sdk_version
 from adk_asgi.serving.services import Limits, Services
 from adk_asgi.serving.session_handover import HandingOver
+from adk_asgi.serving.user_bounds import UserBounds, UserLoad
 from adk_asgi.sse.chat import ChatEndpoint
 from adk_asgi.sse.pause import PauseForClientTools
 from adk_asgi.sse.writer import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
@@ -78,6 +79,10 @@ def _several_workers() -> bool:
 
 def _new_message_id() -> str:
     return f"msg_{secrets.token_hex(12)}"
+
+
+DEFAULT_BOUNDS: Final = UserBounds()
+"""``AdkApp``'s ``user_bounds`` unless given (:class:`UserBounds`'s defaults)."""
 
 
 class AdkApp:
@@ -143,6 +148,11 @@ class AdkApp:
     (:class:`~adk_asgi.convert.metadata.MessageMoment`). History calls it again with the same
     moments, so it must depend on nothing else (docs/metadata.md).
 
+    ``user_bounds``: what one user may hold at once in each worker, so that one browser cannot
+    starve the others: live sockets and chat requests (past them ``429``, or a live close
+    ``1013``), and the bytes of files one chat keeps (``413``);
+    :class:`~adk_asgi.serving.user_bounds.UserBounds`, docs/security.md#bounds.
+
     ``ai_sdk_version``: the clients' ``ai`` major version, 5, 6 or 7 (docs/ai-sdk-versions.md);
     with 5, tools that ask for approval are refused here (``ValueError``): ai@5 cannot answer.
 
@@ -188,6 +198,7 @@ class AdkApp:
         allowed_file_url: AllowFileUrl | None = None,
         request_state: RequestState | None = None,
         dynamic_tools: DynamicTools | None = None,
+        user_bounds: UserBounds = DEFAULT_BOUNDS,
     ) -> None:
         if (agent is None) == (app is None):
             raise TypeError("pass exactly one of an agent or app=<google.adk App>")
@@ -283,6 +294,7 @@ class AdkApp:
                 model=agent_model(app.root_agent),
             ),
             new_message_id=message_id_factory or _new_message_id,
+            user_load=UserLoad(user_bounds),
             live_refusal=live_refusal(self.live_runner.agent),
             allowed_file_url=allowed_file_url,
             request_state=request_state,

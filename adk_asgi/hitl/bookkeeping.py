@@ -29,6 +29,8 @@ VERSION: Final = 2
 LIVE_USER_MESSAGE_KEY: Final = "adk_asgi:userMessageId"
 LIVE_USER_METADATA_KEY: Final = "adk_asgi:userMetadata"
 TITLE_KEY: Final = "adk_asgi:title"
+FILE_BYTES_KEY: Final = "adk_asgi:fileBytes"
+"""The bytes of files the chat's user messages brought, in all (``UserBounds.chat_files``)."""
 """``session.state``: the chat's title (its first message's text) for ``GET /chats``."""
 TITLE_LENGTH: Final = 80
 
@@ -167,6 +169,17 @@ def title_delta(state: Mapping[str, Any], content: types.Content) -> dict[str, A
     if len(text) > TITLE_LENGTH:
         text = text[: TITLE_LENGTH - 1].rstrip() + "…"
     return {TITLE_KEY: text}
+
+
+def file_bytes(state: Mapping[str, Any]) -> int:
+    """The bytes of files the chat holds (:data:`FILE_BYTES_KEY`; 0 before the first)."""
+    value = state.get(FILE_BYTES_KEY)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def content_file_bytes(content: types.Content) -> int:
+    """The bytes of the files ``content`` carries inline (a user message's ``data:`` URLs)."""
+    return sum(len(p.inline_data.data or b"") for p in content.parts or [] if p.inline_data)
 
 
 def with_tags(metadata: dict[str, Any] | None, **tags: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ class LiveContext:
         "calls",
         "chat_id",
         "chats_at",
+        "check_files",
         "client_activity",
         "clock",
         "converting",
@@ -48,6 +49,7 @@ class LiveContext:
         converting: ConverterOptions,
         wall_clock: Callable[[], float] | None,
         chats_at: str | None = None,
+        check_files: Callable[[int, int], None] | None = None,
     ) -> None:
         self.out = out
         self.streams = streams
@@ -64,6 +66,9 @@ class LiveContext:
         self.chats_at = chats_at
         """The path of the app's chats (``<mount>/chat``), where each chat's files are served
         (an image Gemini's code drew); ``None``: not known."""
+        self.check_files = check_files
+        """``(held, adding)``: whether a chat that holds ``held`` bytes of files may take
+        ``adding`` more (raises a :class:`~adk_asgi.errors.ClientError`); ``None``: no bound."""
         self.chat_id: str | None = None
         """The chat the connection serves, once it is bound."""
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Coroutine
@@ -49,7 +50,7 @@ from adk_asgi.live.outputs import (
     ToModel,
 )
 from adk_asgi.live.phases import LiveProtocolError
-from adk_asgi.live.protocol import LiveProtocol
+from adk_asgi.live.protocol import BUSY, LiveProtocol
 from adk_asgi.live.queue import LiveQueue
 from adk_asgi.live.session import LiveSession
 from adk_asgi.live.tools import ToolWaits
@@ -57,6 +58,7 @@ from adk_asgi.serving import file_urls, load
 from adk_asgi.serving.app_hooks import hook_failure
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
+from adk_asgi.serving.user_bounds import OverBound
 from adk_asgi.wire.decoding import OFF_LOOP
 from adk_asgi.wire.encoding import named_sdk_version
 from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, ChatRequest
@@ -102,8 +104,11 @@ class LiveEndpoint:
         # its next HTTP request (history after a reload) would be a stranger's.
         cookie = [(b"set-cookie", identity.set_cookie.encode())] if identity.set_cookie else []
         await websocket.accept(subprotocol=offered[0] if offered else None, headers=cookie)
-        connection = _Connection(self.services, websocket, identity.user_id)
-        await connection.run()
+        try:  # counted while it stays open (serving/user_bounds.py)
+            with self.services.user_load.live_socket(identity.user_id):
+                await _Connection(self.services, websocket, identity.user_id).run()
+        except OverBound as exc:  # (only the count raises it) try again later, and why
+            await websocket.close(code=BUSY, reason=exc.reason)
 
 
 class _Connection:
@@ -127,6 +132,7 @@ class _Connection:
             under_load=load.under_load,
             stored_streams=services.streams is not None,
             chats_at=websocket.url.path.removesuffix("/live") + "/chat",
+            check_files=functools.partial(services.user_load.check_chat_files, user_id),
         )
         self.waits = ToolWaits(
             self.protocol,

@@ -90,6 +90,7 @@ class LiveProtocol(WaitAPI):
         under_load: Callable[[float], float] | None = None,
         stored_streams: bool = False,
         chats_at: str | None = None,
+        check_files: Callable[[int, int], None] | None = None,
     ) -> None:
         self.clock = clock
         self.out: list[Output] = []
@@ -106,6 +107,7 @@ class LiveProtocol(WaitAPI):
             converting=converting,
             wall_clock=wall_clock,
             chats_at=chats_at,
+            check_files=check_files,
         )
         self.stored_streams = stored_streams
         """A stream store keeps each chat's answer under way (:mod:`adk_asgi.stores.resumable`):
@@ -314,6 +316,7 @@ class LiveProtocol(WaitAPI):
         ``state``: the session's (what the bridge keeps there, its title)."""
         self._phases.move("session_started")
         self._turns.titled = bookkeeping.title(state or {}) is not None
+        self._turns.file_bytes = bookkeeping.file_bytes(state or {})
         if stored is not None:
             self.calls.state = stored
         if answers_history:

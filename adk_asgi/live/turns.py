@@ -27,12 +27,14 @@ before a session grew the connection by 812 B each)."""
 
 
 class Turns:
-    __slots__ = ("_early_speech", "_last_early", "context", "titled")
+    __slots__ = ("_early_speech", "_last_early", "context", "file_bytes", "titled")
 
     def __init__(self, context: LiveContext) -> None:
         self.context = context
         self.titled = False
         """The chat has its title (``GET /chats``), from an earlier message or this one."""
+        self.file_bytes = 0
+        """The bytes of files the chat's user messages brought (``UserBounds.chat_files``)."""
         self._early_speech = 0
         """Voice activity frames passed on before the session opened (:data:`EARLY_SPEECH`)."""
         self._last_early: str | None = None
@@ -71,6 +73,9 @@ class Turns:
         last = chat.messages[-1]
         content = user_content(last)
         context = self.context
+        adding = bookkeeping.content_file_bytes(content)
+        if context.check_files is not None:
+            context.check_files(self.file_bytes, adding)  # a refusal changes nothing
         closed = context.calls.move_on()  # (the model reads the results they get first)
         context.streams.cut_short()
         # A new message: the answers just given to old calls belong to their own messages.
@@ -80,6 +85,9 @@ class Turns:
             **(chat.state or {}),
             **bookkeeping.live_user_message(last.id, last.metadata),
         }
+        if adding:
+            self.file_bytes += adding
+            state_delta[bookkeeping.FILE_BYTES_KEY] = self.file_bytes
         if not self.titled:
             title = bookkeeping.title_delta({}, content)
             state_delta |= title

@@ -40,6 +40,7 @@ from adk_asgi.serving.identity import (
     resolve_identity,
 )
 from adk_asgi.serving.request_state import RequestState
+from adk_asgi.serving.user_bounds import UserLoad
 from adk_asgi.stores.claims import Claims
 from adk_asgi.stores.locks import ChatKey, ChatLocks
 from adk_asgi.stores.resumable import StreamStore
@@ -106,6 +107,8 @@ class Services:
     """How every response is shown: usage, metadata, failures, speakers
     (:mod:`adk_asgi.convert.options`)."""
     new_message_id: Callable[[], str]
+    user_load: UserLoad
+    """What each user holds in this worker now, against ``AdkApp``'s ``user_bounds``."""
     live_refusal: str | None = None
     """Why ``WS /live`` cannot serve this app's agent (a workflow), or ``None``."""
     allowed_file_url: AllowFileUrl | None = None

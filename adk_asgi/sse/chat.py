@@ -91,34 +91,9 @@ class ChatEndpoint:
             identity = await services.identity_of(request)
             if identity.set_cookie:
                 headers["set-cookie"] = identity.set_cookie
-            _check_json(request)
-            limits = services.limits
-            body = await _read_body(request, limits.max_body_size, limits.body_timeout)
-            urls = services.file_url_rule(identity.user_id, scope)
-            if len(body) > OFF_LOOP:  # ~25 ms a MB to decode: other requests do not wait
-                chat = await asyncio.to_thread(decode_and_check, body, urls)
-            else:
-                chat = decode_and_check(body, urls)
-            state = await self._request_state(identity, chat)
-            wait = services.limits.busy_timeout
-            key = services.chat_key(identity.user_id, chat.id)
-            async with services.locks.hold(key, wait):
-                try:
-                    plan = await self._plan(identity, chat, state)
-                except (ClientError, ChatBusy):
-                    raise
-                except Exception:
-                    # Nothing was sent yet: a JSON 503 rather than the server's plain 500 page.
-                    logger.exception("adk_asgi: the chat could not be prepared")
-                    raise ClientError(503, STORE_FAILED) from None
-                # The chat's path, as history reads it: its file route serves the images
-                # Gemini's code execution drew (convert/code_execution.py).
-                plan.converter.files_at = f"{request.url.path}/{chat.id}"
-                abort = RunSignal()
-                if plan.continues:  # its claimed answers are acted on
-                    abort.hold(CONTINUATION)  # and recorded, even if the client leaves
-                with paced_by(abort):  # ADK's agent task starts in this context (serving/pace.py)
-                    await self._stream(identity, chat, plan, abort, headers, scope, receive, send)
+            # Counted from here to the end of its stream (serving/user_bounds.py).
+            with services.user_load.request(identity.user_id):
+                await self._serve(identity, request, headers, send)
         except LockUnavailable:  # the lock lives in the session database: it is unusable
             await json_refusal(ClientError(503, STORE_FAILED), headers)(scope, receive, send)
         except ChatBusy as exc:
@@ -128,6 +103,39 @@ class ChatEndpoint:
             await json_refusal(exc, closing)(scope, receive, send)
         except ClientError as exc:
             await json_refusal(exc, headers)(scope, receive, send)
+
+    async def _serve(
+        self, identity: Identity, request: Request, headers: dict[str, str], send: Send
+    ) -> None:
+        services = self.services
+        scope, receive = request.scope, request.receive
+        _check_json(request)
+        limits = services.limits
+        body = await _read_body(request, limits.max_body_size, limits.body_timeout)
+        urls = services.file_url_rule(identity.user_id, scope)
+        if len(body) > OFF_LOOP:  # ~25 ms a MB to decode: other requests do not wait
+            chat = await asyncio.to_thread(decode_and_check, body, urls)
+        else:
+            chat = decode_and_check(body, urls)
+        state = await self._request_state(identity, chat)
+        key = services.chat_key(identity.user_id, chat.id)
+        async with services.locks.hold(key, limits.busy_timeout):
+            try:
+                plan = await self._plan(identity, chat, state)
+            except (ClientError, ChatBusy):
+                raise
+            except Exception:
+                # Nothing was sent yet: a JSON 503 rather than the server's plain 500 page.
+                logger.exception("adk_asgi: the chat could not be prepared")
+                raise ClientError(503, STORE_FAILED) from None
+            # The chat's path, as history reads it: its file route serves the images
+            # Gemini's code execution drew (convert/code_execution.py).
+            plan.converter.files_at = f"{request.url.path}/{chat.id}"
+            abort = RunSignal()
+            if plan.continues:  # its claimed answers are acted on
+                abort.hold(CONTINUATION)  # and recorded, even if the client leaves
+            with paced_by(abort):  # ADK's agent task starts in this context (serving/pace.py)
+                await self._stream(identity, chat, plan, abort, headers, scope, receive, send)
 
     async def _request_state(self, identity: Identity, chat: ChatRequest) -> dict[str, Any]:
         """What the app's ``request_state`` hook makes of the body's extras (a refusal is a
@@ -156,6 +164,13 @@ class ChatEndpoint:
             except TranslationError as exc:
                 raise ClientError(400, f"{chat.where(len(chat.messages) - 1)}: {exc}") from None
             session = await session_for(services, identity.user_id, chat)
+            held, adding = (
+                bookkeeping.file_bytes(session.state),
+                bookkeeping.content_file_bytes(content),
+            )
+            services.user_load.check_chat_files(identity.user_id, held, adding)
+            if adding:
+                state = state | {bookkeeping.FILE_BYTES_KEY: held + adding}
             return await self._user_plan(session, content, last.id, state, last.metadata)
         plan = await self._continue(identity, chat)
         plan.state_delta = state or None
