@@ -23,6 +23,7 @@ from adk_asgi.middleware import AdkMiddleware
 from adk_asgi.server_answers import CallAlreadyAnswered, CallNotOpen, UnknownCall
 from adk_asgi.serving.data_parts import DataPartError, send_data
 from adk_asgi.serving.identity import Identify, Unauthorized
+from adk_asgi.serving.user_bounds import OverBound, UserBounds
 from adk_asgi.stores.claims import Claims, InMemoryClaims
 from adk_asgi.stores.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
 from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
@@ -52,6 +53,7 @@ __all__ = [
     "Lease",
     "MessageMetadata",
     "MessageMoment",
+    "OverBound",
     "PreliminaryOutputError",
     "RequestError",
     "StreamStore",
@@ -59,6 +61,7 @@ __all__ = [
     "UIMessage",
     "Unauthorized",
     "UnknownCall",
+    "UserBounds",
     "client_tool",
     "decode_chat_request",
     "deny",

@@ -24,6 +24,16 @@ Identify = Callable[[HTTPConnection], "str | Awaitable[str | None] | None"]
 refuses the request with 401."""
 
 _COOKIE_VALUE: Final = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
+USER_ID: Final = re.compile(r"\A(?![A-Za-z]:)(?!\.\.?\Z)(?!\s*\Z)[^\x00-\x1f\x7f/\\]{1,128}\Z")
+"""A user id every ADK session and artifact service takes: at most 128 characters (the SQL
+services' key columns), no control character and no slash (a path segment to the file and GCS
+artifact services), not ``.`` or ``..``, not a letter then ``:`` (a Windows drive to them), not
+blank. ``identify`` returning another is the app's bug: a chat made with it could be created
+but its files never read and the chat never deleted."""
+USER_ID_RULE: Final = (
+    "a user id is 1-128 characters, no control character, '/' or '\\', not blank, '.', '..' "
+    "or a letter then ':'"
+)
 
 
 class Unauthorized(ClientError):
@@ -74,4 +84,6 @@ async def resolve_identity(
         raise Unauthorized("authentication required")
     if not isinstance(result, str):
         raise TypeError(f"identify() must return a user id string, not {type(result).__name__}")
+    if not USER_ID.match(result):
+        raise ValueError(f"identify() returned {result[:140]!r}: {USER_ID_RULE}")
     return Identity(user_id=result)

@@ -20,6 +20,7 @@ from starlette.requests import HTTPConnection
 from adk_asgi import AdkApp
 from adk_asgi.convert.failures import MASKED, AgentError
 from adk_asgi.convert.metadata import MessageMoment
+from adk_asgi.serving.identity import USER_ID_RULE
 from adk_asgi.testing import Text
 from tests.live.test_live_connection import open_live, serve
 from tests.live.test_live_requests import next_frame
@@ -97,6 +98,22 @@ async def test_an_identify_hook_that_raises_is_a_500_in_on_errors_words() -> Non
     expected = {"error": "could not check that: RuntimeError"}
     assert [(r.status_code, r.json()) for r in (sent, listed)] == [(500, expected)] * 2
     assert [type(e.exception) for e in heard.errors] == [RuntimeError, RuntimeError]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("user_id", ["../alice", "C:alice", "..", " ", "a\x00", "x" * 129])
+async def test_a_user_id_the_artifact_services_refuse_is_the_identify_hooks_failure(
+    user_id: str,
+) -> None:
+    """``identify`` returning a user id ADK's artifact services refuse as a path segment (or
+    the SQL services' 128-character keys): such a user's chats could be made but their files
+    never read and the chats never deleted. Refused at the door as the hook's bug, a 500."""
+    heard = Heard()
+    async with client(app(heard, identify=lambda conn: user_id)) as browser:
+        sent = await browser.post("/chat", json=user_body("hi"))
+    assert (sent.status_code, sent.json()) == (500, {"error": "could not check that: ValueError"})
+    [error] = heard.errors
+    assert str(error.exception) == f"identify() returned {user_id!r}: {USER_ID_RULE}"
 
 
 @pytest.mark.asyncio
