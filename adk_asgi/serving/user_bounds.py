@@ -9,6 +9,12 @@ bound: ``429`` with a JSON reason over SSE, a close with ``1013`` ("try again la
 reason over live, before anything is read or run. A chat's files are bounded as well: each
 message may bring up to ``max_body_size`` of them, and every one is kept with the chat.
 
+A refusal goes out after :attr:`UserBounds.pause` seconds (1 by default), not at once: a
+client that sends again as soon as it is refused (a loop, a flood) is then slowed to the pace of
+its pauses instead of taking the worker's CPU with refusals, which are as cheap as a request
+can be but not free (at most :data:`PAUSED` wait at once in a worker; past that the rest go out
+at once).
+
 Each refusal is logged as one warning an operator can alert on, at most once a minute per
 user and bound, with how many were refused since the last line (a flood writes no flood of
 logs). The counts are per worker process: with ``N`` workers a user holds up to ``N`` times a
@@ -18,6 +24,7 @@ connections per address in the proxy in front (docs/security.md).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -34,26 +41,33 @@ LOG_EVERY: Final = 60.0
 _LOGGED_USERS: Final = 1024
 """Users whose last log line is remembered before the stale ones are forgotten."""
 _MIB: Final = 1024 * 1024
+PAUSED: Final = 1024
+"""Refusals that wait out their pause at once in a worker, at most (each holds a connection
+and a coroutine, a few kB)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserBounds:
     """``AdkApp(user_bounds=UserBounds(...))``: each bound, or ``None`` for none."""
 
-    live_sockets: int | None = 16
-    """``WS /live`` connections one user may have open at once, per worker."""
-    requests: int | None = 16
+    live_sockets: int | None = 8
+    """``WS /live`` connections one user may have open at once, per worker (each holds its
+    chat and, on Gemini, a Live API session)."""
+    requests: int | None = 4
     """``POST /chat`` requests (answers streaming) one user may have running at once, per
-    worker. Browsers open at most six HTTP/1.1 connections to a host, so a page with a
-    handful of tabs stays well inside it."""
+    worker: a person streams one answer at a time, a few with several tabs."""
     chat_files: int | None = 32 * _MIB
     """Bytes of files (``data:`` URLs of user messages) one chat may hold in all."""
+    pause: float = 1.0
+    """Seconds a refusal waits before it goes out (0: at once)."""
 
     def __post_init__(self) -> None:
         for name in ("live_sockets", "requests", "chat_files"):
             value = getattr(self, name)
             if value is not None and not value > 0:
                 raise ValueError(f"user_bounds.{name} must be > 0 or None: {value!r}")
+        if not self.pause >= 0:
+            raise ValueError(f"user_bounds.pause must be >= 0 seconds: {self.pause!r}")
 
 
 class OverBound(ClientError):
@@ -73,6 +87,18 @@ class UserLoad:
         self._requests: dict[str, int] = {}
         self._refused: dict[tuple[str, str], tuple[float, int]] = {}
         """(user, bound) → (when its last line was logged, refusals since)."""
+        self._pausing = 0
+
+    async def pause(self) -> None:
+        """Wait before a refusal goes out (:attr:`UserBounds.pause`), unless :data:`PAUSED`
+        refusals wait already."""
+        if not self.bounds.pause or self._pausing >= PAUSED:
+            return
+        self._pausing += 1
+        try:
+            await asyncio.sleep(self.bounds.pause)
+        finally:
+            self._pausing -= 1
 
     def live_socket(self, user_id: str) -> AbstractContextManager[None]:
         """Count a live socket of ``user_id`` for the ``with`` block, or :class:`OverBound`."""

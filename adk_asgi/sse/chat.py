@@ -30,6 +30,7 @@ from adk_asgi.serving.request_state import state_delta
 from adk_asgi.serving.services import Services
 from adk_asgi.serving.session_handover import hand_over
 from adk_asgi.serving.stale_sessions import retried_when_stale
+from adk_asgi.serving.user_bounds import OverBound
 from adk_asgi.sse.response import SSEResponse, sse_body
 from adk_asgi.stores.locks import ChatBusy, ChatKey, LockUnavailable
 from adk_asgi.stores.resumable import StreamStore
@@ -101,6 +102,9 @@ class ChatEndpoint:
         except _BodyPaused as exc:
             closing = {**headers, "connection": "close"}
             await json_refusal(exc, closing)(scope, receive, send)
+        except OverBound as exc:
+            await services.user_load.pause()  # a client that sends again at once is slowed
+            await json_refusal(exc, headers)(scope, receive, send)
         except ClientError as exc:
             await json_refusal(exc, headers)(scope, receive, send)
 

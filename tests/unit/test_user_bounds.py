@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
 
 from adk_asgi.errors import ClientError
-from adk_asgi.serving.user_bounds import LOG_EVERY, OverBound, UserBounds, UserLoad
+from adk_asgi.serving.user_bounds import LOG_EVERY, PAUSED, OverBound, UserBounds, UserLoad
 
 
 def test_a_count_is_released_when_its_block_ends_even_by_an_exception() -> None:
@@ -62,3 +63,22 @@ def test_refusals_are_logged_once_a_minute_per_user_and_bound_with_their_count(
         f"{n} other refusals since the last line"
         for n in (0, 2)
     ]
+
+
+async def test_a_refusal_waits_its_pause_unless_too_many_wait_already() -> None:
+    load = UserLoad(UserBounds(pause=0.05))
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await asyncio.gather(*(load.pause() for _ in range(3)))
+    assert loop.time() - start >= 0.05  # together, not one after another
+    load._pausing = PAUSED  # the worker holds as many refusals as it keeps waiting
+    start = loop.time()
+    await load.pause()
+    assert loop.time() - start < 0.05
+    assert UserBounds().pause == 1.0
+    await UserLoad(UserBounds(pause=0)).pause()  # at once
+
+
+def test_a_pause_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match=r"user_bounds\.pause must be >= 0 seconds"):
+        UserBounds(pause=-1)
