@@ -49,10 +49,13 @@ def _speak(text: str) -> bytes:
     return _SPEECH[next(_spoken) % len(_SPEECH)]
 
 
-def make_agent() -> LlmAgent:
+def make_agent(delay: float = 0.0) -> LlmAgent:
     """An ``LlmAgent`` on ``ScriptedLlm``: one partial per delta, then one aggregated final; in
-    live audio mode, one ``SPEECH_FRAME_BYTES`` audio chunk per delta instead."""
-    model = ScriptedLlm(responder=_responder, chunk_size=DELTA_CHARS, delay=0, synthesize=_speak)
+    live audio mode, one ``SPEECH_FRAME_BYTES`` audio chunk per delta instead. ``delay``:
+    seconds the model takes per delta (0: as fast as the server reads them)."""
+    model = ScriptedLlm(
+        responder=_responder, chunk_size=DELTA_CHARS, delay=delay, synthesize=_speak
+    )
     return LlmAgent(name=APP_NAME, model=model, instruction="Answer.")
 
 

@@ -39,8 +39,9 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.supervisors.multiprocess import Multiprocess
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, UserBounds
 from adk_asgi.serving.a2a_import import skip_failed_a2a_import
+from adk_asgi.stores.locks import InMemoryChatLocks
 from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
 from bench.agent import APP_NAME, USER_ID, make_agent, quiet
 
@@ -140,9 +141,14 @@ def shared_app() -> ASGIApp:
 
     * ``BENCH_SESSIONS``: a SQLAlchemy URL for ADK's ``DatabaseSessionService`` (its engine's
       default pool), or ``memory``;
-    * ``BENCH_LOCKS``: a Redis URL for ``RedisChatLocks``, or ``memory`` (in-process locks);
+    * ``BENCH_LOCKS``: a Redis URL for ``RedisChatLocks``, ``memory`` (in-process locks), or
+      ``default`` (none given: the app's own, in the session database);
     * ``BENCH_STREAMS``: a Redis URL for ``RedisStreamStore``, ``memory`` for
       ``InMemoryStreamStore``, or ``none``;
+    * ``BENCH_DELTA_DELAY``: seconds the model takes per delta (0 by default);
+    * ``BENCH_USER_REQUESTS``: ``UserBounds(requests=N)`` (the default bounds unless given);
+    * ``BENCH_USER_HEADER=1``: the user is the request's ``x-user`` header (``bench.starvation``:
+      several users), else every request is :data:`~bench.agent.USER_ID`;
     * ``BENCH_REDIS_POOL``: ``url`` (the default) passes them the URL, as docs/deployment.md
       shows (each builds its own client); ``shared`` gives both one ``redis.asyncio.Redis`` on a
       ``BlockingConnectionPool`` of 100 connections.
@@ -173,7 +179,7 @@ def shared_app() -> ASGIApp:
             closing.append(clients[url].aclose)
         return clients[url]
 
-    if locks_url != "memory":
+    if locks_url not in ("memory", "default"):
         from adk_asgi.stores.locks_redis import RedisChatLocks
 
         options["locks"] = RedisChatLocks(redis(locks_url))
@@ -183,7 +189,15 @@ def shared_app() -> ASGIApp:
         from adk_asgi.stores.resumable_redis import RedisStreamStore
 
         options["streams"] = RedisStreamStore(redis(streams_url))
-    chat = AdkApp(make_agent(), identify=lambda conn: USER_ID, **options)
+    if locks_url == "memory":
+        options["locks"] = InMemoryChatLocks()
+    if os.environ.get("BENCH_USER_HEADER") == "1":
+        options["identify"] = lambda conn: conn.headers.get("x-user", USER_ID)
+    else:
+        options["identify"] = lambda conn: USER_ID
+    if requests := os.environ.get("BENCH_USER_REQUESTS"):
+        options["user_bounds"] = UserBounds(requests=int(requests))
+    chat = AdkApp(make_agent(float(os.environ.get("BENCH_DELTA_DELAY", "0"))), **options)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
