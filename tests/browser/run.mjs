@@ -618,6 +618,28 @@ const SCENARIOS = {
     equal((await serverHistory(page, older)).status, 404, "GET the deleted open chat's messages");
   },
 
+  async "older-chats"(page) {
+    // More chats than the server lists at once (50): the newest 50, then "Older chats" lists
+    // the rest (the next page its Link header names), and the button goes.
+    await listedChats(page, 0);
+    await page.evaluate(async () => {
+      for (let n = 1; n <= 51; n++) {
+        const message = { id: "u1", role: "user", parts: [{ type: "text", text: `chat ${n}` }] };
+        const body = { id: `older-${n}`, messages: [message], trigger: "submit-message" };
+        const headers = { "content-type": "application/json" };
+        const request = { method: "POST", headers, body: JSON.stringify(body) };
+        await (await fetch("/agent/chat", request)).text();
+      }
+    });
+    await page.reload();
+    const { list, titles } = await listedChats(page, 50);
+    equal([titles[0], titles[49]], ["chat 51", "chat 2"], "the first page, newest first");
+    await button(list, "Older chats").click();
+    equal((await listedChats(page, 51)).titles[50], "chat 1", "the oldest chat, after the rest");
+    const more = await list.getByRole("button", { name: "Older chats" }).count();
+    equal(more, 0, "the Older chats button, after the last page");
+  },
+
   async attachment(page) {
     // Files go with the message (the Attach button's file chooser): an image shows as a
     // thumbnail in the user's message, another file as a link with its name; both again after a

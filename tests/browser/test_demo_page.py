@@ -70,6 +70,7 @@ CASES = [
     *((mode, scenario, LAPTOP) for scenario in SCENARIOS for mode in ("sse", "live")),
     *((mode, scenario, PHONE) for scenario in LAYOUT for mode in ("sse", "live")),
     ("sse", "composer", LAPTOP),  # focus; Approve and Deny look different
+    ("sse", "older-chats", LAPTOP),  # the chat list a page at a time
     ("sse", "scroll", LAPTOP),
     ("sse", "payment-approve", PHONE),
     ("sse", "attachment", PHONE),

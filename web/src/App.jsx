@@ -15,7 +15,7 @@ import { closeSession, openChat, openFromUrl, reopenChat } from "./session.js";
 export function App() {
   const [session, setSession] = useState();
   const [failure, setFailure] = useState();
-  const { chats, listProblem, setListProblem, refreshChats } = useChatList();
+  const { chats, next, listProblem, setListProblem, refreshChats, loadOlder } = useChatList();
   const [drawer, setDrawer] = useState(false); // the chat list, on a phone
   const [busy, setBusy] = useState(false); // the open chat is answering
 
@@ -57,6 +57,7 @@ export function App() {
     <div className={drawer ? "app drawer-open" : "app"}>
       <Sidebar
         chats={chats}
+        older={next ? loadOlder : undefined}
         current={current}
         busy={busy}
         listProblem={listProblem}

@@ -10,12 +10,16 @@ export async function problem(response, what) {
   return `${what}: ${body.error ?? `HTTP ${response.status}`}`;
 }
 
-/** GET /agent/chats: the user's chats (`{id, title, updated}`), newest first. Its answer also
- * sets the identity cookie that every later request carries. */
-export async function fetchChats() {
-  const response = await fetch("/agent/chats");
+/** GET /agent/chats: one page of the user's chats (`{id, title, updated}`), newest first, and
+ * the URL of the next (older) page when there is one (the `Link: <…>; rel="next"` header).
+ * `url`: a page's URL (`/agent/chats?limit=…`, or a `next`). Its answer also sets the identity
+ * cookie that every later request carries. */
+export async function fetchChats(url = "/agent/chats") {
+  const response = await fetch(url);
   if (!response.ok) throw new Error(await problem(response, "The chat list"));
-  return response.json();
+  const link = response.headers.get("link") ?? "";
+  const next = /<([^>]+)>;\s*rel="next"/.exec(link)?.[1];
+  return { chats: await response.json(), next };
 }
 
 /** GET /agent/chat/{id}/messages: the chat's UI messages as the server has them, or null when

@@ -3,6 +3,7 @@ import { ChatList } from "./ChatList.jsx";
 
 export function Sidebar({
   chats,
+  older,
   current,
   busy,
   listProblem,
@@ -33,6 +34,11 @@ export function Sidebar({
       </div>
       <h2>Chats</h2>
       <ChatList chats={chats} current={current} busy={busy} onOpen={onOpen} onDelete={onDelete} />
+      {older && (
+        <button type="button" className="older-chats" onClick={older}>
+          Older chats
+        </button>
+      )}
       {listProblem && <p className="error note">{listProblem}</p>}
       <p className="intro">
         A Google ADK agent served by <code>adk_asgi</code> at <code>/agent</code>, talking to the
