@@ -68,7 +68,7 @@ class RedisChatLocks(ChatLocks):
         redis: Any,
         *,
         prefix: str = "adk_asgi:lock:",
-        ttl: float = 30.0,
+        ttl: float = 10.0,
         poll: float = 0.025,
     ) -> None:
         self._client: Any
