@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -365,7 +366,7 @@ async def test_a_session_the_database_cannot_read_back_is_a_503_with_its_reason_
     answers a JSON 503 the page can show (it was the server's plain 500 page), as the next
     message does."""
     await database_chat.send("hello", "u1")
-    with sqlite3.connect(tmp_path / "sessions.db") as database:
+    with closing(sqlite3.connect(tmp_path / "sessions.db")) as database, database:
         database.execute("UPDATE events SET event_data = '{not json'")
     response = await database_chat.client.get("/chat/chat-1/messages")
     assert (response.status_code, response.json()) == (503, {"error": STORE_FAILED})
