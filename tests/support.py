@@ -8,15 +8,21 @@ import collections
 import functools
 import itertools
 import json
+import os
 import selectors
+import sqlite3
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import Executor
+from contextlib import closing
 from typing import Any, ParamSpec, TypeVar, TypeVarTuple
 
 from google.adk.agents import LlmAgent
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
+from google.adk.sessions.sqlite_session_service import (
+    SqliteSessionService as AdkSqliteSessionService,
+)
 
 from adk_asgi.testing import ScriptedLlm, Turn
 from adk_asgi.wire.sse_frames import DONE, sse_data, sse_event
@@ -41,6 +47,26 @@ def parse_sse(body: bytes | str) -> list[dict[str, Any]]:
     assert events[-1:] == [DONE], f"body does not end with [DONE]: {text[-80:]!r}"
     assert text == "".join(sse_event(e.encode()).decode() for e in events), text
     return [json.loads(event) for event in events[:-1]]
+
+
+class SqliteSessionService(AdkSqliteSessionService):
+    """ADK's native SQLite session service, the connection its constructor opens closed.
+
+    ADK (2.13) checks an existing file's schema in ``__init__`` inside ``with
+    sqlite3.connect(...)``, which ends a transaction but never closes the connection. From
+    Python 3.13 a connection collected unclosed raises ``ResourceWarning``, an error in this
+    suite, in whichever test the garbage collector happens to run (the connection sits in a
+    reference cycle). The same check, its connection closed."""
+
+    def _is_migration_needed(self) -> bool:
+        if not os.path.exists(self._db_path):
+            return False
+        try:
+            with closing(sqlite3.connect(self._db_connect_path, uri=self._db_connect_uri)) as db:
+                columns = [row[1] for row in db.execute("PRAGMA table_info(events)")]
+        except sqlite3.Error as exc:
+            raise RuntimeError(f"Error accessing database {self._db_path}: {exc}") from exc
+        return bool(columns) and "event_data" not in columns  # an events table of old
 
 
 def counter(prefix: str) -> Callable[[], str]:

@@ -16,7 +16,6 @@ from google.adk.agents import LlmAgent
 from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifactsPlugin
 from google.adk.sessions.database_session_service import DatabaseSessionService
-from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
@@ -30,7 +29,14 @@ from adk_asgi.stores.resumable_redis import RedisStreamStore
 from adk_asgi.testing import Text, demo_model, read_ui_message
 from tests.live.test_live_connection import open_live, serve
 from tests.locks.test_claims import claim_rows
-from tests.support import answer, counter, parse_sse, scripted_agent, user_body
+from tests.support import (
+    SqliteSessionService,
+    answer,
+    counter,
+    parse_sse,
+    scripted_agent,
+    user_body,
+)
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 

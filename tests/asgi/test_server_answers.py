@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
@@ -23,7 +22,14 @@ from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import Call, Text, read_ui_message
 from demo_app import change_bgm, get_weather, process_payment
 from tests.asgi.test_hitl import PAY_ALICE, text
-from tests.support import answer, normalize_ids, parse_sse, scripted_agent, user_body
+from tests.support import (
+    SqliteSessionService,
+    answer,
+    normalize_ids,
+    parse_sse,
+    scripted_agent,
+    user_body,
+)
 
 pytestmark = pytest.mark.asyncio
 

@@ -38,7 +38,6 @@ from typing import Any
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.sessions.database_session_service import DatabaseSessionService
-from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from starlette.applications import Starlette
@@ -50,6 +49,7 @@ from adk_asgi import AdkApp
 from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
 from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.testing import demo_model
+from tests.support import SqliteSessionService
 
 GEMINI = "gemini-2.5-flash"
 

@@ -14,10 +14,9 @@ import pytest_asyncio
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
-from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
 from adk_asgi import AdkApp
-from tests.support import scripted_agent
+from tests.support import SqliteSessionService, scripted_agent
 
 pytestmark = pytest.mark.backing
 

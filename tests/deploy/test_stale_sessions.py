@@ -21,7 +21,6 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.sessions.session import Session
-from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
@@ -30,7 +29,7 @@ from adk_asgi.convert.failures import show_errors
 from adk_asgi.serving.answers import keep_shown
 from adk_asgi.testing import Call, ChatClient, Text
 from tests.live.test_live_connection import cookie_of, http_history, open_live, serve
-from tests.support import normalize_ids, scripted_agent
+from tests.support import SqliteSessionService, normalize_ids, scripted_agent
 
 pytestmark = pytest.mark.backing
 

@@ -16,7 +16,6 @@ import pytest
 import pytest_asyncio
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
-from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -26,7 +25,7 @@ from adk_asgi.stores.claims_sql import SqlClaims
 from adk_asgi.stores.claims_sqlite import TABLE, SqliteClaims
 from adk_asgi.stores.defaults import claims_for
 from adk_asgi.stores.locks_redis import RedisChatLocks
-from tests.support import scripted_agent
+from tests.support import SqliteSessionService, scripted_agent
 
 pytestmark = pytest.mark.backing
 
