@@ -13,12 +13,17 @@ its model, as real ones do. Each round measures, on the same server, one phase a
 
 * **quiet**: P probes by the user ``victim``, one after another: a new chat over SSE, its time
   to the first ``text-delta``.
-* **sockets**: the user ``mallory`` has tried N live sockets, each on a chat of its own (16 stay
-  open, each holding its chat; the rest were closed with 1013); P probes meanwhile.
-* **bound**: mallory also keeps 16 chat requests in flight, the most that user may run (a closed
-  loop: each answered one is sent again at once); P probes meanwhile.
-* **flood**: mallory keeps F requests in flight: 16 run, the rest are refused ``429`` and sent
-  again at once, as fast as the server refuses them; P probes meanwhile.
+* **sockets**: the user ``mallory`` has tried N live sockets, each on a chat of its own (8, its
+  bound, stay open, each holding its chat; the rest were closed with 1013); P probes meanwhile.
+* **bound**: mallory also keeps as many chat requests in flight as that user may run (4, or
+  ``--bound``; a closed loop: each answered one is sent again at once); P probes meanwhile.
+* **flood**: mallory keeps F requests in flight: 4 run, the rest are refused ``429`` (each
+  after its second's pause) and sent again at once; P probes meanwhile.
+
+The requests of the last two run in a process of their own, so the probes' clock reads the
+server, not a load generator sharing their event loop; the server runs on the last CPU, the
+load generators on the others, so their work does not take the server's CPU either. A refusal that comes before its
+request's answer is done being counted (a closed loop sends again at once) is counted too.
 
 Printed per phase: the median time to first text over the rounds, its ratio to quiet (the
 median of the rounds' ratios), and what mallory got (sockets open and closed, requests answered
@@ -28,6 +33,8 @@ and refused).
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
 import statistics
 import time
 import uuid
@@ -119,21 +126,36 @@ async def refused(socket: ClientConnection, attack: Attack) -> ClientConnection 
     return None
 
 
-async def flood(client: httpx.AsyncClient, attack: Attack, stop: asyncio.Event) -> None:
+async def flood(base: str, in_flight: int, stop: Any) -> Counter[int]:
+    """``in_flight`` chat requests of ``mallory`` at all times, each sent again once answered,
+    until ``stop`` (a process event) is set; the statuses they got."""
+    statuses: Counter[int] = Counter()
     headers = {"x-user": "mallory"}
-    while not stop.is_set():
-        response = await client.post("/agent/chat", json=_body(FLOOD_DELTAS), headers=headers)
-        attack.statuses[response.status_code] += 1
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
+
+        async def loop() -> None:
+            while not stop.is_set():
+                body = _body(FLOOD_DELTAS)
+                response = await client.post("/agent/chat", json=body, headers=headers)
+                statuses[response.status_code] += 1
+
+        await asyncio.gather(*(loop() for _ in range(in_flight)))
+    return statuses
+
+
+def _flood_process(base: str, in_flight: int, stop: Any, results: Any) -> None:
+    results.put("ready")  # (imported: what is left is the flood)
+    results.put(dict(asyncio.run(flood(base, in_flight, stop))))
 
 
 async def one_round(base: str, sockets: int, bound: int, flooders: int, count: int) -> Round:
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    """The phases of one round. The flood runs in a process of its own, so the probes' clock
+    reads the server, not a load generator sharing their event loop."""
     first: dict[str, float] = {}
     attacks: dict[str, Attack] = {}
-    async with (
-        httpx.AsyncClient(base_url=base, timeout=120) as victim,
-        httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as attacker,
-    ):
+    spawn = multiprocessing.get_context("spawn")
+    async with httpx.AsyncClient(base_url=base, timeout=120) as victim:
         await first_text(victim)  # warm
         first["quiet"] = await probes(victim, count)
         attack = attacks["sockets"] = Attack()
@@ -143,17 +165,20 @@ async def one_round(base: str, sockets: int, bound: int, flooders: int, count: i
         try:
             first["sockets"] = await probes(victim, count)
             for phase, in_flight in (("bound", bound), ("flood", flooders)):
-                attack = attacks[phase] = Attack()
-                stop = asyncio.Event()
-                loops = [
-                    asyncio.create_task(flood(attacker, attack, stop)) for _ in range(in_flight)
-                ]
+                stop, results = spawn.Event(), spawn.Queue()
+                flooding = spawn.Process(
+                    target=_flood_process, args=(base, in_flight, stop, results)
+                )
+                flooding.start()
                 try:
+                    await asyncio.to_thread(results.get, True, 60)  # started
                     await asyncio.sleep(1.0)  # under way
                     first[phase] = await probes(victim, count)
                 finally:
                     stop.set()
-                    await asyncio.gather(*loops)
+                    statuses = await asyncio.to_thread(results.get, True, 60)
+                    flooding.join()
+                attacks[phase] = Attack(statuses=Counter(statuses))
         finally:
             await asyncio.gather(*(s.close() for s in held if s is not None))
     return Round(first, attacks)
@@ -197,10 +222,23 @@ async def bench(
             "BENCH_USER_REQUESTS": str(bound),
         }
         with ServerProcess("adk_asgi_shared", env=env) as server, logs_on_error({"s": server}):
+            _pin(server)
             for index in range(rounds):
                 progress(f"round {index + 1} of {rounds}")
                 done.append(await one_round(server.url, sockets, bound, flooders, count))
     return done
+
+
+def _pin(server: ServerProcess) -> None:
+    """The server on the last CPU, this process and the flood's on the others: a load
+    generator's work must not take the CPU of the server it measures (PostgreSQL goes where
+    the scheduler puts it)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return
+    for pid in (server.info["supervisor"], *server.info["workers"]):
+        os.sched_setaffinity(pid, {cpus[-1]})
+    os.sched_setaffinity(0, set(cpus[:-1]))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
