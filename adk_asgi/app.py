@@ -77,6 +77,18 @@ def _several_workers() -> bool:
     return multiprocessing.parent_process() is not None or concurrency not in ("", "1")
 
 
+def _start_up_logger() -> logging.Logger:
+    """Where ``prepare()`` says what it picked: the ``adk_asgi`` logger when the host app's
+    logging shows its ``INFO``; else uvicorn's own logger, which plain ``uvicorn`` shows (its
+    log config gives ``adk_asgi`` no handler, so the line was lost under it)."""
+    if logger.isEnabledFor(logging.INFO) and logger.hasHandlers():
+        return logger
+    server = logging.getLogger("uvicorn.error")
+    if server.isEnabledFor(logging.INFO) and server.hasHandlers():
+        return server
+    return logger
+
+
 def _new_message_id() -> str:
     return f"msg_{secrets.token_hex(12)}"
 
@@ -367,7 +379,7 @@ class AdkApp:
                     "approval may be acted on once per worker, not once. Pass claims= a store "
                     "the workers share (docs/deployment.md#exactly-once)."
                 )
-        logger.info(
+        _start_up_logger().info(
             "adk_asgi: chats are locked with %s; answers are claimed with %s",
             describe(self.locks),
             describe(self.claims),
