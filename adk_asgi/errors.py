@@ -8,9 +8,19 @@ hint, as h11's ``error_status_hint``. This module is sans-I/O: the core raises t
 without knowing the transport, and only a transport turns it into a response
 (:func:`adk_asgi.serving.refusals.json_refusal`: a 4xx with ``{"error": reason}``) or a live
 ``error`` frame or close reason. A transport catches one type.
+
+A failure the server logs is logged here too (:func:`log_failure`): one line with the chat and
+request it failed for, its traceback at ``DEBUG``.
 """
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_logger = logging.getLogger("adk_asgi")
 
 UNKNOWN_CHAT = "this chat does not exist"
 """The ``404`` reason for a chat the user does not have (never created, deleted, or another
@@ -38,3 +48,43 @@ class ClientError(AdkAsgiError):
     def status(self) -> int:
         """``status_hint``, by its older name."""
         return self.status_hint
+
+
+# --- failures, as the log shows them ----------------------------------------------------------
+
+_ABOUT: ContextVar[tuple[str | None, str | None]] = ContextVar(
+    "adk_asgi_failure_about", default=(None, None)
+)
+
+
+@contextmanager
+def about(chat_id: str | None, request_id: str | None = None) -> Iterator[None]:
+    """Failures logged in the block (and in the tasks it starts) name this chat and request:
+    the assistant message's id over SSE, the ``send`` frame's ``requestId`` live."""
+    token = _ABOUT.set((chat_id, request_id))
+    try:
+        yield
+    finally:
+        _ABOUT.reset(token)
+
+
+def log_failure(
+    what: str,
+    exc: BaseException | None = None,
+    *,
+    chat_id: str | None = None,
+    request_id: str | None = None,
+) -> None:
+    """One ``ERROR`` line an operator can read and search: what failed, the chat and request
+    it failed for (given, or set by :func:`about`), and the exception; its traceback follows at
+    ``DEBUG`` (``logging.getLogger("adk_asgi").setLevel(logging.DEBUG)`` shows it)."""
+    chat, request = _ABOUT.get()
+    chat, request = chat_id or chat, request_id or request
+    named = ", ".join(
+        f"{name} {value!r}" for name, value in (("chat", chat), ("request", request)) if value
+    )
+    where = f" ({named})" if named else ""
+    error = f": {type(exc).__name__}: {exc}" if exc is not None else ""
+    _logger.error("adk_asgi: %s%s%s", what, where, error)
+    if exc is not None:
+        _logger.debug("adk_asgi: %s%s: the traceback", what, where, exc_info=exc)

@@ -21,7 +21,6 @@ with a result is never run again (ADK's confirmation counts the approval used, a
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -29,9 +28,8 @@ from typing import Any, Final
 from google.adk.events.event import Event
 from google.genai import types
 
+from adk_asgi.errors import log_failure
 from adk_asgi.hitl import bookkeeping
-
-logger = logging.getLogger("adk_asgi")
 
 MASKED: Final = "An error occurred."
 """What the client reads of a failure by default (the AI SDK server's generic message)."""
@@ -65,7 +63,7 @@ def mask_errors(error: AgentError) -> str:
     """The default ``on_error``: log the failure, show :data:`MASKED`. (An exception the run
     raised is logged with its traceback where it is caught.)"""
     if error.exception is None:
-        logger.error("adk_asgi: the agent failed: %s", error)
+        log_failure(f"the agent failed: {error}")
     return MASKED
 
 
@@ -77,8 +75,8 @@ def guarded(on_error: ErrorHandler) -> ErrorHandler:
     def words(error: AgentError) -> str:
         try:
             return on_error(error)
-        except Exception:
-            logger.exception("adk_asgi: on_error raised while it worded %s", error)
+        except Exception as exc:
+            log_failure(f"on_error raised while it worded {error}", exc)
             return MASKED
 
     return words

@@ -34,7 +34,7 @@ from typing import Any
 from google.genai import types
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from adk_asgi.errors import ClientError
+from adk_asgi.errors import ClientError, about, log_failure
 from adk_asgi.live.extras import Decoded, decode_send, with_request_state
 from adk_asgi.live.outbox import NOT_READING, Outbox, frame_size, too_large
 from adk_asgi.live.outputs import (
@@ -56,6 +56,7 @@ from adk_asgi.live.session import LiveSession
 from adk_asgi.live.tools import ToolWaits
 from adk_asgi.serving import file_urls, load
 from adk_asgi.serving.app_hooks import hook_failure
+from adk_asgi.serving.checks import frame_head
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
 from adk_asgi.serving.user_bounds import OverBound
@@ -200,7 +201,8 @@ class _Connection:
         try:
             await work
         except LiveProtocolError as exc:
-            logger.exception("adk_asgi: the live connection closes: %s", exc.reason)
+            chat_id = self.protocol.chat_id
+            log_failure(f"the live connection closes: {exc.reason}", exc, chat_id=chat_id)
             self._close(exc.code, exc.reason)
 
     def _request_state_failed(self, exc: Exception) -> ClientError:
@@ -284,9 +286,11 @@ class _Connection:
                 elif hook is not None:
                     decoded = decode_send(text)
                 if hook is not None and isinstance(decoded, ChatRequest):  # live/extras.py
-                    decoded = await with_request_state(
-                        hook, self.user_id, decoded, self._request_state_failed
-                    )
+                    head = frame_head(text)  # (a hook's failure names the chat and request)
+                    with about(decoded.id, head[1] if head else None):
+                        decoded = await with_request_state(
+                            hook, self.user_id, decoded, self._request_state_failed
+                        )
                 self.carry_out(self.protocol.receive(text, decoded))
         self.outbox.client_gone()
         if self.session.recorder is not None and self.protocol.streaming:

@@ -12,15 +12,13 @@ would cost the answer more than the writing does), at once when a response begin
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Final
 
+from adk_asgi.errors import log_failure
 from adk_asgi.live.outputs import Record
 from adk_asgi.stores.locks import ChatKey
 from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.wire.encoding import SSE_CUT_SHORT, SSE_DONE, sse_events
-
-logger = logging.getLogger("adk_asgi")
 
 FLUSH_INTERVAL: Final = 0.01
 """Seconds a recorded chunk may wait to be written (what a resume can lag behind)."""
@@ -76,8 +74,8 @@ class LiveRecorder:
             records, self._records = self._records, []
             try:
                 await self._apply(records)
-            except Exception:
-                logger.exception("adk_asgi: a live answer could not be recorded for resuming")
+            except Exception as exc:
+                log_failure("a live answer could not be recorded for resuming", exc)
                 self.stream_id = None
             if self._closing and not self._records:
                 return

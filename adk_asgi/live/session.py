@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -21,7 +20,7 @@ from google.adk.events.event_actions import EventActions
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from adk_asgi.errors import ClientError
+from adk_asgi.errors import ClientError, about, log_failure
 from adk_asgi.hitl.pending import (
     CONFIRMATION_TOOL,
     PAYLOADS_KEY,
@@ -43,8 +42,6 @@ from adk_asgi.serving.services import Services
 from adk_asgi.serving.session_handover import hand_over
 from adk_asgi.serving.stale_sessions import changed_elsewhere
 from adk_asgi.stores.locks import ChatBusy, ChatKey
-
-logger = logging.getLogger("adk_asgi")
 
 TASK_COMPLETED: Final = "task_completed"
 """The tool ADK gives each sub-agent of a live ``SequentialAgent`` to say it is done."""
@@ -77,7 +74,16 @@ class LiveSession:
         """Records the chat's answers for the stream store while the session holds the chat."""
         self._opened: Session | None = None
 
+    def _request(self) -> str | None:
+        """The ``requestId`` of the response under way, if any (what a failure names)."""
+        response = self.protocol.streams.response
+        return response.request_id if response is not None else None
+
     async def run(self, chat_id: str) -> None:
+        with about(chat_id):  # what the log says of a failure names the chat
+            await self._run(chat_id)
+
+    async def _run(self, chat_id: str) -> None:
         services = self.services
         key = services.chat_key(self.user_id, chat_id)
         try:
@@ -92,7 +98,7 @@ class LiveSession:
                 except Exception as exc:
                     # run_live raises without an error event (unlike run_async): the client
                     # reads what ``on_error`` says, and what it was shown is kept
-                    logger.exception("adk_asgi: the live session failed")
+                    log_failure("the live session failed", exc, request_id=self._request())
                     outputs = self.protocol.session_ended(changed_elsewhere(exc))
                     # Kept, and its recording ended, before the client hears of it: a page
                     # that reloads at once finds it in history, not a stream still open.
@@ -115,7 +121,7 @@ class LiveSession:
         except LiveProtocolError:
             raise
         except Exception as exc:  # the chat's lock could not be taken (its backend failed)
-            logger.exception("adk_asgi: the live session could not start")
+            log_failure("the live session could not start", exc, chat_id=chat_id)
             self.carry_out(self.protocol.session_ended(exc))
 
     async def _session(self, chat_id: str, key: ChatKey) -> None:
@@ -175,8 +181,8 @@ class LiveSession:
         try:
             if session is not None:
                 session = await self.services.session(self.user_id, session.id) or session
-        except Exception:
-            logger.exception("adk_asgi: the failed session could not be read; kept as opened")
+        except Exception as exc:
+            log_failure("the failed session could not be read; kept as opened", exc)
         await keep_shown(
             self.services,
             session,

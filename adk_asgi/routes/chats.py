@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -34,14 +33,12 @@ from google.adk.sessions.session import Session
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from adk_asgi.errors import UNKNOWN_CHAT, ClientError
+from adk_asgi.errors import UNKNOWN_CHAT, ClientError, log_failure
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
 from adk_asgi.stores.locks import ChatBusy
 from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE
-
-logger = logging.getLogger("adk_asgi")
 
 BUSY_CHAT = "this chat is busy (an answer is streaming, or a live connection is open on it)"
 DELETE_WAIT = 1.0
@@ -183,7 +180,7 @@ async def _step(what: str) -> AsyncIterator[None]:
     try:
         yield
     except Exception as exc:
-        logger.exception("adk_asgi: deleting a chat failed at %s", what)
+        log_failure(f"deleting a chat failed at {what}", exc)
         raise DeletionFailed(
             f"the chat could not be deleted completely ({what} failed): try again"
         ) from exc

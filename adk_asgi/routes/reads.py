@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from importlib import resources
 from typing import Final
 
@@ -13,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 
 from adk_asgi.convert.history import rebuild_messages
 from adk_asgi.convert.user_parts import uploaded_names
-from adk_asgi.errors import STORE_FAILED, UNKNOWN_CHAT, ClientError
+from adk_asgi.errors import STORE_FAILED, UNKNOWN_CHAT, ClientError, log_failure
 from adk_asgi.routes.files import uploaded_files
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
@@ -23,8 +22,6 @@ from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.stores.stops import STOP_WAIT, StoreUnavailable, stop_answer
 from adk_asgi.wire.encoding import admit_messages
 from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE
-
-logger = logging.getLogger("adk_asgi")
 
 
 class MessagesEndpoint:
@@ -51,10 +48,10 @@ class MessagesEndpoint:
             names = uploaded_names(session.events)
             chat_path = request.url.path.removesuffix("/messages")
             files = await uploaded_files(self.services, identity.user_id, chat_id, names, chat_path)
-        except Exception:
+        except Exception as exc:
             # The session service or the artifact service failed (a database down, a row it
             # cannot decode): a JSON 503 the page can show, not the server's plain 500 page.
-            logger.exception("adk_asgi: the chat's history could not be read")
+            log_failure("the chat's history could not be read", exc, chat_id=chat_id)
             return json_refusal(ClientError(503, STORE_FAILED), headers)
         services = self.services
         messages = rebuild_messages(

@@ -10,7 +10,6 @@ preparation runs the confirmed tools as ADK does over SSE.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -20,14 +19,13 @@ from google.adk.sessions.session import Session
 from google.genai import types
 
 from adk_asgi.convert.failures import FailedCall, failed_calls_answer, shown_answer
+from adk_asgi.errors import log_failure
 from adk_asgi.hitl.bookkeeping import CutCall
 from adk_asgi.hitl.closing import closing_answers, split_confirmation_answers
 from adk_asgi.hitl.continuation import Conflict, Continuation, continuation
 from adk_asgi.hitl.pending import ChatState, approved_marker, chat_state
 from adk_asgi.serving.services import Services
 from adk_asgi.wire.messages import UIMessage
-
-logger = logging.getLogger("adk_asgi")
 
 
 async def close_left_calls(
@@ -100,8 +98,9 @@ async def keep_shown(
                 for answer in answers:
                     await services.session_service.append_event(session, answer)
             await services.session_service.append_event(session, event)
-    except Exception:
-        logger.exception("adk_asgi: a failed answer could not be recorded")
+    except Exception as exc:
+        chat_id = session.id if session is not None else None
+        log_failure("a failed answer could not be recorded", exc, chat_id=chat_id)
 
 
 async def _keep_results(services: Services, session: Session, results: Sequence[Event]) -> None:

@@ -11,16 +11,12 @@ live ``error`` frame; the connection and the chat go on.
 
 from __future__ import annotations
 
-import logging
-
 from adk_asgi.convert.failures import AgentError, ErrorHandler, guarded
-from adk_asgi.errors import ClientError
-
-logger = logging.getLogger("adk_asgi")
+from adk_asgi.errors import ClientError, log_failure
 
 
 def hook_failure(on_error: ErrorHandler, hook: str, exc: Exception) -> ClientError:
     """The refusal for the app's ``hook`` that raised ``exc``: ``500``, in ``on_error``'s
     words (:data:`~adk_asgi.convert.failures.MASKED` if ``on_error`` raises too)."""
-    logger.error("adk_asgi: the app's %s hook raised", hook, exc_info=exc)
+    log_failure(f"the app's {hook} hook raised", exc)
     return ClientError(500, guarded(on_error)(AgentError(exception=exc)))

@@ -16,14 +16,13 @@ answers. Only one member defines it, and the chain calls that one directly.)
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, get_args
 
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.plugins.plugin_manager import PluginCallbackName
 
-logger = logging.getLogger("adk_asgi")
+from adk_asgi.errors import log_failure
 
 CALLBACKS: Final[tuple[str, ...]] = get_args(PluginCallbackName)
 NOTIFICATIONS: Final = frozenset({"on_agent_error_callback", "on_run_error_callback"})
@@ -81,7 +80,7 @@ def _notify_all(callback: str, members: Sequence[Callback]) -> Callback:
         for member in members:
             try:
                 await member(**kwargs)
-            except Exception:
-                logger.exception("adk_asgi: a plugin failed in %s", callback)
+            except Exception as exc:
+                log_failure(f"a plugin failed in {callback}", exc)
 
     return notified

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
@@ -15,7 +14,7 @@ from starlette.types import Receive, Scope, Send
 
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.convert.translate import TranslationError, user_content
-from adk_asgi.errors import STORE_FAILED, ClientError
+from adk_asgi.errors import STORE_FAILED, ClientError, about, log_failure
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.pending import PAYLOADS_KEY
 from adk_asgi.serving.again import regenerated, session_for
@@ -39,8 +38,6 @@ from adk_asgi.wire.chunks import UIMessageChunk
 from adk_asgi.wire.decoding import OFF_LOOP
 from adk_asgi.wire.encoding import SSE_DONE, ChunkEncoder
 from adk_asgi.wire.messages import ChatRequest
-
-logger = logging.getLogger("adk_asgi")
 
 
 class _Plan:
@@ -128,9 +125,9 @@ class ChatEndpoint:
                 plan = await self._plan(identity, chat, state)
             except (ClientError, ChatBusy):
                 raise
-            except Exception:
+            except Exception as exc:
                 # Nothing was sent yet: a JSON 503 rather than the server's plain 500 page.
-                logger.exception("adk_asgi: the chat could not be prepared")
+                log_failure("the chat could not be prepared", exc, chat_id=chat.id)
                 raise ClientError(503, STORE_FAILED) from None
             # The chat's path, as history reads it: its file route serves the images
             # Gemini's code execution drew (convert/code_execution.py).
@@ -138,7 +135,9 @@ class ChatEndpoint:
             abort = RunSignal()
             if plan.continues:  # its claimed answers are acted on
                 abort.hold(CONTINUATION)  # and recorded, even if the client leaves
-            with paced_by(abort):  # ADK's agent task starts in this context (serving/pace.py)
+            # ADK's agent task starts in this context (serving/pace.py), which names the chat and
+            # the answer's message in what the log says of a failure (errors.log_failure).
+            with paced_by(abort), about(chat.id, plan.converter.message_id):
                 await self._stream(identity, chat, plan, abort, headers, scope, receive, send)
 
     async def _request_state(self, identity: Identity, chat: ChatRequest) -> dict[str, Any]:
@@ -301,8 +300,8 @@ class ChatEndpoint:
             return
         try:
             session = await self.services.session(identity.user_id, chat.id)
-        except Exception:  # the answer was sent: only its record is lost
-            logger.exception("adk_asgi: a failed answer could not be recorded")
+        except Exception as exc:  # the answer was sent: only its record is lost
+            log_failure("a failed answer could not be recorded", exc)
             return
         started_at = converter.facts.started_at
         await keep_shown(

@@ -19,7 +19,6 @@ detached per task; and a second task would only add a task switch before the fir
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 
@@ -27,6 +26,7 @@ from google.adk.events.event import Event
 from starlette.types import Receive, Scope, Send
 
 from adk_asgi.convert.events import EventConverter
+from adk_asgi.errors import log_failure
 from adk_asgi.serving import load
 from adk_asgi.serving.pace import RunSignal
 from adk_asgi.sse.writer import (
@@ -37,8 +37,6 @@ from adk_asgi.sse.writer import (
 )
 from adk_asgi.wire.chunks import UIMessageChunk
 from adk_asgi.wire.encoding import SSE_DONE, SSE_HEADERS, ChunkEncoder
-
-logger = logging.getLogger("adk_asgi")
 
 
 async def sse_body(
@@ -64,7 +62,9 @@ async def sse_body(
                 if chunks:
                     yield b"".join(encoder.sse(c) for c in chunks)
     except Exception as exc:
-        logger.exception("adk_asgi: the run failed")
+        # (after an error event ADK raises it again: that failure was logged once already)
+        if not converter.errored:
+            log_failure("the run failed", exc)
         yield b"".join(encoder.sse(c) for c in converter.fail_with(exc))
     yield b"".join(encoder.sse(c) for c in converter.finish()) + SSE_DONE
 

@@ -77,7 +77,7 @@ async def test_a_notification_reaches_every_member_even_after_one_raised(
         await manager.run_on_run_error_callback(invocation_context=None, error=ValueError())  # type: ignore[arg-type]
     assert log == ["a run error", "b run error"]
     assert [r.getMessage() for r in caplog.records] == [
-        "adk_asgi: a plugin failed in on_run_error_callback"
+        "adk_asgi: a plugin failed in on_run_error_callback: RuntimeError: boom"
     ]
 
 
