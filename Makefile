@@ -14,7 +14,7 @@ REDIS_SERVER := /usr/bin/redis-server
 # one process. Work stealing keeps the slow server tests from ending on one worker alone.
 TEST_WORKERS ?= 4
 
-.PHONY: demo web chromium services test lint unit test-pythons bench clean
+.PHONY: demo web page chromium services test lint unit test-pythons bench clean
 
 # apt-get install the Debian packages $(1): as root, else through sudo; without sudo, print the
 # command to run (after the reason $(2)) and fail. Only called once the packages are found missing,
@@ -44,6 +44,14 @@ $(WEB_DIR)/dist/.built: $(WEB_DIR)/node_modules/.installed $(WEB_DIR)/index.html
 	touch $@
 
 web: $(WEB_DIR)/dist/.built
+
+# The page `adk-asgi web` serves, shipped inside the package (and so in a wheel, and in a git
+# install, with no Node): the build of web/, committed under adk_asgi/web/page/. After a change
+# in web/, `make page` and commit it; tests/packaging checks it is the current build.
+PAGE_DIR := adk_asgi/web/page
+page: web
+	rm -rf $(PAGE_DIR) && mkdir -p $(PAGE_DIR)
+	cp -r $(WEB_DIR)/dist/index.html $(WEB_DIR)/dist/assets $(PAGE_DIR)/
 
 # Debian's Chromium, for the browser tests (tests/browser): apt-get as root, else through sudo.
 chromium:

@@ -40,7 +40,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.function_tool import FunctionTool
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -167,10 +167,35 @@ then starts this app).</p>
 """
 
 
+PAGE_SETTINGS: dict[str, Any] = {
+    "title": "adk-asgi demo",
+    "examples": [
+        "What's the weather in Paris?",
+        "pay 5 to alice",
+        "play track 2",
+        "where am i",
+        "pay 5 to alice then pay 7 to bob",
+        "plan a trip to Rome",
+        "explode",
+    ],
+    "intro": "A Google ADK agent served by adk_asgi at /agent, talking to the stock Vercel AI "
+    "SDK chat. Offline it runs on a local Gemini stand-in; set GOOGLE_API_KEY for Gemini.",
+}
+"""What the page says of itself (``GET /page.json``): the demo's title, example prompts and
+intro. ``adk-asgi web`` serves the same page with its agent's."""
+
+
 def page_routes() -> list[BaseRoute]:
-    """``/``: the built page and its assets, or the fallback page above."""
+    """``/``: the built page and its assets (and its settings), or the fallback page above."""
     if (WEB_DIST / "index.html").is_file():
-        return [Mount("/", app=StaticFiles(directory=WEB_DIST, html=True))]
+
+        async def settings(_: Request) -> JSONResponse:
+            return JSONResponse(PAGE_SETTINGS)
+
+        return [
+            Route("/page.json", settings, methods=["GET"]),
+            Mount("/", app=StaticFiles(directory=WEB_DIST, html=True)),
+        ]
 
     async def index(_: Request) -> HTMLResponse:
         return HTMLResponse(PAGE)

@@ -22,8 +22,9 @@ its model, as real ones do. Each round measures, on the same server, one phase a
 
 The requests of the last two run in a process of their own, so the probes' clock reads the
 server, not a load generator sharing their event loop; the server runs on the last CPU, the
-load generators on the others, so their work does not take the server's CPU either. A refusal that comes before its
-request's answer is done being counted (a closed loop sends again at once) is counted too.
+load generators on the others, so their work does not take the server's CPU either. A refusal
+that comes before its request's answer is done being counted (a closed loop sends again at
+once) is counted too.
 
 Printed per phase: the median time to first text over the rounds, its ratio to quiet (the
 median of the rounds' ratios), and what mallory got (sockets open and closed, requests answered

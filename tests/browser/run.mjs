@@ -640,6 +640,22 @@ const SCENARIOS = {
     equal(more, 0, "the Older chats button, after the last page");
   },
 
+  async "own-agent"(page) {
+    // `adk-asgi web` on a user's agent (tests/packaging/test_web_command.py: the clock agent,
+    // offline): the page says whose it is, offers the offline model's examples, answers, and
+    // runs the agent's own tool.
+    equal(await page.title(), "clock · adk-asgi", "the page's title");
+    const examples = await page.locator(".examples button").allTextContents();
+    equal(examples, ["Hello!", "explode"], "the example prompts");
+    await ask(page, "Hello!");
+    await settled(page, { tools: [], answer: 'You said: "Hello!".' });
+    await send(page, 'call get_time {"city": "Rome"}');
+    await settled(page, {
+      tools: [["get_time", "output-available"]],
+      answer: 'get_time returned {"city": "Rome", "time": "12:00"}.',
+    });
+  },
+
   async attachment(page) {
     // Files go with the message (the Attach button's file chooser): an image shows as a
     // thumbnail in the user's message, another file as a link with its name; both again after a

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "adk_asgi"
 TRANSPORT_JS = f"{PACKAGE}/static/transport.js"
 PY_TYPED = f"{PACKAGE}/py.typed"
+PAGE = f"{PACKAGE}/web/page"
 
 
 def source_files() -> set[str]:
@@ -36,7 +37,8 @@ def source_files() -> set[str]:
     package = ROOT / PACKAGE
     modules = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
     static = {p for p in (package / "static").rglob("*") if p.is_file()}
-    return {p.relative_to(ROOT).as_posix() for p in modules | static} | {PY_TYPED}
+    page = {p for p in (ROOT / PAGE).rglob("*") if p.is_file()}
+    return {p.relative_to(ROOT).as_posix() for p in modules | static | page} | {PY_TYPED}
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ def test_the_tree_has_what_the_distributions_must_ship() -> None:
     """The lists the other tests compare against are not vacuous."""
     files = source_files()
     assert {f"{PACKAGE}/__init__.py", f"{PACKAGE}/app.py", TRANSPORT_JS, PY_TYPED} <= files
+    assert f"{PAGE}/index.html" in files
     assert (ROOT / TRANSPORT_JS).is_file() and (ROOT / PY_TYPED).is_file()
 
 
@@ -140,8 +143,39 @@ for module in pkgutil.walk_packages(adk_asgi.__path__, "adk_asgi."):
 
 def test_the_wheel_installs_and_runs_on_its_own(built: Built, tmp_path: Path) -> None:
     """Installed with ``--no-deps`` into a throwaway venv whose dependencies come from this
-    venv, the wheel is what ``import adk_asgi`` finds, and its ``transport.js`` is readable as
-    a package resource.
+    venv (:func:`wheel_venv`), the wheel is what ``import adk_asgi`` finds, and its
+    ``transport.js`` is readable as a package resource."""
+    python, site_packages = wheel_venv(tmp_path)
+    elsewhere = tmp_path / "cwd"  # not the checkout, whose adk_asgi/ would be on sys.path
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+    def check() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [str(python), "-c", IMPORT_CHECK],
+            cwd=elsewhere,
+            env=env,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+
+    before = check()
+    assert before.returncode != 0, "adk_asgi imports before the wheel is installed"
+    assert b"No module named 'adk_asgi'" in before.stderr, before.stderr.decode()
+
+    install_wheel(built, python)
+    after = check()
+    assert after.returncode == 0, after.stderr.decode()
+    module_file, version, transport = after.stdout.split(b"\n", 2)
+    assert Path(module_file.decode()) == site_packages / PACKAGE / "__init__.py"
+    assert version.decode() == built.wheel.name.split("-")[1]
+    assert transport == (ROOT / TRANSPORT_JS).read_bytes()
+
+
+def wheel_venv(tmp_path: Path) -> tuple[Path, Path]:
+    """A throwaway venv (its python, its site-packages) whose dependencies come from this venv,
+    for a wheel installed with ``--no-deps``.
 
     A venv made from a venv's interpreter inherits the *base* interpreter's site-packages, so
     the dependencies come in through a ``.pth`` naming this venv's site-packages: a plain path
@@ -166,34 +200,35 @@ def test_the_wheel_installs_and_runs_on_its_own(built: Built, tmp_path: Path) ->
     assert site_packages.is_relative_to(venv), site_packages
     ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     (site_packages / "dev_venv.pth").write_text("".join(f"{path}\n" for path in ours))
+    return python, site_packages
 
-    elsewhere = tmp_path / "cwd"  # not the checkout, whose adk_asgi/ would be on sys.path
-    elsewhere.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
 
-    def check() -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(
-            [str(python), "-c", IMPORT_CHECK],
-            cwd=elsewhere,
-            env=env,
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
-
-    before = check()
-    assert before.returncode != 0, "adk_asgi imports before the wheel is installed"
-    assert b"No module named 'adk_asgi'" in before.stderr, before.stderr.decode()
-
+def install_wheel(built: Built, python: Path) -> None:
     pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
     subprocess.run(
         [*pip, "install", "--quiet", "--no-deps", "--no-index", str(built.wheel)],
         check=True,
         timeout=120,
     )
-    after = check()
-    assert after.returncode == 0, after.stderr.decode()
-    module_file, version, transport = after.stdout.split(b"\n", 2)
-    assert Path(module_file.decode()) == site_packages / PACKAGE / "__init__.py"
-    assert version.decode() == built.wheel.name.split("-")[1]
-    assert transport == (ROOT / TRANSPORT_JS).read_bytes()
+
+
+def test_the_packaged_page_is_the_current_build_of_web() -> None:
+    """``adk_asgi/web/page`` (what ``adk-asgi web`` serves, committed so that a git install
+    needs no Node) is ``make web``'s build of ``web/`` as it is now: ``make page`` after a
+    change there."""
+    dist = ROOT / "web" / "dist"
+    assert (dist / "index.html").is_file(), "web/ is not built: make web"
+    built = {p.relative_to(dist).as_posix() for p in dist.rglob("*") if p.is_file()} - {".built"}
+    packaged = {
+        p.relative_to(ROOT / PAGE).as_posix() for p in (ROOT / PAGE).rglob("*") if p.is_file()
+    }
+    assert packaged == built, "adk_asgi/web/page is not the current build of web/: make page"
+    for name in built:
+        assert (ROOT / PAGE / name).read_bytes() == (dist / name).read_bytes(), name
+
+
+def test_the_wheel_declares_the_adk_asgi_command(built: Built) -> None:
+    with zipfile.ZipFile(built.wheel) as wheel:
+        [entry_points] = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        text = wheel.read(entry_points).decode()
+    assert "[console_scripts]\nadk-asgi = adk_asgi.web.cli:main" in text

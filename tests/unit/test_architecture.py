@@ -46,11 +46,13 @@ LAYERS = [
     ["routes"],
     ["*"],
     ["testing"],
+    ["web"],
 ]
 """The layers, lowest first (docs/architecture.md#layers): a module imports only from its own
 layer and those below. Subpackages that share a layer (the two transports) do not import each
 other. ``*`` is the application: the package's top-level modules (``app``, ``middleware``, the
-import paths kept from before the layout)."""
+import paths kept from before the layout). ``web`` (the ``adk-asgi web`` command) is the top: it
+serves an agent offline on the stand-in of ``testing``."""
 IO = {
     "anyio",
     "asyncio",

@@ -1,5 +1,6 @@
 import { createRoot } from "react-dom/client";
 import { App } from "./App.jsx";
+import { loadPage } from "./pageConfig.js";
 import "./style.css";
 
-createRoot(document.getElementById("root")).render(<App />);
+loadPage().then(() => createRoot(document.getElementById("root")).render(<App />));

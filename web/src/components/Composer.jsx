@@ -3,19 +3,10 @@
 // chat's id and mode.
 import { useRef } from "react";
 import { ACCEPTED_FILES, MAX_FILE_BYTES, megabytes } from "../attachments.js";
+import { page } from "../pageConfig.js";
 import { MODES } from "../transports.js";
 import { AttachmentList } from "./Attachments.jsx";
 import { ClipIcon, StopIcon } from "./icons.jsx";
-
-const EXAMPLES = [
-  "What's the weather in Paris?",
-  "pay 5 to alice",
-  "play track 2",
-  "where am i",
-  "pay 5 to alice then pay 7 to bob",
-  "plan a trip to Rome",
-  "explode",
-];
 
 export function Composer({
   chatId,
@@ -38,7 +29,7 @@ export function Composer({
         </p>
       )}
       <div className="examples">
-        {EXAMPLES.map((text) => (
+        {page.examples.map((text) => (
           <button type="button" key={text} disabled={busy} onClick={() => onSend(text)}>
             {text}
           </button>

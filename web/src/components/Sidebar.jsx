@@ -1,4 +1,5 @@
 // The sidebar (a drawer on a phone): New chat, the user's chats, and a word about the demo.
+import { page } from "../pageConfig.js";
 import { ChatList } from "./ChatList.jsx";
 
 export function Sidebar({
@@ -40,11 +41,7 @@ export function Sidebar({
         </button>
       )}
       {listProblem && <p className="error note">{listProblem}</p>}
-      <p className="intro">
-        A Google ADK agent served by <code>adk_asgi</code> at <code>/agent</code>, talking to the
-        stock Vercel AI SDK chat. Offline it runs a scripted model; set{" "}
-        <code>GOOGLE_API_KEY</code> for Gemini.
-      </p>
+      {page.intro && <p className="intro">{page.intro}</p>}
     </aside>
   );
 }
