@@ -114,10 +114,10 @@ async def open_socket(url: str) -> ClientConnection:
 
 
 async def refused(socket: ClientConnection, attack: Attack) -> ClientConnection | None:
-    """``socket`` once the server closed it (a refusal waits a second first), or ``None``;
-    or the socket itself, held open."""
+    """``None`` once the server closed ``socket`` (a refusal waits 1-4 s first); or the
+    socket itself, held open."""
     try:
-        await asyncio.wait_for(socket.recv(), 3.0)
+        await asyncio.wait_for(socket.recv(), 6.0)
     except TimeoutError:
         attack.open_sockets += 1
         return socket  # held

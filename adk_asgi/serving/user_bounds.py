@@ -9,11 +9,14 @@ bound: ``429`` with a JSON reason over SSE, a close with ``1013`` ("try again la
 reason over live, before anything is read or run. A chat's files are bounded as well: each
 message may bring up to ``max_body_size`` of them, and every one is kept with the chat.
 
-A refusal goes out after :attr:`UserBounds.pause` seconds (1 by default), not at once: a
-client that sends again as soon as it is refused (a loop, a flood) is then slowed to the pace of
-its pauses instead of taking the worker's CPU with refusals, which are as cheap as a request
-can be but not free (at most :data:`PAUSED` wait at once in a worker; past that the rest go out
-at once).
+A refusal goes out after :attr:`UserBounds.pause` seconds (1 by default), not at once, and a
+user refused over and over waits longer, up to :data:`PAUSE_GROWTH` times as long (one step
+more every :data:`STRIKES_PER_STEP` refusals within a minute): a client that sends again as
+soon as it is refused (a loop, a flood) is slowed to the pace of its pauses instead of taking
+the worker's CPU with refusals, which are as cheap as a request can be but not free (measured
+with ``bench.starvation``: a refusal a second per request a flood keeps in flight raised another
+user's time to first text by 13-19 %, a refusal every 3 s by 6 %). At most :data:`PAUSED` wait
+at once in a worker; past that the rest go out at once.
 
 Each refusal is logged as one warning an operator can alert on, at most once a minute per
 user and bound, with how many were refused since the last line (a flood writes no flood of
@@ -42,6 +45,11 @@ _LOGGED_USERS: Final = 1024
 """Users whose last log line is remembered before the stale ones are forgotten."""
 _MIB: Final = 1024 * 1024
 PAUSED: Final = 1024
+PAUSE_GROWTH: Final = 4
+"""How many times :attr:`UserBounds.pause` a user refused over and over waits, at most."""
+STRIKES_PER_STEP: Final = 8
+"""Refusals of one user within a minute that make its pause one :attr:`UserBounds.pause`
+longer."""
 """Refusals that wait out their pause at once in a worker, at most (each holds a connection
 and a coroutine, a few kB)."""
 
@@ -89,14 +97,20 @@ class UserLoad:
         """(user, bound) → (when its last line was logged, refusals since)."""
         self._pausing = 0
 
-    async def pause(self) -> None:
-        """Wait before a refusal goes out (:attr:`UserBounds.pause`), unless :data:`PAUSED`
-        refusals wait already."""
+    def pause_for(self, user_id: str) -> float:
+        """How long ``user_id``'s refusal waits: :attr:`UserBounds.pause`, longer for a user
+        refused over and over (see the module docstring)."""
+        recent = sum(n for (user, _), (_, n) in self._refused.items() if user == user_id)
+        return self.bounds.pause * min(PAUSE_GROWTH, 1 + recent // STRIKES_PER_STEP)
+
+    async def pause(self, user_id: str) -> None:
+        """Wait before ``user_id``'s refusal goes out (:meth:`pause_for`), unless
+        :data:`PAUSED` refusals wait already."""
         if not self.bounds.pause or self._pausing >= PAUSED:
             return
         self._pausing += 1
         try:
-            await asyncio.sleep(self.bounds.pause)
+            await asyncio.sleep(self.pause_for(user_id))
         finally:
             self._pausing -= 1
 

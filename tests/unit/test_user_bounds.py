@@ -69,14 +69,31 @@ async def test_a_refusal_waits_its_pause_unless_too_many_wait_already() -> None:
     load = UserLoad(UserBounds(pause=0.05))
     loop = asyncio.get_running_loop()
     start = loop.time()
-    await asyncio.gather(*(load.pause() for _ in range(3)))
+    await asyncio.gather(*(load.pause("u") for _ in range(3)))
     assert loop.time() - start >= 0.05  # together, not one after another
     load._pausing = PAUSED  # the worker holds as many refusals as it keeps waiting
     start = loop.time()
-    await load.pause()
+    await load.pause("u")
     assert loop.time() - start < 0.05
     assert UserBounds().pause == 1.0
-    await UserLoad(UserBounds(pause=0)).pause()  # at once
+    await UserLoad(UserBounds(pause=0)).pause("u")  # at once
+
+
+def test_a_user_refused_over_and_over_waits_longer_up_to_four_pauses() -> None:
+    now = [0.0]
+    load = UserLoad(UserBounds(requests=1), clock=lambda: now[0])
+    waits = []
+    with load.request("u"):
+        for _ in range(40):
+            with pytest.raises(OverBound), load.request("u"):
+                pass
+            waits.append(load.pause_for("u"))
+        assert load.pause_for("someone else") == 1.0
+        now[0] = LOG_EVERY + 1  # a minute on: the next refusal starts a new count
+        with pytest.raises(OverBound), load.request("u"):
+            pass
+    assert waits == [1.0] * 8 + [2.0] * 8 + [3.0] * 8 + [4.0] * 16
+    assert load.pause_for("u") == 1.0
 
 
 def test_a_pause_must_not_be_negative() -> None:
