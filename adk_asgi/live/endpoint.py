@@ -109,7 +109,8 @@ class LiveEndpoint:
             with self.services.user_load.live_socket(identity.user_id):
                 await _Connection(self.services, websocket, identity.user_id).run()
         except OverBound as exc:  # (only the count raises it) try again later, and why
-            await self.services.user_load.pause(identity.user_id)  # a client that reconnects at once is slowed
+            # (a client that reconnects at once is slowed)
+            await self.services.user_load.pause(identity.user_id)
             await websocket.close(code=BUSY, reason=exc.reason)
 
 

@@ -100,7 +100,8 @@ class ChatEndpoint:
             closing = {**headers, "connection": "close"}
             await json_refusal(exc, closing)(scope, receive, send)
         except OverBound as exc:
-            await services.user_load.pause(identity.user_id)  # a client that sends again at once is slowed
+            # (a client that sends again at once is slowed)
+            await services.user_load.pause(identity.user_id)
             await json_refusal(exc, headers)(scope, receive, send)
         except ClientError as exc:
             await json_refusal(exc, headers)(scope, receive, send)
