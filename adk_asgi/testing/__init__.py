@@ -14,6 +14,7 @@ from adk_asgi.testing.auto_send import (
 )
 from adk_asgi.testing.client import ChatClient, ChatResponse, parse_sse_chunks
 from adk_asgi.testing.demo_grammar import demo_model, demo_responder, parse_stages
+from adk_asgi.testing.echo import echo_responder, offline_gemini
 from adk_asgi.testing.live import (
     OUTPUT_AUDIO_MIME_TYPE,
     ScriptedLiveConnection,
@@ -69,9 +70,11 @@ __all__ = [
     "assign_call_ids",
     "demo_model",
     "demo_responder",
+    "echo_responder",
     "last_assistant_message_is_complete_with_approval_responses",
     "last_assistant_message_is_complete_with_tool_calls",
     "new_call_id",
+    "offline_gemini",
     "parse_sse_chunks",
     "parse_stages",
     "prompt_tokens",

@@ -1,6 +1,6 @@
-"""An offline model for any agent (``adk-asgi web --offline``): it echoes what the user says,
-and calls one of the agent's tools when asked to by name, so a page can be tried, approvals
-and browser tools included, with no Gemini key.
+"""An offline model for any agent (``adk-asgi web --offline``, :func:`offline_gemini`): it
+echoes what the user says, and calls one of the agent's tools when asked to by name, so a page
+can be tried, approvals and browser tools included, with no Gemini key.
 
 * ``call <tool> {"arg": 1}`` (the JSON object optional): that call, then, once its result is
   in, ``<tool> returned {…}.``
@@ -13,12 +13,15 @@ the names are the user's.
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import re
 from typing import Any, Final
 
 from google.genai import types
 
+from adk_asgi.testing.gemini_server import GeminiStandIn
 from adk_asgi.testing.scripted import Call, Fail, Text, Turn
 
 CALL: Final = re.compile(r"\A\s*call\s+(?P<name>[A-Za-z_][\w-]*)\s*(?P<args>\{.*\})?\s*\Z", re.S)
@@ -59,3 +62,16 @@ def _arguments(raw: str | None) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def offline_gemini() -> GeminiStandIn:
+    """Gemini answered in this process, until it exits, by a local stand-in speaking the
+    public Gemini API with :func:`echo_responder`: ADK's own ``Gemini`` class and google-genai
+    run unchanged, for any Gemini model name, chat and live. Its address and key go into
+    ``os.environ`` (google-genai reads them there; so do the server processes this one starts):
+    call it before the first request, in a process of your own, never in a deployment."""
+    stand_in = GeminiStandIn(responder=echo_responder)
+    stand_in.start()
+    atexit.register(stand_in.stop)
+    os.environ.update(stand_in.environ)
+    return stand_in

@@ -27,6 +27,7 @@ from typing import Any, Final
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.apps.app import App
 
+from adk_asgi.testing.echo import offline_gemini
 from adk_asgi.web.agents import AgentNotFound, Found, find_agent
 from adk_asgi.web.page import PageMissing, page_app
 
@@ -66,8 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentNotFound as exc:
         print(f"adk-asgi web: {exc}", file=sys.stderr)
         return 2
-    if args.offline:
-        _start_stand_in()
+    if args.offline:  # (its settings in the environment reach a --reload server process too)
+        offline_gemini()
     elif not _has_gemini_settings():
         print(
             "adk-asgi web: no GOOGLE_API_KEY (nor Vertex AI settings) in the environment: a "
@@ -118,17 +119,6 @@ def build(found: Found, settings: dict[str, Any]) -> Any:
         )
     examples = OFFLINE_EXAMPLES if settings.get("offline") else ()
     return page_app(target, session_service=sessions, live_agent=live_agent, examples=examples)
-
-
-def _start_stand_in() -> None:
-    """Gemini answered in this process (kept until it exits); its address and key go into the
-    environment, which google-genai reads, and which a ``--reload`` server process inherits."""
-    from adk_asgi.testing.echo import echo_responder
-    from adk_asgi.testing.gemini_server import GeminiStandIn
-
-    stand_in = GeminiStandIn(responder=echo_responder)
-    stand_in.start()
-    os.environ.update(stand_in.environ)
 
 
 def _has_gemini_settings() -> bool:
