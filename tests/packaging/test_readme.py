@@ -1,16 +1,24 @@
 """README.md's code runs: its quick start, executed as written with a scripted model in place of
-Gemini, answers ``POST /agent/chat`` and closes the ``AdkApp`` when the server shuts down."""
+Gemini, answers ``POST /agent/chat`` and closes the ``AdkApp`` when the server shuts down; and
+run verbatim with no key under uvicorn, its curl commands get the answer and its history."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import re
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from google.adk.agents import LlmAgent
 from google.adk.plugins.base_plugin import BasePlugin
 from starlette.types import ASGIApp, Message
@@ -99,7 +107,10 @@ def test_install_names_the_repository_not_a_pypi_release() -> None:
     assert "pip install adk-asgi" not in commands
 
 
-async def test_the_quick_start_serves_a_chat_and_closes_the_app_at_shutdown() -> None:
+async def test_the_quick_start_serves_a_chat_and_closes_the_app_at_shutdown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", "a key")  # (on the scripted model, in this process)
     namespace: dict[str, Any] = {"__name__": "readme_quick_start"}
     exec(compile(quick_start(), f"{README}:quick start", "exec"), namespace)
     agent, chat, app = namespace["agent"], namespace["chat"], namespace["app"]
@@ -123,3 +134,62 @@ async def test_the_quick_start_serves_a_chat_and_closes_the_app_at_shutdown() ->
     assert chunks[0]["type"] == "start" and chunks[-1] == {"type": "finish", "finishReason": "stop"}
     text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
     assert text == "Hello from the README."
+
+
+def test_the_quick_start_runs_verbatim_without_a_key_and_curl_reads_it_back(
+    tmp_path: Path,
+) -> None:
+    """README's ``main.py`` under a real uvicorn with no key in the environment (the stand-in
+    answers), and its two curl commands as written (the port aside): the answer streams, and
+    the cookie jar reads the same chat's history back."""
+    (tmp_path / "main.py").write_text(quick_start())
+    [commands] = [code for language, code in blocks(section("Quick start")) if language == "sh"]
+    lines = commands.replace("\\\n", "").splitlines()
+    assert lines[0] == "uvicorn main:app &"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
+    command = [sys.executable, "-m", "uvicorn", "main:app", "--port", str(port)]
+    server = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.DEVNULL)
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}/agent/chats", server)
+        said, history = (
+            subprocess.run(
+                line.replace("localhost:8000", f"localhost:{port}"),
+                shell=True,
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout
+            for line in lines[1:]
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+    chunks = parse_sse(said)
+    assert "".join(c["delta"] for c in chunks if c["type"] == "text-delta") == 'You said: "hi".'
+    messages = json.loads(history)
+    assert [(m["id"], m["role"]) for m in messages][:1] == [("u1", "user")]
+    assert [p["text"] for m in messages for p in m["parts"] if p["type"] == "text"] == [
+        "hi",
+        'You said: "hi".',
+    ]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_serving(url: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert server.poll() is None, "uvicorn main:app exited"
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"{url} did not answer within 60 s")
