@@ -30,6 +30,9 @@ from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
 from adk_asgi.wire.encoding import ChunkEncoder
 from adk_asgi.wire.messages import ChatRequest, RequestError, UIMessage, decode_chat_request
 
+__version__ = "0.1.0"
+"""This release's version (CHANGELOG.md); the distribution's too (pyproject.toml reads it)."""
+
 __all__ = [
     "AdkApp",
     "AdkAsgiError",

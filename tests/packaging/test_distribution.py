@@ -232,3 +232,10 @@ def test_the_wheel_declares_the_adk_asgi_command(built: Built) -> None:
         [entry_points] = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
         text = wheel.read(entry_points).decode()
     assert "[console_scripts]\nadk-asgi = adk_asgi.web.cli:main" in text
+
+
+def test_the_version_is_the_packages_and_the_changelogs(built: Built) -> None:
+    import adk_asgi
+
+    assert built.wheel.name.split("-")[1] == adk_asgi.__version__
+    assert f"\n## {adk_asgi.__version__} " in (ROOT / "CHANGELOG.md").read_text()
