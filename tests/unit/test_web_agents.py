@@ -82,3 +82,36 @@ def test_the_offline_model_echoes_and_calls_the_tool_it_is_asked_to() -> None:
     called = [user("call ping"), types.Content(role="user", parts=[result])]
     assert echo_responder(called) == [Text('ping returned {"ok": true}.')]
     assert echo_responder([user("explode")]) == [Fail("the offline model exploded, as asked")]
+
+
+SCRIPTED = """
+from adk_asgi.testing import ScriptedLlm, Text
+from google.adk.agents import LlmAgent
+
+root_agent = LlmAgent(name="kept", model=ScriptedLlm(responder=lambda contents: [Text("ok")]))
+"""
+
+
+async def test_session_db_keeps_the_chats_in_that_database(tmp_path: Path) -> None:
+    """``--session-db``: any ADK session URI, through ADK's own service factory."""
+    import sqlite3
+
+    import httpx
+
+    from adk_asgi.web.cli import build
+    from tests.packaging.test_readme import lifespan_of
+    from tests.support import user_body
+
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "agent.py").write_text(SCRIPTED)
+    found = find_agent(str(tmp_path / "kept"))
+    database = tmp_path / "chats.db"
+    app = build(found, {"session_db": f"sqlite:///{database}", "offline": False})
+    transport = httpx.ASGITransport(app=app)
+    async with lifespan_of(app), httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        response = await c.post("/agent/chat", json=user_body("hi", "c1"))
+        assert response.status_code == 200
+    with sqlite3.connect(database) as db:
+        sessions = db.execute("SELECT id FROM sessions").fetchall()
+    db.close()
+    assert sessions == [("c1",)]
