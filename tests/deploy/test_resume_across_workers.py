@@ -23,6 +23,7 @@ from tests.live.test_live_connection import (
     cookie_of,
     open_live,
     send_resume,
+    squash,
     text_frames_until_end,
     unframe,
 )
@@ -140,7 +141,7 @@ async def test_a_live_answer_left_on_one_worker_is_resumed_whole_over_live_on_th
     a, b = workers
     reference, socket = await open_live(live_url(b))
     async with socket:
-        expected = normalize_ids(await reference.turn("hello"))
+        expected = squash(await reference.turn("hello"))
     left, socket = await open_live(live_url(a))
     await leave_mid_answer(left, "hello")
     again, socket = await open_live(live_url(b), left.chat_id, cookie=cookie_of(socket))
@@ -152,7 +153,8 @@ async def test_a_live_answer_left_on_one_worker_is_resumed_whole_over_live_on_th
         shown = [again.user, again.assistant]
         next_answer = await again.turn("hello")
         shown += [again.user, again.assistant]
-    assert normalize_ids(resumed) == expected
+    # (the same chunks and text; how the deltas were grouped depends on when they came)
+    assert squash(resumed) == expected
     assert "".join(c["delta"] for c in next_answer if c["type"] == "text-delta") == HELLO
     async with httpx.AsyncClient(timeout=10) as client:
         history = (await client.get(f"{b}/agent/chat/{left.chat_id}/messages")).json()

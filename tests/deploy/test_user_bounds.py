@@ -221,10 +221,10 @@ async def test_sixty_idle_live_sockets_leave_the_next_users_message_answered_at_
             answers_hello(await live_request(live, "c", [_user("hello")]))
 
 
-async def test_one_user_with_hundreds_of_sockets_and_a_flood_leaves_others_answered(
+async def test_one_user_with_a_hundred_sockets_and_a_flood_leaves_others_answered(
     deployment: str,
 ) -> None:
-    """One user opens 300 live sockets and floods chat requests; 8 sockets stay open (the
+    """One user opens 100 live sockets and floods chat requests; 8 sockets stay open (the
     rest are closed 1013), every request is answered or refused 429, and another user's
     messages, SSE and live, are answered meanwhile, whole."""
     attacker = {"x-user": "mallory"}
@@ -245,7 +245,7 @@ async def test_one_user_with_hundreds_of_sockets_and_a_flood_leaves_others_answe
                 pass
             return opened.close_code, opened.close_reason
 
-        closes = await asyncio.gather(*(socket() for _ in range(300)))
+        closes = await asyncio.gather(*(socket() for _ in range(100)))
         assert sorted(closes, key=str).count(None) == 8
         assert {c for c in closes if c is not None} == {(1013, SOCKETS_REFUSED)}
 
@@ -253,7 +253,7 @@ async def test_one_user_with_hundreds_of_sockets_and_a_flood_leaves_others_answe
             body = user_body("hello", chat_id=f"flood-{n}")
             return (await client.post("/chat", json=body, headers=attacker)).status_code
 
-        flooding = asyncio.gather(*(flood(n) for n in range(120)))
+        flooding = asyncio.gather(*(flood(n) for n in range(60)))
         victim = await client.post("/chat", json=user_body("hello", "v"), headers={"x-user": "v"})
         assert victim.status_code == 200
         answers_hello(parse_sse(victim.text))

@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from tests.browser.test_demo_page import CHROMIUM, ROOT, passed, run_page
-from tests.packaging.test_distribution import Built, built, install_wheel, wheel_venv  # noqa: F401
+from tests.packaging.conftest import Built
+from tests.packaging.test_distribution import install_wheel, wheel_venv
 from tests.support import parse_sse, user_body
 
 pytestmark = pytest.mark.e2e
@@ -45,7 +46,7 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def served(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # noqa: F811
+def served(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``adk-asgi web agents/ --offline`` from the wheel's venv, in a directory of the user's."""
     root = tmp_path_factory.mktemp("web-command")
     python, _ = wheel_venv(root)
