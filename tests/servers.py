@@ -60,7 +60,7 @@ def uvicorn_server(
     sock.close()
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(base + ready_path, process)
+        wait_ready(base + ready_path, process)
         yield base
     finally:
         process.terminate()
@@ -71,7 +71,14 @@ def uvicorn_server(
             process.wait()
 
 
-def _wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+def free_port() -> int:
+    """A loopback port free now, for a server that binds its own (a command's ``--port``)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_ready(url: str, process: subprocess.Popen[Any], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -8,10 +8,8 @@ import asyncio
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,6 +23,7 @@ from starlette.types import ASGIApp, Message
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import ScriptedLlm, Text
+from tests.servers import free_port, wait_ready
 from tests.support import parse_sse, user_body
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -151,7 +150,7 @@ def test_the_quick_start_runs_verbatim_without_a_key_and_curl_reads_it_back(
     command = [sys.executable, "-m", "uvicorn", "main:app", "--port", str(port)]
     server = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.DEVNULL)
     try:
-        wait_until_serving(f"http://127.0.0.1:{port}/agent/chats", server)
+        wait_ready(f"http://127.0.0.1:{port}/agent/chats", server, timeout=60)
         said, history = (
             subprocess.run(
                 line.replace("localhost:8000", f"localhost:{port}"),
@@ -175,21 +174,3 @@ def test_the_quick_start_runs_verbatim_without_a_key_and_curl_reads_it_back(
         "hi",
         'You said: "hi".',
     ]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_until_serving(url: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert server.poll() is None, "uvicorn main:app exited"
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError(f"{url} did not answer within 60 s")

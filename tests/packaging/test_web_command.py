@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import pytest
 from tests.browser.test_demo_page import CHROMIUM, ROOT, passed, run_page
 from tests.packaging.conftest import Built
 from tests.packaging.test_distribution import install_wheel, wheel_venv
+from tests.servers import free_port, wait_ready
 from tests.support import parse_sse, user_body
 
 pytestmark = pytest.mark.e2e
@@ -39,12 +38,6 @@ root_agent = LlmAgent(
 '''
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def served(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``adk-asgi web agents/ --offline`` from the wheel's venv, in a directory of the user's."""
@@ -61,27 +54,13 @@ def served(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
     server = subprocess.Popen(command, cwd=project, env=env, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait(base, server)
+        wait_ready(f"{base}/page.json", server, timeout=60)
         yield base
     finally:
         server.terminate()
         _, log = server.communicate(timeout=15)
         if server.returncode not in (0, -15):
             print(log)
-
-
-def _wait(base: str, server: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"adk-asgi web exited: {server.communicate()[1]}")
-        try:
-            if httpx.get(f"{base}/page.json", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("adk-asgi web did not serve within 60 s")
 
 
 def test_the_command_serves_the_page_and_the_users_agent(served: str) -> None:
