@@ -1,7 +1,7 @@
 """Serve Google ADK agents to Vercel AI SDK chat UIs over SSE and WebSocket.
 
 What an application needs is importable from here. The package is layered, each layer a
-subpackage that imports only the layers below it (docs/architecture.md#layers):
+subpackage that imports only the layers below it (docs/internals/architecture.md#layers):
 :mod:`adk_asgi.wire` (chunks, requests, SSE frames) → :mod:`adk_asgi.hitl` (the server's truth
 about tool calls) → :mod:`adk_asgi.convert` (events ↔ UI messages) — these three do no I/O —
 then :mod:`adk_asgi.stores` (locks, claims, stream stores), :mod:`adk_asgi.serving` (what both

@@ -2,7 +2,7 @@
 
 The app is a facade: it builds the runners and one frozen
 :class:`~adk_asgi.serving.services.Services` object, and routes to endpoints that receive that
-object, never the app (docs/architecture.md#layers).
+object, never the app (docs/internals/architecture.md#layers).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ offering permessage-deflate as browsers do; ``adk_asgi, no deflate`` the same wi
   connection state.
 
 Rounds rotate the order of the rows, and ratios are medians of per-round ratios, so a noisy
-machine slows every row alike. See ``docs/performance.md`` ("Live mode") for what the figures
-mean.
+machine slows every row alike. See ``docs/internals/performance-notes.md`` ("Live mode") for what
+the figures mean.
 """
 
 from __future__ import annotations

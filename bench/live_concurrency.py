@@ -22,7 +22,7 @@ defaults, permessage-deflate offered by the client as browsers do).
   order, the merged text equal to the answer's, the chunk types in the order of a response read
   alone, ``finish`` and ``end`` last, no error.
 
-See ``docs/performance.md`` ("Live mode at scale").
+See ``docs/internals/performance-notes.md`` ("Live mode at scale").
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ ratios. Every stream is checked chunk by chunk against one read alone.
 **One at a time**: short chats (5 deltas) sent one after another, rotating over the
 configurations: the latency a request pays for the shared pieces when nothing else runs.
 
-See ``docs/performance.md`` ("Scale-out").
+See ``docs/internals/performance-notes.md`` ("Scale-out").
 """
 
 from __future__ import annotations

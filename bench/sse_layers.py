@@ -18,7 +18,7 @@ this process, one row after the other, each row adding one layer to the one abov
 Rounds rotate the rows' order. Each row's CPU (``time.process_time``) is split into the
 garbage collector's share (``gc.callbacks``) and the rest, per delta; *step* is the median over
 rounds of the row's CPU per delta minus the row above's. Every chat is checked: exactly D text
-deltas. See ``docs/performance.md`` ("Many chats at once").
+deltas. See ``docs/internals/performance-notes.md`` ("Many chats at once").
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ noisy machine slows all rows alike and the ratios stay fair:
   installed by the ``bench`` extra).
 
 Then the time to the first text delta of a short answer, and the encoding cost per chunk. See
-``docs/performance.md`` for what the figures mean.
+``docs/internals/performance-notes.md`` for what the figures mean.
 """
 
 from __future__ import annotations

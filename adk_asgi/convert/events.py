@@ -4,7 +4,7 @@ The converter does no I/O and holds no asyncio objects: a transport feeds it eve
 out the chunks it returns, so SSE and live mode mean the same thing to a client, and every rule
 below is unit-tested on plain ``Event`` objects.
 
-The rules it keeps (docs/architecture.md#adk-facts, #the-ui-message-stream):
+The rules it keeps (docs/internals/architecture.md#adk-facts, #the-ui-message-stream):
 
 * In ``run_async`` SSE mode one model call yields ``partial`` events carrying *deltas*, then one
   final event with the same ``event.id`` repeating *all* the text. Text is streamed from the

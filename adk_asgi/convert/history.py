@@ -3,7 +3,7 @@ a new :class:`~.events.EventConverter`, its chunks through the client's own redu
 (:mod:`.ui_message`); between two responses of a message, the user's answers replayed as the
 stock client made them (:mod:`.tool_answers`) and the lead chunks the continuation's response
 sent (:meth:`~adk_asgi.hitl.continuation.Continuation.lead`). How a part looks is decided once,
-by the code that streams it (docs/architecture.md#one-derivation)."""
+by the code that streams it (docs/internals/architecture.md#one-derivation)."""
 
 from __future__ import annotations
 

@@ -4,9 +4,9 @@ Models that stream a call's arguments (Vertex's ``stream_function_call_arguments
 Anthropic, OpenAI and LiteLLM models) give ADK *paths and values*, not text: each partial event
 carries a ``FunctionCall`` with ``will_continue=True`` and ``partial_args`` — ``$.city`` gets the
 string piece ``"Bos"``, then ``"ton"``; ``$.days`` the number 3 — and the final event repeats the
-whole call with its ``args`` (docs/architecture.md#streaming-events). The AI SDK wants text: its
-``tool-input-delta`` chunks are pieces of one JSON document, which the client parses as partial
-JSON after each piece (the part's ``input-streaming`` state).
+whole call with its ``args`` (docs/internals/architecture.md#streaming-events). The AI SDK wants
+text: its ``tool-input-delta`` chunks are pieces of one JSON document, which the client parses as
+partial JSON after each piece (the part's ``input-streaming`` state).
 
 So the arguments are rebuilt as ADK's own aggregator rebuilds them (its JSON path helpers), and
 the text sent is always a prefix of their compact JSON (as :func:`.adk_values.to_json` writes

@@ -218,7 +218,7 @@ class ToolCards:
             # A client tool that needs approval: show the input and ask, but do not say
             # "input available" yet — that makes the client run the tool (``onToolCall``).
             # :meth:`release` says it once the user approved
-            # (docs/architecture.md#browser-tools-that-need-approval).
+            # (docs/internals/architecture.md#browser-tools-that-need-approval).
             self._asked.add(client_id)
             if streamed is None:
                 out.append(ToolInputDelta(tool_call_id=client_id, input_text_delta=raw_input(args)))

@@ -7,8 +7,8 @@ itself. This module is the only reader and writer of that key.
 
 One fact has no other way in: the client's id of a message typed in live mode. ADK stores that
 user event itself, with no hook to tag it, and applies only the ``LiveRequest``'s
-``state_delta`` to it (docs/architecture.md#live-mode). Tagging the answer instead would lose
-the id whenever no answer was stored (a connection dropped mid-answer), so the id rides in
+``state_delta`` to it (docs/internals/architecture.md#live-mode). Tagging the answer instead would
+lose the id whenever no answer was stored (a connection dropped mid-answer), so the id rides in
 ``state_delta`` under :data:`LIVE_USER_MESSAGE_KEY` and stays in ``session.state`` as the id of
 the last message typed live: :func:`live_user_message` writes it, :func:`read` reads it.
 

@@ -9,7 +9,7 @@ holds no transport logic: the bridge supplies the mechanism.
 
 Approval for a client tool is the bridge's, not ADK's: ADK's ``require_confirmation`` would run
 the tool *on the server* once approved, and its ``None`` result would overwrite the browser's
-answer (docs/architecture.md#browser-tools-that-need-approval). So ``require_approval`` is
+answer (docs/internals/architecture.md#browser-tools-that-need-approval). So ``require_approval`` is
 recorded on the tool and enforced by the bridge, which asks the user before the browser is told
 to run it.
 """

@@ -1,9 +1,9 @@
 """Merging a live response's text deltas into fewer frames (sans-I/O).
 
 Each WebSocket frame costs far more (the hand-off to the writer, one socket write, the
-client's parse) than making a delta does (docs/performance.md, "Live mode"), so a delta that
-follows another within ``interval`` seconds waits for the rest of the interval and goes out
-merged with the deltas of the same block that arrive meanwhile. Merging only starts once text
+client's parse) than making a delta does (docs/internals/performance-notes.md, "Live mode"), so a
+delta that follows another within ``interval`` seconds waits for the rest of the interval and goes
+out merged with the deltas of the same block that arrive meanwhile. Merging only starts once text
 is flowing: the first delta of an answer, and the first after a pause (no delta for an
 interval, however recent the last frame), go out at once, since the user waits for those words
 and nothing could be merged with them. The owner flushes before sending any other frame, so

@@ -1,7 +1,7 @@
 """Human in the loop inside ADK's live tool pipeline: the plugin, and the only futures.
 
 ADK 2.13 cannot confirm a tool in live mode, but it does run plugin tool callbacks there
-(docs/architecture.md#adk-facts). :class:`LiveToolGate` holds a gated call in
+(docs/internals/architecture.md#adk-facts). :class:`LiveToolGate` holds a gated call in
 ``before_tool_callback`` until the user decides (or a timeout denies it), then lets ADK run the
 tool (approved) or answers the model with ADK's own rejection; a client tool's call waits for
 the browser's result the same way. The results go through ADK's normal tool pipeline, so they

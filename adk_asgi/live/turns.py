@@ -3,7 +3,7 @@
 A ``send`` is a new user message, or a continuation: answers to the calls a paused turn waits
 on (an approval, a browser tool's result). A continuation is checked by the same checker as over
 SSE, against the calls the machine has seen (:class:`~.calls.LiveCalls`), and the
-rest of the turn streams under it (docs/architecture.md#live-turn).
+rest of the turn streams under it (docs/internals/architecture.md#live-turn).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ A2A one, catching the ``ImportError`` when the optional ``a2a-sdk`` is not insta
 caches a module, not a failed import: the half-made modules are removed, so every run reads and
 executes the bytecode of two modules again before ``import a2a`` fails. That is 0.37-0.41 ms
 per run in process and 0.3-0.9 ms in a server's process, paid between the request and the
-model call: before the first words (docs/performance.md, *Time to first chunk*).
+model call: before the first words (docs/internals/performance-notes.md, *Time to first chunk*).
 
 :func:`skip_failed_a2a_import` puts a finder first on ``sys.meta_path`` that answers that one
 import with the error Python would raise (``No module named 'a2a'``) without loading anything,

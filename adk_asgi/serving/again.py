@@ -9,7 +9,7 @@ also send no message at all: the session holds it (``messageId``, or the chat's 
 
 Either way the session goes back to before the message's invocation (``Runner.rewind_async``:
 its answer, and everything after, leave the model's context and the history), to be answered
-anew (docs/architecture.md#sse-request).
+anew (docs/internals/architecture.md#sse-request).
 """
 
 from __future__ import annotations

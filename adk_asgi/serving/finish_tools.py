@@ -1,8 +1,8 @@
 """What ran is recorded: a client that leaves never stops a run between a tool and its result.
 
-A client that leaves sets the SSE run's ``abort_signal`` (docs/architecture.md, "Disconnect").
-ADK's runner reads events from the agent's task through a queue, and once the signal is set it
-stops taking them and cancels that task (``Runner._consume_event_queue``,
+A client that leaves sets the SSE run's ``abort_signal`` (docs/internals/architecture.md,
+"Disconnect"). ADK's runner reads events from the agent's task through a queue, and once the signal
+is set it stops taking them and cancels that task (``Runner._consume_event_queue``,
 ``Runner._cleanup_root_task``): a tool that ran while the client left — an approved payment, a
 continuation's first step — had its function response dropped before it was stored. The
 payment ran, but history and the model were told it never did (``input-available``, "aborted").

@@ -3,8 +3,8 @@
 Each stream gets the process's CPU in turn, so with many of them a stream's deltas come further
 apart than its write interval, and every delta becomes a write (an SSE body write or a
 WebSocket frame) of its own: about 50 µs of kernel, server and writer time for SSE, more for
-a compressed frame (docs/performance.md). The interval grows with the streams of the process,
-SSE and live alike, up to :data:`MAX_INTERVAL`, so writes keep grouping deltas under load.
+a compressed frame (docs/internals/performance-notes.md). The interval grows with the streams of the
+process, SSE and live alike, up to :data:`MAX_INTERVAL`, so writes keep grouping deltas under load.
 One event loop per process: a plain counter needs no lock.
 """
 

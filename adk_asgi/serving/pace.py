@@ -4,8 +4,8 @@ ADK's runner hands events from the agent's task to the caller through an unbound
 does not wait for a partial event to be taken (it waits for final ones only). A reader that
 stops reading — a stalled client, a slow link — stops the SSE body, but not the model: every
 partial event it streams meanwhile waits in that queue, about 1.5 KiB each
-(docs/performance.md, "Slow clients"). So the SSE writer says when its reader keeps up
-(:attr:`RunSignal.reader_ready`), and :class:`PaceToReader`, a plugin, holds the model's next
+(docs/internals/performance-notes.md, "Slow clients"). So the SSE writer says when its reader keeps
+up (:attr:`RunSignal.reader_ready`), and :class:`PaceToReader`, a plugin, holds the model's next
 response in the agent's own task until it does: the model's stream then waits in its HTTP
 connection, as any unread stream does, and the server's memory stays bounded.
 
@@ -14,7 +14,7 @@ around the run: ADK runs the agent in the request's task or in a task started fr
 task starts with a copy of its creator's context. It is read for every streamed response, so
 it must cost nothing: asking ADK for the invocation context instead
 (``CallbackContext.get_invocation_context``) copies it, which was a third of the bridge's own
-CPU per delta with fifty chats on one worker (docs/performance.md; pinned by
+CPU per delta with fifty chats on one worker (docs/internals/performance-notes.md; pinned by
 tests/e2e/test_slow_readers.py).
 """
 

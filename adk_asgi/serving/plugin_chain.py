@@ -3,8 +3,8 @@
 ADK's ``PluginManager`` awaits each callback of every plugin in turn, the base class's no-ops
 included: with the bridge's seven plugins, a streamed delta went through 14 callback calls
 (``after_model_callback`` and ``on_event_callback`` of each), 10 of them no-ops, about
-2 µs a delta, 1.7 % of a 1,000-delta answer in process (docs/performance.md). As one plugin,
-ADK calls the chain once per callback, and the chain calls only the members that define it.
+2 µs a delta, 1.7 % of a 1,000-delta answer in process (docs/internals/performance-notes.md). As one
+plugin, ADK calls the chain once per callback, and the chain calls only the members that define it.
 
 The members keep their order and ADK's rules: a callback that may answer (``before_tool``,
 ``on_event``...) stops at the first member that returns something, as ADK stops at the first

@@ -3,9 +3,9 @@
 A chat request reads its session for the bridge's checks, under the chat's lock. ADK's
 ``Runner`` takes a session *id*, and reads the session again as the run starts: with a
 database session service that is every event of the chat, twice per message (measured: 2.2 ms
-of CPU for a new chat, 5.6 ms at 50 turns on PostgreSQL; docs/performance.md, "Two workers").
-Nothing can change the session in between: the chat's lock keeps other requests out, and the
-bridge's own writes before the run go through the object it read (ADK's ``append_event``
+of CPU for a new chat, 5.6 ms at 50 turns on PostgreSQL; docs/internals/performance-notes.md, "Two
+workers"). Nothing can change the session in between: the chat's lock keeps other requests out, and
+the bridge's own writes before the run go through the object it read (ADK's ``append_event``
 keeps that object equal to storage). So the ``Runner``'s first read of that session is
 answered with the object itself.
 

@@ -75,7 +75,7 @@ class ChatEndpoint:
     An ASGI endpoint rather than a request → response function, so the chat lock covers the
     checks *and* the whole stream: everything that can be refused is refused with a 4xx before
     the first byte of the 200, and no other request of the chat can slip in between the check
-    and the run (docs/architecture.md#invariants).
+    and the run (docs/internals/architecture.md#invariants).
     """
 
     def __init__(self, services: Services) -> None:
@@ -189,7 +189,7 @@ class ChatEndpoint:
         metadata: Any,
     ) -> _Plan:
         """A new user turn: the browser calls the user left open are closed
-        ([moving on](docs/architecture.md#moving-on)), the run gets the message."""
+        ([moving on](docs/internals/architecture.md#moving-on)), the run gets the message."""
         await close_left_calls(self.services, session, moved_on=True)
         converter = self.services.converter(self.services.new_message_id())
         delta = state | bookkeeping.title_delta(session.state, content)

@@ -17,7 +17,7 @@ class PauseForClientTools(BasePlugin):
     ADK stops a run only when its *last* event is final. A client tool called in the same step
     as a server tool leaves the server tool's response last, so ADK would call the model again
     at once, without the browser's result — and the call would dangle forever
-    (docs/architecture.md#long-running-tools).
+    (docs/internals/architecture.md#long-running-tools).
     The same holds when a continuation answers some calls of a step and not others. Over SSE
     the run must end and resume with the next request; in live mode the bridge awaits the
     browser instead, so this plugin only acts on runs that are not live.

@@ -1,7 +1,7 @@
 """Coalesced SSE body writes: at most one per interval, one in flight, a comment when quiet.
 
-One socket write costs more than producing a chunk (docs/performance.md), so chunks that
-arrive within ``interval`` of the previous write wait for the rest of the interval and go out
+One socket write costs more than producing a chunk (docs/internals/performance-notes.md), so chunks
+that arrive within ``interval`` of the previous write wait for the rest of the interval and go out
 together; the interval grows with the streams of the process (:mod:`adk_asgi.serving.load`).
 Coalescing only starts once text is flowing: the first chunk of an answer, and the first after a
 pause (no chunk for an interval), are written at once, since the user waits for the first words and
@@ -190,7 +190,8 @@ class CoalescedWriter:
         """One timer per ``keep_alive`` seconds, not one per write: it finds the last write
         and waits again from there, or wakes ``flush_held`` for a comment. (``flush_held``
         used to wait for bytes under an ``asyncio.timeout`` of ``keep_alive``, and out an
-        interval under another: 11 µs a cycle against 4.5 now, docs/performance.md.)"""
+        interval under another: 11 µs a cycle against 4.5 now,
+        docs/internals/performance-notes.md.)"""
         assert self.keep_alive is not None
         if self._closed:
             return

@@ -215,7 +215,7 @@ def demo_responder(contents: list[types.Content]) -> Turn:
         missing = [progress.calls[i].name for i in made if progress.result_of(i) is None]
         if missing:
             # Called again before every result is in (e.g. a server and a client tool in one
-            # step, docs/architecture.md#long-running-tools): say so instead of guessing.
+            # step, docs/internals/architecture.md#long-running-tools): say so instead of guessing.
             return [Text("Waiting for " + " and ".join(f"{n}" for n in missing) + ".")]
         offset += len(stage)
 

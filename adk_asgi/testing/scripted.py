@@ -164,7 +164,8 @@ def assign_call_ids(turn: Turn, id_factory: Callable[[], str] = new_call_id) -> 
     """Give every ``Call`` an id once, so every rendering of the turn names the same call.
 
     ADK assigns ``adk-…`` ids to id-less calls separately on the partial and the final event
-    (docs/architecture.md#streaming-events); a real Gemini stream shares one id, and so must we.
+    (docs/internals/architecture.md#streaming-events); a real Gemini stream shares one id, and so
+    must we.
     """
     return [
         replace(seg, args=dict(seg.args), id=id_factory())

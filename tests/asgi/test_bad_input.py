@@ -233,7 +233,7 @@ async def test_a_big_body_is_decoded_off_the_event_loop(monkeypatch: pytest.Monk
     """The mechanism that keeps one big body from stalling every other client: it is decoded
     in a worker thread, and its last message is bounded in parts (the probe's 125,000 parts in
     one message held the event loop 2.7 s). The largest gap a ticker in the server's loop
-    sees is printed; docs/performance.md has the figures."""
+    sees is printed; docs/internals/performance-notes.md has the figures."""
     threads: list[str] = []
 
     def decode_and_check(*args: Any) -> Any:

@@ -1,7 +1,7 @@
 """One derivation: what a reload shows is what the stream showed, for every scenario.
 
-Every scenario of docs/architecture.md#scenarios (the demo agent: a server tool, a server tool
-that needs approval, a browser tool, a browser tool that needs approval; each decision), a
+Every scenario of docs/internals/architecture.md#scenarios (the demo agent: a server tool, a server
+tool that needs approval, a browser tool, a browser tool that needs approval; each decision), a
 tool's confirmation with a hint and a payload, a user message with a file, and every agent
 shape of tests/e2e/shapes_app.py runs through the ASGI app as the stock client drives it —
 over SSE and, where ADK runs the agent live, over the live WebSocket —

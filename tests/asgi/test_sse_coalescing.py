@@ -355,7 +355,7 @@ async def test_a_busy_stream_arms_one_keep_alive_timer_not_one_per_write(
 ) -> None:
     """The keep-alive is one timer that waits again from the last write when it fires, not a
     timeout per write, which cost more than the rest of the writer's cycle
-    (docs/performance.md)."""
+    (docs/internals/performance-notes.md)."""
     loop = asyncio.get_running_loop()
     armed: list[float] = []
     call_at = loop.call_at
@@ -813,7 +813,8 @@ def test_the_write_interval_grows_with_the_streams_of_the_process(
     monkeypatch: pytest.MonkeyPatch, streams: int, interval: float
 ) -> None:
     """Past 16 streams a stream's deltas come further apart than 10 ms, and each would be a
-    write of its own: the interval grows with them, up to 50 ms (docs/performance.md)."""
+    write of its own: the interval grows with them, up to 50 ms
+    (docs/internals/performance-notes.md)."""
     monkeypatch.setattr(load, "_streaming", streams)
     assert load.under_load(0.01) == pytest.approx(interval)
     assert load.under_load(0) == 0  # writes that are not coalesced stay so

@@ -29,7 +29,7 @@ Normalisation (`Normalizer`), applied to both sides alike; nothing else is touch
 * ``tool-input-delta`` chunks are dropped. The mock model streams a call's arguments like a
   provider does; ADK hands over finished function calls, so ours announces them whole with
   ``tool-input-available`` (the one exception, get_location's first turn, is
-  docs/architecture.md#browser-tools-that-need-approval).
+  docs/internals/architecture.md#browser-tools-that-need-approval).
 * ``providerMetadata`` / ``callProviderMetadata`` keys are dropped (none occur today; a real
   provider's metadata has no counterpart between Gemini and a mock).
 * in the client-built messages (compared too): the same ids, and every text part's text.
@@ -41,8 +41,8 @@ number of steps, ``finishReason``, the response headers and the SSE framing.
 Where we intentionally differ (a client tool that needs approval: we withhold
 ``tool-input-available`` until it is approved, so the browser never runs it unapproved; the
 reference errors on an approval sent without the output;
-docs/architecture.md#browser-tools-that-need-approval) the tests assert both sequences and the
-difference explicitly. With two approvals in one step, both request each approval right after
+docs/internals/architecture.md#browser-tools-that-need-approval) the tests assert both sequences and
+the difference explicitly. With two approvals in one step, both request each approval right after
 its call (`test_parallel_approvals`; ADK asks after all the step's calls, so the converter holds
 the later calls' chunks until it knows).
 """
@@ -320,7 +320,7 @@ async def test_server_tool(sdk: int) -> None:
     The AI SDK's server goes on with the model in the same stream after its tools; an ADK
     answer can end on a tool's output (``skip_summarization``), which the stock
     lastAssistantMessageIsCompleteWithToolCalls would otherwise send again
-    (docs/architecture.md#tool-parts-and-helpers)."""
+    (docs/internals/architecture.md#tool-parts-and-helpers)."""
     ours, reference = await both(sdk, "What's the weather in Paris?")
     turn = [
         start(),
@@ -419,7 +419,7 @@ async def test_client_tool(sdk: int) -> None:
 
 
 # --- where we differ on purpose: a client tool that needs approval -------------------------------
-# (docs/architecture.md#browser-tools-that-need-approval)
+# (docs/internals/architecture.md#browser-tools-that-need-approval)
 
 LOCATION_ANNOUNCED = {
     "type": "tool-input-start",

@@ -1,6 +1,6 @@
-"""Every scenario of docs/architecture.md#scenarios, driven by the real AI SDK clients with the
-stock ``sendAutomaticallyWhen`` helpers against the demo app under a real uvicorn — over SSE
-(``DefaultChatTransport``, ai@6 and ai@7) and over the live WebSocket (the stock ai@7
+"""Every scenario of docs/internals/architecture.md#scenarios, driven by the real AI SDK clients
+with the stock ``sendAutomaticallyWhen`` helpers against the demo app under a real uvicorn — over
+SSE (``DefaultChatTransport``, ai@6 and ai@7) and over the live WebSocket (the stock ai@7
 ``WebSocketChatTransport``, and the served ``transport.js`` under ai@6 and ai@7).
 
 Each test asserts the final messages, the number of requests, where the browser ran its tools,

@@ -170,7 +170,7 @@ async def test_pacing_copies_no_invocation_context_per_streamed_response(
     """The pace plugin runs for every streamed response: it finds its run's reader in a
     context variable, not through ``get_invocation_context()``, which copies ADK's invocation
     context (16 µs, a third of the bridge's own CPU per delta at fifty chats,
-    docs/performance.md)."""
+    docs/internals/performance-notes.md)."""
     copies = 0
     copy = Context.get_invocation_context
 

@@ -139,8 +139,8 @@ async def test_a_timed_out_approval_is_resumed_as_the_whole_message(
 async def test_an_abandoned_approval_reaches_the_real_client_as_closed_unanswered(
     server: tuple[AdkApp, str], transport: str, sdk: int
 ) -> None:
-    """The "payment abandoned" scenario (docs/architecture.md#timeouts-and-leaving) in live
-    mode: the user never answers, the approval times out, and the stock client's
+    """The "payment abandoned" scenario (docs/internals/architecture.md#timeouts-and-leaving) in
+    live mode: the user never answers, the approval times out, and the stock client's
     ``resumeStream()`` shows the approval closed unanswered (an error saying so, not the
     user's denial) and the model's answer in the same message, ending ``ready``."""
     _, url = server

@@ -1,5 +1,5 @@
-"""The package's shape, checked on its source (docs/architecture.md#layers): no import cycle,
-not even through an import inside a function or under ``TYPE_CHECKING``, and a sans-I/O core
+"""The package's shape, checked on its source (docs/internals/architecture.md#layers): no import
+cycle, not even through an import inside a function or under ``TYPE_CHECKING``, and a sans-I/O core
 that imports no I/O, neither itself nor through any package module it imports."""
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ LAYERS = [
     ["testing"],
     ["web"],
 ]
-"""The layers, lowest first (docs/architecture.md#layers): a module imports only from its own
-layer and those below. Subpackages that share a layer (the two transports) do not import each
+"""The layers, lowest first (docs/internals/architecture.md#layers): a module imports only from its
+own layer and those below. Subpackages that share a layer (the two transports) do not import each
 other. ``*`` is the application: the package's top-level modules (``app``, ``middleware``, the
 import paths kept from before the layout). ``web`` (the ``adk-asgi web`` command) is the top: it
 serves an agent offline on the stand-in of ``testing``."""

@@ -400,7 +400,7 @@ async def test_client_tool_answered_later() -> None:
 
 async def test_server_and_client_tool_in_one_step_waits_for_the_client() -> None:
     """Without the bridge's plugin, ADK calls the model again before the browser answered
-    (docs/architecture.md#long-running-tools); the grammar says it is waiting instead of
+    (docs/internals/architecture.md#long-running-tools); the grammar says it is waiting instead of
     pretending to be done."""
     chat = Chat()
     paris = {"city": "Paris", "forecast": "sunny", "temperature_c": 21}

@@ -1,5 +1,6 @@
 """The public import paths: what the package exports, and every path the docs showed before
-the layered layout, still importable and naming the same objects (docs/architecture.md#layers)."""
+the layered layout, still importable and naming the same objects
+(docs/internals/architecture.md#layers)."""
 
 from __future__ import annotations
 
