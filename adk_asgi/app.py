@@ -100,6 +100,8 @@ DEFAULT_BOUNDS: Final = UserBounds()
 class AdkApp:
     """Serve an ADK agent to Vercel AI SDK chat clients.
 
+    Every option below, grouped, with its type and default: docs/reference.md.
+
     Mount it in any ASGI application (``Mount("/agent", AdkApp(agent))``). Routes, relative to
     the mount point:
 
