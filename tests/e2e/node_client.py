@@ -1,10 +1,11 @@
 """Run the Node harness (the real Vercel AI SDK, ai@5, ai@6 and ai@7) from Python tests.
 
-``validate_sse`` checks SSE bodies with the SDK's own parser, schema and stream processing, in
-one Node process per SDK that the test process keeps (:class:`_Validator`); ``drive_chat``
-drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live server. The
-scripts live in ``tests/e2e/node`` (see the headers of ``validate-sse.mjs`` and
-``chat-driver.mjs`` for the JSON formats). ``npm ci`` must have been run in that directory.
+``validate_sse`` checks SSE bodies with the SDK's own parser, schema and stream processing;
+``drive_chat`` drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live
+server. Both run in Node processes the test process keeps (:class:`_Pool`), so Node and the SDK
+load once per process, not once per call. The scripts live in ``tests/e2e/node`` (see the
+headers of ``validate-sse.mjs`` and ``chat-driver.mjs`` for the JSON formats). ``npm ci`` must
+have been run in that directory.
 
 Both functions block; from async tests whose server runs on the test's own event loop use the
 ``*_async`` variants, which run them in a worker thread.
@@ -24,7 +25,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio.to_thread
 
@@ -120,93 +121,124 @@ def validate_sse(
             raise TypeError(f"body {index} is {type(body).__name__}, not bytes or str")
         if messages is not None and messages[index] is not None:
             items[-1]["message"] = messages[index]
-    result = _validator(sdk).validate(items, timeout)
+    result = _pool("validate-sse.mjs", sdk, keep=1).ask(items, timeout)["results"]
     if not isinstance(result, list):
         raise NodeHarnessError(f"validate-sse.mjs returned {type(result).__name__}, not a list")
     return result
 
 
-class _Validator:
-    """``validate-sse.mjs --serve`` for one SDK, kept for the test process: a body is checked
-    without starting Node and loading the SDK again (about half a second of CPU each, for
-    hundreds of checks a run). Calls are serialized; one that times out or finds the process
-    gone ends it (the next call starts another) and raises :class:`NodeHarnessError`."""
+class _Served:
+    """One ``<script> --sdk N --serve`` process: one JSON line in, one JSON line out, so the
+    test process checks a body or drives a chat without starting Node and loading the SDK again
+    (about half a second of CPU each, for hundreds of calls a run). One call at a time; a call
+    that times out or finds the process gone ends it and raises :class:`NodeHarnessError`."""
 
-    def __init__(self, sdk: int) -> None:
+    def __init__(self, script: str, sdk: int) -> None:
+        self.script = script
         self.sdk = sdk
-        self.lock = threading.Lock()
-        self.process: subprocess.Popen[bytes] | None = None
-        self.stderr: IO[bytes] | None = None
-
-    def validate(self, items: list[dict[str, Any]], timeout: float) -> Any:
-        check_node_harness()  # (every call, as a run of its own would: the hint stays)
-        with self.lock:
-            process = self.process or self._start()
-            assert process.stdin is not None and process.stdout is not None
-            try:
-                process.stdin.write(json.dumps(items).encode() + b"\n")
-                process.stdin.flush()
-                ready, _, _ = select.select([process.stdout], [], [], timeout)
-                line = process.stdout.readline() if ready else b""
-            except OSError:
-                line = b""
-            if not line:
-                stderr = self._stop()
-                raise NodeHarnessError(
-                    f"validate-sse.mjs --sdk {self.sdk} --serve gave no answer within"
-                    f" {timeout}s; stderr:\n{stderr}"
-                )
-        reply = json.loads(line)
-        if "usageError" in reply:
-            raise NodeHarnessError(f"validate-sse.mjs refused its input: {reply['usageError']}")
-        return reply["results"]
-
-    def _start(self) -> subprocess.Popen[bytes]:
         node = shutil.which("node")
-        assert node is not None  # checked above
+        assert node is not None  # check_node_harness() came first
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as the process does)
         self.process = subprocess.Popen(
-            [node, "validate-sse.mjs", "--sdk", str(self.sdk), "--serve"],
+            [node, script, "--sdk", str(sdk), "--serve"],
             cwd=NODE_DIR,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
         )
-        return self.process
 
-    def _stop(self) -> str:
+    def ask(self, payload: Any, timeout: float) -> dict[str, Any]:
+        """The process's answer to ``payload``; a ``usageError`` answer is raised (and ends the
+        process: a run of its own would have exited)."""
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            stdin.write(json.dumps(payload).encode() + b"\n")
+            stdin.flush()
+            ready, _, _ = select.select([stdout], [], [], timeout)
+            line = stdout.readline() if ready else b""
+        except OSError:
+            line = b""
+        if not line:
+            raise NodeHarnessError(
+                f"{self.script} --sdk {self.sdk} --serve gave no answer within {timeout}s;"
+                f" stderr:\n{self.stop()}"
+            )
+        reply: dict[str, Any] = json.loads(line)
+        if "usageError" in reply:
+            stderr = self.stop()
+            raise NodeHarnessError(
+                f"{self.script} --sdk {self.sdk} refused its input: {reply['usageError']}"
+                + (f"; stderr:\n{stderr}" if stderr.strip() else "")
+            )
+        return reply
+
+    def stop(self) -> str:
         """End the process; what it wrote to stderr."""
-        process, self.process = self.process, None
-        if process is not None:
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
-            process.kill()
-            process.wait()
-        stderr, self.stderr = self.stderr, None
-        if stderr is None:
-            return ""
-        with stderr:
-            stderr.seek(0)
-            return stderr.read().decode(errors="replace")[-4000:]
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self.process.kill()
+        self.process.wait()
+        with self.stderr:
+            self.stderr.seek(0)
+            return self.stderr.read().decode(errors="replace")[-4000:]
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
 
-_VALIDATORS: dict[int, _Validator] = {}
-_VALIDATORS_LOCK = threading.Lock()
+class _Pool:
+    """The kept ``--serve`` processes of one script and SDK, for the test process: a call takes
+    an idle one (or starts one), so calls from several threads run side by side, each in a
+    process of its own; at most ``keep`` idle ones are kept."""
+
+    def __init__(self, script: str, sdk: int, keep: int) -> None:
+        self.script = script
+        self.sdk = sdk
+        self.keep = keep
+        self.lock = threading.Lock()
+        self.idle: list[_Served] = []
+
+    def ask(self, payload: Any, timeout: float) -> dict[str, Any]:
+        check_node_harness()  # (every call, as a run of its own would: the hint stays)
+        with self.lock:
+            served = self.idle.pop() if self.idle else None
+        if served is None or not served.alive:
+            served = _Served(self.script, self.sdk)
+        reply = served.ask(payload, timeout)  # raises, and ends the process, on failure
+        with self.lock:
+            if len(self.idle) < self.keep:
+                self.idle.append(served)
+                served = None
+        if served is not None:
+            served.stop()
+        return reply
+
+    def stop(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for served in idle:
+            served.stop()
 
 
-def _validator(sdk: int) -> _Validator:
+_POOLS: dict[tuple[str, int], _Pool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(script: str, sdk: int, keep: int) -> _Pool:
     if sdk not in SUPPORTED_SDKS:
         raise ValueError(f"sdk must be one of {SUPPORTED_SDKS}, got {sdk!r}")
-    with _VALIDATORS_LOCK:
-        return _VALIDATORS.setdefault(sdk, _Validator(sdk))
+    with _POOLS_LOCK:
+        return _POOLS.setdefault((script, sdk), _Pool(script, sdk, keep))
 
 
 @atexit.register
-def _stop_validators() -> None:
-    for validator in _VALIDATORS.values():
-        validator._stop()
+def _stop_pools() -> None:
+    for pool in _POOLS.values():
+        pool.stop()
 
 
 def drive_chat(spec: dict[str, Any], sdk: int, timeout: float = 60) -> dict[str, Any]:
@@ -223,8 +255,11 @@ def drive_chat(spec: dict[str, Any], sdk: int, timeout: float = 60) -> dict[str,
     ``spec["headers"]``' cookie in the opening handshake. Then ``requests`` holds the ``send``
     frames, ``responses`` is empty, and ``frames`` lists every data frame
     (``{"dir": "out" | "in", "frame": ...}``) and ``sockets`` every connection.
+
+    Runs in a kept ``chat-driver.mjs --serve`` process (:class:`_Pool`; two idle ones kept per
+    SDK), a new ``ChatDriver`` each time, as a run of its own would.
     """
-    result = _run_node("chat-driver.mjs", sdk, spec, timeout)
+    result = _pool("chat-driver.mjs", sdk, keep=2).ask(spec, timeout)["report"]
     if not isinstance(result, dict):
         raise NodeHarnessError(f"chat-driver.mjs returned {type(result).__name__}, not an object")
     if result.get("driverError") is not None:

@@ -89,15 +89,61 @@
 //   At the end the chat is disposed / the transport closed, and the close handshakes awaited
 //   (up to 1 s). A reload step closes the old chat's transport (a new page, a new socket).
 // Exit code 0 whenever JSON was printed; 2 on usage errors (message on stderr).
+//
+// --serve: read one spec per line until stdin ends and write one line for each: {"report": ...}
+//   (the stdout above) or {"usageError": "Name: message"} (what a run would have exited 2 for).
+//   The test process keeps such processes (one run at a time each) instead of starting Node and
+//   loading the SDK for every chat it drives. A run is as a run of its own would be: a new
+//   ChatDriver; an error no one caught while it runs (which would have crashed its own process)
+//   is that run's usage error; one that comes between runs (the late end of a closed socket,
+//   after which a run of its own had exited) goes to stderr.
 
-import { parseSdkArg, printJsonAndExit, readStdinJson, runMain } from './lib/cli.mjs';
+import { createInterface } from 'node:readline';
+
+import { errorText, parseSdkArg, printJsonAndExit, readStdinJson, runMain } from './lib/cli.mjs';
 import { ChatDriver } from './lib/driver.mjs';
 import { loadSdk } from './lib/sdk.mjs';
 
 runMain(async () => {
   const sdk = parseSdkArg();
-  const spec = await readStdinJson();
   const loaded = await loadSdk(sdk);
+  if (process.argv.includes('--serve')) {
+    await serve(loaded);
+    return;
+  }
+  const spec = await readStdinJson();
   const driver = new ChatDriver(loaded, spec);
   printJsonAndExit(await driver.run());
 });
+
+async function serve(loaded) {
+  let uncaught = null; // the current run's: reject it to end the run with that error
+  const onUncaught = err => {
+    if (uncaught === null) {
+      process.stderr.write(`between runs: ${errorText(err)}\n`);
+    } else {
+      uncaught(err);
+    }
+  };
+  process.on('unhandledRejection', onUncaught);
+  process.on('uncaughtException', onUncaught);
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) {
+      continue;
+    }
+    let reply;
+    try {
+      const crashed = new Promise((_, reject) => {
+        uncaught = reject;
+      });
+      const driver = new ChatDriver(loaded, JSON.parse(line));
+      reply = { report: await Promise.race([driver.run(), crashed]) };
+    } catch (err) {
+      reply = { usageError: errorText(err) };
+    } finally {
+      uncaught = null;
+    }
+    await new Promise(resolve => process.stdout.write(`${JSON.stringify(reply)}\n`, resolve));
+  }
+}
