@@ -53,6 +53,23 @@ page: web
 	rm -rf $(PAGE_DIR) && mkdir -p $(PAGE_DIR)
 	cp -r $(WEB_DIR)/dist/index.html $(WEB_DIR)/dist/assets $(PAGE_DIR)/
 
+# The Next.js example (examples/nextjs), built for tests/recipes/test_nextjs_app.py. `next build`
+# fixes the address its rewrite forwards /agent/... to (AGENT_URL), so the test's agent listens on
+# a fixed port, outside Linux's ephemeral range (32768-60999): the test reads it from the build.
+NEXTJS_DIR := examples/nextjs
+NEXTJS_AGENT_URL ?= http://127.0.0.1:18731
+.PHONY: nextjs
+
+$(NEXTJS_DIR)/node_modules/.installed: $(NEXTJS_DIR)/package.json $(NEXTJS_DIR)/package-lock.json
+	cd $(NEXTJS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(NEXTJS_DIR)/.next/.built: $(NEXTJS_DIR)/node_modules/.installed $(NEXTJS_DIR)/next.config.js $(NEXTJS_DIR)/tsconfig.json $(shell find $(NEXTJS_DIR)/app -type f)
+	cd $(NEXTJS_DIR) && NEXT_TELEMETRY_DISABLED=1 AGENT_URL=$(NEXTJS_AGENT_URL) npm run build
+	touch $@
+
+nextjs: $(NEXTJS_DIR)/.next/.built
+
 # Debian's Chromium, for the browser tests (tests/browser): apt-get as root, else through sudo.
 chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
@@ -79,7 +96,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict adk_asgi bench
 
-test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web chromium services lint
+test: $(BIN)/.installed $(NODE_DIR)/node_modules/.installed web nextjs chromium services lint
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 unit: $(BIN)/.installed
@@ -127,4 +144,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python -m bench.sse_layers
 
 clean:
-	rm -rf $(VENV) .venv-3.* $(NODE_DIR)/node_modules $(WEB_DIR)/node_modules $(WEB_DIR)/dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-3.* $(NODE_DIR)/node_modules $(WEB_DIR)/node_modules $(WEB_DIR)/dist $(NEXTJS_DIR)/node_modules $(NEXTJS_DIR)/.next .pytest_cache .mypy_cache .ruff_cache
