@@ -4,9 +4,9 @@ time to first chunk and the gaps between deliveries; then slow readers (``bench.
 ``python -m bench.concurrency [--quick] [--levels N ...] [--deltas D] [--no-pin] [--no-slow]
 [--no-peer] [--no-before] [--before-tree PATH] [--gc-freeze-row]``
 
-At each level, N chats start at once, each asking the scripted agent (``bench.agent``) for a
+At each level, N chats start at once, each asking the scripted agent (``bench.harness.agent``) for a
 reply of D text deltas (300; 8 characters each), in rows run in turns (their order changing
-each round, ``bench.rows.round_order``):
+each round, ``bench.harness.rows.round_order``):
 
 * ``floor``: N concurrent ``Runner.run_async`` calls in this process (SSE streaming, in-memory
   sessions created before the clock starts), run on the server's CPU, as ``bench.throughput``
@@ -20,9 +20,9 @@ each round, ``bench.rows.round_order``):
   pause went out at once (``bench.writer_before``), for the A/B of that change; with
   ``--before-tree PATH``, the app of another checkout (a ``git worktree`` of an earlier
   commit): an A/B of two commits in the same rounds.
-* ``ag-ui-adk``: the AG-UI protocol's ADK middleware (``bench.peers``) on its own worker, same
-  uvicorn settings and client; its ``max_concurrent_executions`` (10 by default) is raised above
-  the largest level, or it would refuse most of each burst with a ``RUN_ERROR``.
+* ``ag-ui-adk``: the AG-UI protocol's ADK middleware (``bench.harness.peers``) on its own worker,
+  same uvicorn settings and client; its ``max_concurrent_executions`` (10 by default) is raised
+  above the largest level, or it would refuse most of each burst with a ``RUN_ERROR``.
 
 Every stream is checked chunk by chunk against the stream of the same reply read alone (the
 message id aside, the scripted agent's answer is deterministic): a lost, duplicated or reordered
@@ -60,14 +60,6 @@ from google.adk.apps.app import App
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
-from bench import cli
-from bench.agent import APP_NAME, USER_ID, answer_text, make_agent, quiet, user_message
-from bench.chats import (
-    AG_UI,
-    Batch,
-    Chats,
-    Checked,
-)
 from bench.concurrency_report import (
     BEFORE,
     FROZEN,
@@ -76,12 +68,20 @@ from bench.concurrency_report import (
     concurrency_report,
     environment,
 )
-from bench.placement import Placement, loop_factory, on_agent_cpus
-from bench.procfs import listen_overflows
-from bench.report import load_average, progress
-from bench.rows import round_order
-from bench.serve import GcClock
-from bench.servers import ServerProcess, logs_on_error
+from bench.harness import cli
+from bench.harness.agent import APP_NAME, USER_ID, answer_text, make_agent, quiet, user_message
+from bench.harness.chats import (
+    AG_UI,
+    Batch,
+    Chats,
+    Checked,
+)
+from bench.harness.placement import Placement, loop_factory, on_agent_cpus
+from bench.harness.probes import GcClock
+from bench.harness.procfs import listen_overflows
+from bench.harness.report import load_average, progress
+from bench.harness.rows import round_order
+from bench.harness.servers import ServerProcess, logs_on_error
 
 DELTAS: Final = 300
 """Text deltas per reply (2,400 characters: a few paragraphs)."""

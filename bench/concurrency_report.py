@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, Final
 
-from bench.agent import DELTA_CHARS
-from bench.chats import Batch, Checked
-from bench.placement import Placement
-from bench.report import (
+from bench.harness.agent import DELTA_CHARS
+from bench.harness.chats import Batch, Checked
+from bench.harness.placement import Placement
+from bench.harness.report import (
     BATCH_HEADER,
     batch_cells,
     ms,

@@ -2,8 +2,8 @@
 
 ``python -m bench.live [--quick] [--reps R] [--sizes N ...] [--no-pin]``
 
-The same agent as ``bench.throughput`` (``bench.agent``), run by ``Runner.run_live``, in rows
-(``bench.live_rows``): ``floor`` is ``run_live`` iterated in this process; ``adk_asgi`` is
+The same agent as ``bench.throughput`` (``bench.harness.agent``), run by ``Runner.run_live``, in
+rows (``bench.live_rows``): ``floor`` is ``run_live`` iterated in this process; ``adk_asgi`` is
 ``WS /live`` served by uvicorn in a child process and driven by a ``websockets`` client here,
 offering permessage-deflate as browsers do; ``adk_asgi, no deflate`` the same without it;
 ``adk_asgi in-process`` is the app called in this process with no socket (adk_asgi's own share).
@@ -32,10 +32,14 @@ from typing import Any
 
 import httpx
 
-from bench import cli
-from bench.agent import quiet
-from bench.live_client import LiveClient
-from bench.live_frames import Run
+from bench.harness import cli
+from bench.harness.agent import quiet
+from bench.harness.live import InProcess, LiveClient, Run
+from bench.harness.placement import Placement, loop_factory
+from bench.harness.report import progress
+from bench.harness.rows import rotation, sample
+from bench.harness.serve import RESUMABLE, UNMERGED
+from bench.harness.servers import ServerProcess, logs_on_error
 from bench.live_idle import IDLE_STATES, idle_memory
 from bench.live_report import (
     FRAME_PER_DELTA,
@@ -47,12 +51,7 @@ from bench.live_report import (
     environment,
     report,
 )
-from bench.live_rows import InProcess, LiveFloor
-from bench.placement import Placement, loop_factory
-from bench.report import progress
-from bench.rows import rotation, sample
-from bench.serve import RESUMABLE, UNMERGED
-from bench.servers import ServerProcess, logs_on_error
+from bench.live_rows import LiveFloor
 
 
 class _Text:

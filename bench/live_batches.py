@@ -22,14 +22,11 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
-from bench.agent import APP_NAME, USER_ID, answer_text, make_agent, user_message
-from bench.live_client import LiveClient, open_in_batches
-from bench.live_frames import SHORT_ANSWER, send_frame
-from bench.live_rows import InProcess
-from bench.placement import on_agent_cpus
-from bench.probe import Clocks, Probe
-from bench.rows import Timed
-from bench.serve import GcClock
+from bench.harness.agent import APP_NAME, USER_ID, answer_text, make_agent, user_message
+from bench.harness.live import SHORT_ANSWER, InProcess, LiveClient, open_in_batches, send_frame
+from bench.harness.placement import on_agent_cpus
+from bench.harness.probes import Clocks, GcClock, Probe
+from bench.harness.rows import Timed
 
 _FRAME = msgspec.json.Decoder(dict[str, Any])
 _TEXT_DELTA: Final = '"type":"text-delta"'
@@ -266,7 +263,7 @@ class ConcurrentLiveFloor(_InThisProcess):
 
 class ConcurrentInProcess(_InThisProcess):
     """N concurrent ``WS /live`` requests of an ``AdkApp`` called in this process, without a
-    socket (``bench.live_rows.InProcess``): adk_asgi's own layer at that concurrency, without
+    socket (``bench.harness.live.InProcess``): adk_asgi's own layer at that concurrency, without
     uvicorn, the network or a client; on the server's CPU, like the floor."""
 
     def __init__(self) -> None:

@@ -3,8 +3,8 @@
 ``python -m bench.live_concurrency [--quick] [--idle N] [--active N] [--deltas D] [--rounds R]
 [--no-pin]``
 
-The agent is ``bench.agent``'s (``ScriptedLlm``, 8-character text deltas), run by
-``Runner.run_live``; the server is ``bench.serve adk_asgi`` (``WS /agent/live``, uvicorn's
+The agent is ``bench.harness.agent``'s (``ScriptedLlm``, 8-character text deltas), run by
+``Runner.run_live``; the server is ``bench.harness.serve adk_asgi`` (``WS /agent/live``, uvicorn's
 defaults, permessage-deflate offered by the client as browsers do).
 
 * **Idle connections** (a fresh server, unpinned): N WebSockets (1,000) opened on new chats
@@ -34,8 +34,14 @@ from typing import Any, Final
 
 import httpx
 
-from bench import cli
-from bench.agent import quiet
+from bench.harness import cli
+from bench.harness.agent import quiet
+from bench.harness.live import SHORT_ANSWER
+from bench.harness.placement import Placement, loop_factory
+from bench.harness.report import load_average, progress
+from bench.harness.rows import rotation
+from bench.harness.serve import UNMERGED, raise_fd_limit
+from bench.harness.servers import ServerProcess, logs_on_error
 from bench.live_batches import Batch, ConcurrentInProcess, ConcurrentLiveFloor, LiveUsers
 from bench.live_concurrency_report import (
     FLOOR,
@@ -50,13 +56,7 @@ from bench.live_concurrency_report import (
     idle_report,
     idle_targets,
 )
-from bench.live_frames import SHORT_ANSWER
 from bench.live_idle import idle_part
-from bench.placement import Placement, loop_factory
-from bench.report import load_average, progress
-from bench.rows import rotation
-from bench.serve import UNMERGED, raise_fd_limit
-from bench.servers import ServerProcess, logs_on_error
 
 IDLE: Final = 1_000
 ACTIVE: Final = 100

@@ -10,10 +10,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any, Final
 
-from bench.agent import DELTA_CHARS
-from bench.live_batches import Batch, Checked
-from bench.live_idle import IdleResult
-from bench.report import (
+from bench.harness.agent import DELTA_CHARS
+from bench.harness.report import (
     BATCH_HEADER,
     batch_cells,
     mib,
@@ -24,6 +22,8 @@ from bench.report import (
     verdict,
     versions,
 )
+from bench.live_batches import Batch, Checked
+from bench.live_idle import IdleResult
 
 TARGET: Final = 0.90
 """Aggregate deltas/s of ``WS /live`` over bare ``run_live`` at the same concurrency: the
@@ -34,8 +34,8 @@ FLOOR: Final = "floor"
 IN_PROCESS: Final = "adk_asgi in-process"
 OURS: Final = "adk_asgi"
 FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
-"""``live_write_interval=0`` (``bench.serve``'s second mount): what coalescing still saves at
-this concurrency."""
+"""``live_write_interval=0`` (``bench.harness.serve``'s second mount): what coalescing still
+saves at this concurrency."""
 NO_DEFLATE: Final = "adk_asgi, no deflate"
 """The client offers no permessage-deflate: what compressing every frame costs."""
 CHECKED: Final = (OURS, FRAME_PER_DELTA, NO_DEFLATE)

@@ -17,13 +17,12 @@ from typing import Any, Final
 
 import httpx
 
-from bench.live_client import OPEN_BATCH, LiveClient, open_in_batches
-from bench.live_frames import SHORT_ANSWER, send_frame
-from bench.probe import Census, Probe, settle
-from bench.procfs import rss
-from bench.report import progress
-from bench.serve import raise_fd_limit
-from bench.servers import ServerProcess, logs_on_error
+from bench.harness.live import OPEN_BATCH, SHORT_ANSWER, LiveClient, open_in_batches, send_frame
+from bench.harness.probes import Census, Probe, settle
+from bench.harness.procfs import rss
+from bench.harness.report import progress
+from bench.harness.serve import raise_fd_limit
+from bench.harness.servers import ServerProcess, logs_on_error
 
 TURN_BATCH: Final = 100
 """Short turns run at once when every idle connection answers one."""

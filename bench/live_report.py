@@ -8,12 +8,20 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any, Final
 
-from bench.agent import DELTA_CHARS, SPEECH_FRAME_BYTES
-from bench.live_client import Paced
-from bench.live_frames import MIC_FRAME_BYTES, Run
+from bench.harness.agent import DELTA_CHARS, SPEECH_FRAME_BYTES
+from bench.harness.live import MIC_FRAME_BYTES, Paced, Run
+from bench.harness.placement import Placement
+from bench.harness.report import (
+    RUN_HEADER,
+    median_of,
+    min_of,
+    paired,
+    run_cells,
+    table,
+    verdict,
+    versions,
+)
 from bench.live_idle import IDLE_STATES, Idle
-from bench.placement import Placement
-from bench.report import RUN_HEADER, median_of, min_of, paired, run_cells, table, verdict, versions
 
 OURS: Final = "adk_asgi"
 """``WS /live`` as a browser uses it (permessage-deflate negotiated): the row with the target."""

@@ -1,8 +1,8 @@
 """The rows of the live benchmark (``bench.live``) in this process: bare ``run_live``
 (:class:`LiveFloor`) and ``WS /live`` called without a socket (:class:`InProcess`); the row on a
-uvicorn server process is ``bench.live_client.LiveClient``.
+uvicorn server process is ``bench.harness.live.LiveClient``.
 
-The rows measure, on the same agent (``bench.agent``):
+The rows measure, on the same agent (``bench.harness.agent``):
 
 * ``text(n)``: a user text asking for n text deltas, timed to the end of the turn;
 * ``speech(n)``: the same in audio mode, where each delta is one 20 ms frame of output audio;
@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.agents.run_config import RunConfig
@@ -28,29 +27,17 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
-from adk_asgi import AdkApp
 from adk_asgi.live.endpoint import AUDIO_IN_MIME
-from bench.agent import APP_NAME, USER_ID, make_agent, user_message
-from bench.live_frames import (
+from bench.harness.agent import APP_NAME, USER_ID, make_agent, user_message
+from bench.harness.live import (
     MIC_FRAME_BYTES,
     MIC_FRAMES,
     SHORT_ANSWER,
     Run,
     Seen,
     check,
-    new_chat,
-    send_frame,
+    on_cpus,
 )
-from bench.placement import on_agent_cpus
-
-
-async def on_cpus(cpus: set[int] | None, measure: Callable[[int], Awaitable[Run]], n: int) -> Run:
-    """Run ``measure(n)`` in this process on ``cpus`` (the servers' CPU), after a short untimed
-    run that warms that CPU's caches, as a server's are warm; then move back."""
-    if not cpus:
-        return await measure(n)
-    return await on_agent_cpus(cpus, lambda: measure(SHORT_ANSWER), lambda: measure(n))
-
 
 # --- floor: Runner.run_live in this process -------------------------------------------------
 
@@ -165,61 +152,3 @@ class Events:
                 elif part.text and event.partial:
                     seen.text_chars += len(part.text)
         raise RuntimeError("run_live ended")
-
-
-# --- adk_asgi in this process, no socket ----------------------------------------------------
-
-
-class InProcess:
-    """``WS /live`` of an ``AdkApp`` called as an ASGI app in this process, with a ``send`` that
-    only counts frames: adk_asgi's own work (connection tasks, bridge, converter, frame encoding,
-    Starlette's ``WebSocket``) on top of ``run_live``, without uvicorn, the network or a client.
-    Pinned like the floor (:func:`on_cpus`)."""
-
-    def __init__(self) -> None:
-        self.cpus: set[int] | None = None
-        self.app = AdkApp(make_agent(), identify=lambda conn: USER_ID)
-
-    async def text(self, deltas: int) -> Run:
-        return await on_cpus(self.cpus, self._text, deltas)
-
-    async def speech(self, frames: int) -> Run:
-        return await on_cpus(self.cpus, self._speech, frames)
-
-    async def _text(self, deltas: int) -> Run:
-        seen, seconds, cpu = await self._request(str(deltas), audio=False)
-        check("in-process", "text deltas", seen.text, deltas)
-        return Run(seconds, seen.text, 0, cpu, 0.0)
-
-    async def _speech(self, frames: int) -> Run:
-        seen, seconds, cpu = await self._request(str(frames), audio=True)
-        check("in-process", "audio frames", seen.audio, frames)
-        return Run(seconds, seen.audio, seen.audio_bytes, cpu, 0.0)
-
-    async def _request(self, text: str, *, audio: bool) -> tuple[Seen, float, float]:
-        incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        incoming.put_nowait({"type": "websocket.connect"})
-        accepted, finished = asyncio.Event(), asyncio.Event()
-        seen = Seen()
-
-        async def send(message: MutableMapping[str, Any]) -> None:
-            if message["type"] == "websocket.accept":
-                accepted.set()
-            elif message["type"] == "websocket.send" and not finished.is_set():
-                data = message.get("bytes")
-                if seen.take(message["text"] if data is None else data):
-                    finished.set()
-
-        query = b"audio=1" if audio else b""
-        scope = {"type": "websocket", "path": "/live", "query_string": query, "headers": []}
-        connection = asyncio.create_task(self.app(scope, incoming.get, send))
-        await accepted.wait()
-        cpu = time.process_time()
-        start = time.perf_counter()
-        incoming.put_nowait({"type": "websocket.receive", "text": send_frame(new_chat(), text)})
-        await finished.wait()
-        seconds = time.perf_counter() - start
-        cpu = time.process_time() - cpu
-        incoming.put_nowait({"type": "websocket.disconnect", "code": 1000})
-        await connection
-        return seen, seconds, cpu

@@ -6,7 +6,7 @@ workers need (PostgreSQL sessions, Redis chat locks and stream store); and what 
 
 A throw-away PostgreSQL cluster and Redis server are started for the run from Debian's binaries
 (``tests/backing_services.py``, the test suite's own code). Then one server per configuration,
-all at once, each ``bench.serve adk_asgi_shared``: uvicorn's own supervisor (what ``uvicorn
+all at once, each ``bench.harness.serve adk_asgi_shared``: uvicorn's own supervisor (what ``uvicorn
 --workers N`` runs) with N worker processes on one listening socket, ``AdkApp`` at ``/agent``:
 
 * ``1 worker`` and ``2 workers``: ADK's ``DatabaseSessionService`` on PostgreSQL (asyncpg),
@@ -46,13 +46,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from bench import cli
-from bench.agent import quiet
-from bench.chats import Chats
-from bench.placement import loop_factory
-from bench.procfs import find_process
-from bench.report import load_average, progress
-from bench.rows import rotation
+from bench.harness import cli
+from bench.harness.agent import quiet
+from bench.harness.chats import Chats
+from bench.harness.placement import loop_factory
+from bench.harness.procfs import find_process
+from bench.harness.report import load_average, progress
+from bench.harness.rows import rotation
+from bench.harness.serve import raise_fd_limit
+from bench.harness.servers import ServerProcess
 from bench.scale_out_load import (
     CONFIGS,
     SHORT,
@@ -75,8 +77,6 @@ from bench.scale_out_report import (
     targets,
     versions,
 )
-from bench.serve import raise_fd_limit
-from bench.servers import ServerProcess
 from tests.backing_services import postgres_server, redis_server
 
 USERS: Final = 100

@@ -15,9 +15,8 @@ from typing import Any, Final
 
 import httpx
 
-from bench.chats import Chats, Checked, Streamed, check_stream
-from bench.procfs import machine_cpu, process_cpu, tree_cpu
-from bench.sse_payloads import sse_payloads
+from bench.harness.chats import Chats, Checked, Streamed, check_stream, sse_payloads
+from bench.harness.procfs import machine_cpu, process_cpu, tree_cpu
 
 SHORT: Final = 5
 
@@ -223,7 +222,7 @@ class Plan:
     configs: Sequence[Config]
     redis_pool: str = "url"
     """``url``: the stores built from the URL as docs/deployment.md shows; ``shared``: one
-    client per worker on a ``BlockingConnectionPool`` (100) for both (``bench.serve``)."""
+    client per worker on a ``BlockingConnectionPool`` (100) for both (``bench.harness.serve``)."""
 
 
 @dataclass

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Any, Final
 
-from bench.agent import DELTA_CHARS
-from bench.report import ms, paired, percentile, table, verdict
+from bench.harness.agent import DELTA_CHARS
+from bench.harness.report import ms, paired, percentile, table, verdict
 from bench.scale_out_load import LOCAL, MEMORY, ONE, SHORT, TWO, Plan, Results, Saturation
 
 IDLE_WINDOW: Final = 5.0

@@ -26,8 +26,8 @@ from google.adk.sessions.database_session_service import DatabaseSessionService
 
 from adk_asgi import AdkApp
 from adk_asgi.sse import chat as chat_module
-from bench.agent import make_agent
-from bench.report import load_average, median_of, paired, progress, table
+from bench.harness.agent import make_agent
+from bench.harness.report import load_average, median_of, paired, progress, table
 from tests.backing_services import postgres_server
 
 LENGTHS = (0, 10, 40)

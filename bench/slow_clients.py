@@ -2,8 +2,8 @@
 
 ``python -m bench.slow_clients [--quick] [--no-pin]`` (also run by ``bench.concurrency``)
 
-Each scenario runs on a fresh ``bench.serve adk_asgi`` server (one uvicorn worker, pinned to one
-CPU, the client on the other), so every peak of its resident memory is the scenario's own:
+Each scenario runs on a fresh ``bench.harness.serve adk_asgi`` server (one uvicorn worker, pinned to
+one CPU, the client on the other), so every peak of its resident memory is the scenario's own:
 
 * **under load**: 50 normal users, each reading 3 chats of ``bench.concurrency``'s 300-delta
   replies one after the other: alone; next to two long answers (20,000 deltas) read at full
@@ -43,16 +43,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench import cli
-from bench.agent import quiet
-from bench.chats import Chats, Checked, Streamed, check_stream
 from bench.concurrency import DELTAS
 from bench.concurrency_report import environment
-from bench.placement import Placement, loop_factory
-from bench.probe import settle
-from bench.procfs import reset_peak, send_queue, status_bytes
-from bench.report import load_average, progress
-from bench.servers import ServerProcess, logs_on_error
+from bench.harness import cli
+from bench.harness.agent import quiet
+from bench.harness.chats import Chats, Checked, Streamed, check_stream
+from bench.harness.placement import Placement, loop_factory
+from bench.harness.probes import settle
+from bench.harness.procfs import reset_peak, send_queue, status_bytes
+from bench.harness.report import load_average, progress
+from bench.harness.servers import ServerProcess, logs_on_error
 from bench.slow_clients_report import SNDBUF, report
 from bench.slow_readers import RATE, Read, Reader, read_long, user
 

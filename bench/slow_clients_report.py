@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from adk_asgi.sse.writer import MAX_BUFFER
-from bench.report import mib, ms, percentile, table, verdict
+from bench.harness.report import mib, ms, percentile, table, verdict
 from bench.slow_readers import RCVBUF
 
 if TYPE_CHECKING:

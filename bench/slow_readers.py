@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 from urllib.parse import urlsplit
 
-from bench.chats import Chats, Streamed, chat_body
+from bench.harness.chats import Chats, Streamed, chat_body
 
 RCVBUF: Final = 4096
 """``SO_RCVBUF`` of the long answers' sockets (8 KiB once doubled)."""

@@ -43,11 +43,11 @@ from adk_asgi.convert.events import EventConverter
 from adk_asgi.serving.pace import RunSignal, paced_by
 from adk_asgi.sse.response import sse_body
 from adk_asgi.wire.encoding import ChunkEncoder
-from bench.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
-from bench.chats import chat_body
-from bench.placement import loop_factory
-from bench.report import load_average, progress, table
-from bench.serve import GcClock
+from bench.harness.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
+from bench.harness.chats import chat_body
+from bench.harness.placement import loop_factory
+from bench.harness.probes import GcClock
+from bench.harness.report import load_average, progress, table
 
 TEXT_DELTA: Final = b'"type":"text-delta"'
 

@@ -4,8 +4,8 @@ to first text.
 ``python -m bench.starvation [--quick] [--sockets N] [--flood F] [--probes P] [--rounds R]
 [--delay S]``
 
-One uvicorn worker (``bench.serve adk_asgi_shared``, ``BENCH_USER_HEADER=1``: the user is the
-``x-user`` header) on ADK's ``DatabaseSessionService`` on a throw-away PostgreSQL cluster
+One uvicorn worker (``bench.harness.serve adk_asgi_shared``, ``BENCH_USER_HEADER=1``: the user is
+the ``x-user`` header) on ADK's ``DatabaseSessionService`` on a throw-away PostgreSQL cluster
 (``tests/backing_services.py``), with the app's own defaults: chat locks in the session
 database (``PostgresChatLocks``) and the per-user bounds (``UserBounds()``). The model takes
 ``--delay`` seconds per delta (20 ms, about Gemini Flash's pace), so a stream mostly waits for
@@ -49,11 +49,11 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from adk_asgi import UserBounds
-from bench.cli import numbers, parser
-from bench.live_client import open_in_batches
-from bench.report import load_average, ms, progress, table
-from bench.serve import raise_fd_limit
-from bench.servers import ServerProcess, logs_on_error
+from bench.harness.cli import numbers, parser
+from bench.harness.live import open_in_batches
+from bench.harness.report import load_average, ms, progress, table
+from bench.harness.serve import raise_fd_limit
+from bench.harness.servers import ServerProcess, logs_on_error
 
 PROBE_DELTAS: Final = 20
 """Deltas of each probe's answer (it waits for the first only)."""

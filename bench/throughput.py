@@ -3,7 +3,7 @@
 ``python -m bench.throughput [--quick] [--reps R] [--sizes N ...] [--no-peer] [--no-before]
 [--before-tree PATH]``
 
-Every row runs the same agent (``bench.agent``: a scripted model streaming N deltas of 8
+Every row runs the same agent (``bench.harness.agent``: a scripted model streaming N deltas of 8
 characters) in one invocation of this command, with the runs of the rows interleaved, so a
 noisy machine slows all rows alike and the ratios stay fair:
 
@@ -20,11 +20,11 @@ noisy machine slows all rows alike and the ratios stay fair:
 * ``adk /run_sse``: ADK's own API server (``get_fast_api_app``), same uvicorn settings, same
   client.
 * ``bare http``: ``run_async`` behind a raw ASGI endpoint, one SSE frame per partial event
-  (``bench.bare``): what any HTTP server of the agent pays over the floor.
+  (``bench.harness.serve.bare_app``): what any HTTP server of the agent pays over the floor.
 * ``bare http*``: the same, with ADK's failed import on every run skipped as ``AdkApp`` skips it
   (``adk_asgi.serving.a2a_import``): adk_asgi's time to first text over it is the bridge's own
   share, measured in the same rounds; ``bare http`` over it is what that import costs.
-* ``ag-ui-adk``: the AG-UI protocol's ADK middleware (``bench.peers``: FastAPI,
+* ``ag-ui-adk``: the AG-UI protocol's ADK middleware (``bench.harness.peers``: FastAPI,
   sse-starlette), same uvicorn settings, same client; ``--no-peer`` leaves it out (it is
   installed by the ``bench`` extra).
 
@@ -51,17 +51,16 @@ from google.adk.events.event import Event
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
-from bench import cli
-from bench.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
-from bench.bare import BARE_PATH, BARE_TEXT
 from bench.encode import encode_costs
-from bench.peers import AGUI_PATH, CONTENT, HEADERS, agui_body, agui_problem
-from bench.placement import Placement, loop_factory, on_agent_cpus
-from bench.report import progress, versions
-from bench.rows import SHORT_ANSWER, HttpRow, Measure, Run, check_count, sample
-from bench.serve import RESUMABLE
-from bench.servers import ServerProcess, logs_on_error
-from bench.sse_payloads import sse_payloads
+from bench.harness import cli
+from bench.harness.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
+from bench.harness.chats import sse_payloads
+from bench.harness.peers import AGUI_PATH, CONTENT, HEADERS, agui_body, agui_problem
+from bench.harness.placement import Placement, loop_factory, on_agent_cpus
+from bench.harness.report import progress, versions
+from bench.harness.rows import SHORT_ANSWER, HttpRow, Measure, Run, check_count, sample
+from bench.harness.serve import BARE_PATH, BARE_TEXT, RESUMABLE
+from bench.harness.servers import ServerProcess, logs_on_error
 from bench.throughput_report import BARE, BARE_SKIPPING, BEFORE, OURS, PEER, Results, report
 
 TEXT_DELTA: Final = b'"type":"text-delta"'
@@ -167,7 +166,7 @@ class AdkRunSseClient(HttpRow):
 
 
 class BareClient(HttpRow):
-    """``bench.bare``'s endpoint: the deltas asked for, one frame each."""
+    """``bench.harness.serve.bare_app``'s endpoint: the deltas asked for, one frame each."""
 
     async def __call__(self, deltas: int) -> Run:
         got = await self.stream(BARE_PATH, {"deltas": deltas}, BARE_TEXT)

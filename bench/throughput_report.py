@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from bench.agent import DELTA_CHARS
-from bench.report import RUN_HEADER, median_of, min_of, paired, run_cells, table, verdict
-from bench.rows import SHORT_ANSWER, Run
+from bench.harness.agent import DELTA_CHARS
+from bench.harness.report import RUN_HEADER, median_of, min_of, paired, run_cells, table, verdict
+from bench.harness.rows import SHORT_ANSWER, Run
 
 OURS: Final = "adk_asgi"
 BEFORE: Final = "adk_asgi before"
@@ -18,7 +18,8 @@ BEFORE: Final = "adk_asgi before"
 after a pause (``bench.writer_before``), or another commit's adk_asgi (``--before-tree``)."""
 PEER: Final = "ag-ui-adk"
 BARE: Final = "bare http"
-"""``run_async`` behind the thinnest HTTP endpoint (``bench.bare``), ADK as installed."""
+"""``run_async`` behind the thinnest HTTP endpoint (``bench.harness.serve.bare_app``), ADK as
+installed."""
 BARE_SKIPPING: Final = "bare http*"
 """The same, with ADK's failed per-run import skipped as ``AdkApp`` skips it
 (``adk_asgi.serving.a2a_import``): what adk_asgi is compared with for the bridge's own share."""

@@ -1,5 +1,6 @@
 """The SSE writer as it was before the first words after a pause went out at once, for the A/B
-in ``bench.throughput`` and ``bench.concurrency`` (``BENCH_WRITER=before`` in ``bench.serve``).
+in ``bench.throughput`` and ``bench.concurrency`` (``BENCH_WRITER=before`` in
+``bench.harness.serve``).
 
 Then a chunk went out at once only when the last *write* was an interval old; now also when the
 last *chunk* came an interval ago (:mod:`adk_asgi.sse.writer`). Everything else is the same

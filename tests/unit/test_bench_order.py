@@ -1,5 +1,5 @@
-"""The order of a bench's rows in its rounds (``bench.rows.round_order``): a row's time depends
-on the row run before it, so every row must come after each other row equally often."""
+"""The order of a bench's rows in its rounds (``bench.harness.rows.round_order``): a row's time
+depends on the row run before it, so every row must come after each other row equally often."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import pytest
 
-from bench.rows import round_order
+from bench.harness.rows import round_order
 
 
 @pytest.mark.parametrize("rows", [3, 4, 5, 6, 7])

@@ -1,20 +1,24 @@
-"""A benchmark server's probes (``bench.serve``'s ``/__cpu``, ``/__gc``, ``/__census``) as the
-client reads them, the clocks read around a measurement (:class:`Clocks`), and the waits built
-on them: until the server is idle, its CPU share over a window.
-
-Shared by the benches that measure a server between their requests (``bench.live``,
-``bench.live_concurrency``, ``bench.slow_clients``).
+"""A benchmark server's probes, both sides: in the server (:func:`with_cpu_probe`: ``/__cpu``,
+``/__gc``, ``/__census``; :class:`GcClock`, which the in-process floors use too), and as the
+client reads them (:class:`Probe`), the clocks read around a measurement (:class:`Clocks`), and
+the waits built on them: until the server is idle, its CPU share over a window.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
+import os
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any, Final
 
 import httpx
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +90,8 @@ class Clocks:
 
 
 class Probe:
-    """The server's probes (``bench.serve``): CPU seconds, GC time, census."""
+    """The server's probes (:func:`with_cpu_probe`) as the client reads them: CPU seconds, GC
+    time, census."""
 
     def __init__(self, http: httpx.AsyncClient, base_url: str) -> None:
         self.http = http
@@ -120,3 +125,94 @@ class Probe:
             peak = max(peak, (cpu - before) / (now - last))
             before, last = cpu, now
         return (before - first) / (last - start), peak
+
+
+# --- in the server ---------------------------------------------------------------------------
+
+
+PROBES: Final = frozenset({"/__cpu", "/__gc", "/__census"})
+
+
+class GcClock:
+    """Time this process spends in the cyclic garbage collector (``gc.callbacks``), counted
+    from ``install()``: the collector stops every task, so its pauses are gaps in every
+    stream."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections = 0
+        self.longest = 0.0
+        """The longest pause since the last ``read()``."""
+        self._started = 0.0
+        self._installed = False
+
+    def install(self) -> None:
+        if not self._installed:
+            gc.callbacks.append(self._callback)
+            self._installed = True
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        pause = time.perf_counter() - self._started
+        self.seconds += pause
+        self.collections += 1
+        self.longest = max(self.longest, pause)
+
+    def read(self) -> dict[str, float]:
+        """Seconds and collections so far, and the longest pause since the last read."""
+        found = {"seconds": self.seconds, "collections": self.collections, "longest": self.longest}
+        self.longest = 0.0
+        return found
+
+
+def census() -> dict[str, Any]:
+    """After a full collection: the tasks of this process's event loop (by coroutine), and the
+    objects the garbage collector tracks (containers: dicts, lists, class instances...) by type.
+    Slow with
+    many objects (a second or so per million): for settled moments, never inside a timing."""
+    gc.collect()
+    types = Counter(
+        f"{type(found).__module__}.{type(found).__qualname__}" for found in gc.get_objects()
+    )
+    tasks = Counter(
+        getattr(task.get_coro(), "__qualname__", type(task.get_coro()).__name__)
+        for task in asyncio.all_tasks()
+    )
+    return {
+        "pid": os.getpid(),
+        "tasks": sum(tasks.values()),
+        "task_kinds": dict(tasks),
+        "objects": sum(types.values()),
+        "types": dict(types),
+    }
+
+
+def with_cpu_probe(app: ASGIApp) -> ASGIApp:
+    """``GET /__cpu``: this process's CPU seconds, so the client can charge each request the
+    server CPU it cost — a figure the client's own CPU use and other load on the box do not
+    blur the way they blur wall-clock time. A few string comparisons per request otherwise.
+
+    ``GET /__gc``: the garbage collector's time (:class:`GcClock`, JSON), counted from the
+    first ``/__gc`` (no callback before, so the benches that never ask pay nothing).
+
+    ``GET /__census``: :func:`census` (JSON), what is left behind in memory."""
+    clock = GcClock()
+
+    async def probed(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in PROBES:
+            if scope["path"] == "/__cpu":
+                body = repr(time.process_time()).encode()
+            elif scope["path"] == "/__census":
+                body = json.dumps(census()).encode()
+            else:
+                clock.install()
+                body = json.dumps(clock.read()).encode()
+            headers = [(b"content-type", b"text/plain")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return probed

@@ -2,8 +2,8 @@
 
 Shared by the benches that read a server from outside (``bench.live``,
 ``bench.live_concurrency``, ``bench.slow_clients``, ``bench.scale_out``): the server's own
-probes (``bench.serve``) cannot see its resident memory as the kernel counts it, nor the CPU of
-the processes around it (Redis, PostgreSQL, the machine).
+probes (``bench.harness.probes``) cannot see its resident memory as the kernel counts it, nor the
+CPU of the processes around it (Redis, PostgreSQL, the machine).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``pip install -e '.[bench]'`` installs it (it is not a dependency of the package). Its server
 (``python -m bench.serve ag_ui_adk FD``) is what its README shows: FastAPI, ``ADKAgent`` on
 in-memory services and ``add_adk_fastapi_endpoint``, which answers with sse-starlette's
-``EventSourceResponse``; the agent is the one every row runs (``bench.agent``).
+``EventSourceResponse``; the agent is the one every row runs (``bench.harness.agent``).
 
 Each stream is checked as adk_asgi's are: exactly N ``TEXT_MESSAGE_CONTENT`` events whose text
 is the agent's answer, no ``RUN_ERROR``, and ``RUN_FINISHED`` last.
@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import msgspec
 
-from bench.agent import APP_NAME, USER_ID, answer_text, make_agent
+from bench.harness.agent import APP_NAME, USER_ID, answer_text, make_agent
 
 AGUI_PATH: Final = "/ag-ui"
 CONTENT: Final = b'"type":"TEXT_MESSAGE_CONTENT"'

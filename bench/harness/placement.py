@@ -12,7 +12,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from bench.servers import ServerProcess
+from bench.harness.servers import ServerProcess
 
 _T = TypeVar("_T")
 

@@ -1,4 +1,4 @@
-"""Start and stop the benchmark servers (``bench.serve``) as child processes.
+"""Start and stop the benchmark servers (``bench.harness.serve``) as child processes.
 
 The parent binds the listening socket on 127.0.0.1 and hands it to the child, so the port is
 known before the child starts and no other process can take it; the child says on stdout when
@@ -21,7 +21,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _serve_module(root: str | Path) -> str:
+    """The server module of the checkout at ``root``: ``bench.harness.serve``, or
+    ``bench.serve`` in a checkout from before ``bench/harness`` (same arguments, same answer)."""
+    if (Path(root) / "bench" / "harness" / "serve.py").exists():
+        return "bench.harness.serve"
+    return "bench.serve"
 
 
 class ServerProcess:
@@ -38,8 +46,8 @@ class ServerProcess:
     ) -> None:
         self.kind = kind
         self.root = root or _ROOT
-        """The checkout whose ``bench.serve`` and ``adk_asgi`` the child runs (this one unless
-        given: another commit's, for an A/B of two commits in one run)."""
+        """The checkout whose server module and ``adk_asgi`` the child runs (this one unless
+        given: another commit's, for an A/B of two commits in one run; :func:`_serve_module`)."""
         self.startup_timeout = startup_timeout
         self.env = env
         """Variables added to the child's environment (``adk_asgi_shared`` reads its own)."""
@@ -61,7 +69,7 @@ class ServerProcess:
             host, port = sock.getsockname()
             self.url = f"http://{host}:{port}"
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "bench.serve", self.kind, str(sock.fileno())],
+                [sys.executable, "-m", _serve_module(self.root), self.kind, str(sock.fileno())],
                 pass_fds=[sock.fileno()],
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,

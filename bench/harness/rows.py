@@ -14,7 +14,7 @@ from typing import Any, Final, TypeVar
 
 import httpx
 
-from bench.probe import Clocks
+from bench.harness.probes import Clocks
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -45,8 +45,8 @@ Measure = Callable[[int], Awaitable[Run]]
 @dataclass(frozen=True, slots=True)
 class Timed:
     """N streams (or live turns) started together and timed as one: the start of every
-    concurrency bench's batch (``bench.chats.Batch``, ``bench.live_batches.Batch``), which
-    ``bench.report.batch_cells`` reads."""
+    concurrency bench's batch (``bench.harness.chats.Batch``, ``bench.live_batches.Batch``), which
+    ``bench.harness.report.batch_cells`` reads."""
 
     streams: int
     deltas: int
@@ -66,7 +66,8 @@ class Streamed:
 
 
 class HttpRow:
-    """A benchmark server as the client sees it: its URL and its CPU clock (``bench.serve``)."""
+    """A benchmark server as the client sees it: its URL and its CPU clock
+    (``bench.harness.probes``)."""
 
     def __init__(self, client: httpx.AsyncClient, base_url: str) -> None:
         self.client = client

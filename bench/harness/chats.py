@@ -2,7 +2,8 @@
 
 Shared by the benches that send many chats at once (``bench.concurrency``, ``bench.scale_out``,
 ``bench.slow_clients``). A :class:`Wire` says what a server's streams look like: adk_asgi's
-(the AI SDK's UI message stream) or its peer's (AG-UI, ``bench.peers``).
+(the AI SDK's UI message stream) or its peer's (AG-UI, ``bench.harness.peers``);
+:func:`sse_payloads` reads an SSE body back.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from typing import Any, Final
 import httpx
 import msgspec
 
-from bench.agent import answer_text
-from bench.peers import (
+from bench.harness.agent import answer_text
+from bench.harness.peers import (
     AGUI_PATH,
     CONTENT,
     HEADERS,
@@ -31,12 +32,29 @@ from bench.peers import (
     agui_complete,
     agui_problem,
 )
-from bench.probe import Clocks
-from bench.rows import Timed
-from bench.sse_payloads import sse_payloads
+from bench.harness.probes import Clocks
+from bench.harness.rows import Timed
 
 DONE: Final = "[DONE]"
+REPLY_DELTAS: Final = 300
+"""Text deltas of a normal chat's reply (2,400 characters: a few paragraphs), in the benches
+of many chats at once (``bench.concurrency``, ``bench.slow_clients``)."""
 _JSON = msgspec.json.Decoder(dict[str, Any])
+
+
+def sse_payloads(data: bytes) -> list[tuple[str, int]]:
+    """The ``data:`` payloads of an SSE body, each with the offset where its event ends
+    (comments, such as keep-alives, skipped)."""
+    found: list[tuple[str, int]] = []
+    start = 0
+    while True:
+        end = data.find(b"\n\n", start)
+        if end < 0:
+            return found
+        for line in data[start:end].split(b"\n"):
+            if line.startswith(b"data: "):
+                found.append((line[6:].decode(), end + 2))
+        start = end + 2
 
 
 def chat_body(deltas: int) -> dict[str, Any]:
@@ -206,7 +224,7 @@ AI_SDK: Final = Wire(
 AG_UI: Final = Wire(
     AGUI_PATH, agui_body, HEADERS, agui_canonical, agui_complete, CONTENT.decode(), agui_problem
 )
-"""ag-ui-adk's (``bench.peers``): AG-UI events."""
+"""ag-ui-adk's (``bench.harness.peers``): AG-UI events."""
 
 
 class Chats:
@@ -254,7 +272,7 @@ class Chats:
         return float(response.text)
 
     async def gc(self) -> dict[str, float]:
-        """The server's garbage collector time (``bench.serve``'s ``/__gc``; the first call
+        """The server's garbage collector time (``bench.harness.probes``' ``/__gc``; the first call
         starts the clock)."""
         response = await self.probe.get(f"{self.base_url}/__gc")
         found: dict[str, float] = response.json()

@@ -1,4 +1,4 @@
-"""One benchmark server: ``python -m bench.serve KIND FD``, ``KIND`` one of :data:`KINDS`.
+"""One benchmark server: ``python -m bench.harness.serve KIND FD``, ``KIND`` one of :data:`KINDS`.
 
 Each server runs in its own process so the client never shares an event loop with it, on a
 listening socket the parent bound to 127.0.0.1 (passed as ``FD``: no port race, no retry loop),
@@ -7,8 +7,8 @@ with the same uvicorn settings for both: uvicorn's defaults apart from logging.
 ``adk_asgi_shared`` is a multi-worker deployment (``bench.scale_out``): uvicorn's own
 supervisor (``workers=``, its ``Multiprocess``) with ``BENCH_WORKERS`` worker processes on the
 one listening socket, the app's pieces chosen by environment variables (:func:`shared_app`).
-``ag_ui_adk`` is the peer (``bench.peers``), ``adk_bare`` the thinnest HTTP server of the
-agent (``bench.bare``; ``BENCH_SKIP_A2A=1``: with ADK's failed import skipped as ``AdkApp``
+``ag_ui_adk`` is the peer (``bench.harness.peers``), ``adk_bare`` the thinnest HTTP server of the
+agent (:func:`bare_app`; ``BENCH_SKIP_A2A=1``: with ADK's failed import skipped as ``AdkApp``
 skips it). ``BENCH_WRITER=before``: adk_asgi with the SSE writer as it was
 (``bench.writer_before``), for an A/B in one run. ``BENCH_GC_FREEZE=1``: what
 the app's import and construction made is moved out of the collector's reach (``gc.freeze()``)
@@ -25,15 +25,18 @@ import resource
 import socket
 import sys
 import tempfile
-import time
-from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Final
 
 import uvicorn
+from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.run_config import RunConfig
+from google.adk.apps.app import App
 from google.adk.cli.utils.base_agent_loader import BaseAgentLoader
+from google.adk.runners import Runner
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -43,7 +46,9 @@ from adk_asgi import AdkApp, UserBounds
 from adk_asgi.serving.a2a_import import skip_failed_a2a_import
 from adk_asgi.stores.locks import InMemoryChatLocks
 from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
-from bench.agent import APP_NAME, USER_ID, make_agent, quiet
+from adk_asgi.wire.encoding import SSE_DONE
+from bench.harness.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
+from bench.harness.probes import with_cpu_probe
 
 KINDS = ("adk_asgi", "adk_run_sse", "adk_asgi_shared", "ag_ui_adk", "adk_bare")
 
@@ -121,7 +126,52 @@ def adk_run_sse_app() -> ASGIApp:
     )
 
 
-PROBES: Final = frozenset({"/__cpu", "/__gc", "/__census"})
+BARE_PATH: Final = "/bare"
+BARE_TEXT: Final = b'data: {"text"'
+_HEADERS: Final = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+
+
+def bare_app() -> ASGIApp:
+    """The thinnest HTTP server of the agent: ``run_async`` behind a raw ASGI endpoint.
+
+    ``POST /bare`` with ``{"deltas": N}``: a session created in memory, then one SSE frame per
+    partial event, ``data: {"text": ...}``, and ``data: [DONE]``. No checks, no lock, no
+    converter: what any HTTP server of this agent pays over the in-process floor (uvicorn, loopback
+    TCP, httpx, a process woken for the request), measured in the same rounds as the other rows. The
+    ``adk_asgi`` row over this one is the bridge's own share of the time to first text; this row
+    over the floor is the transport's, which no server can avoid.
+    """
+    sessions = InMemorySessionService()
+    runner = Runner(app=App(name=APP_NAME, root_agent=make_agent()), session_service=sessions)
+    run_config = RunConfig(streaming_mode=StreamingMode.SSE)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != BARE_PATH:
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        deltas = int(json.loads(body)["deltas"])
+        session = await sessions.create_session(app_name=APP_NAME, user_id=USER_ID)
+        await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
+        async for event in runner.run_async(
+            user_id=USER_ID,
+            session_id=session.id,
+            new_message=user_message(deltas),
+            run_config=run_config,
+        ):
+            parts = event.content.parts if event.partial and event.content else None
+            if parts and parts[0].text:
+                frame = b"data: " + json.dumps({"text": parts[0].text}).encode() + b"\n\n"
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+        await send({"type": "http.response.body", "body": SSE_DONE, "more_body": False})
+
+    return app
 
 
 def raise_fd_limit() -> int:
@@ -148,7 +198,7 @@ def shared_app() -> ASGIApp:
     * ``BENCH_DELTA_DELAY``: seconds the model takes per delta (0 by default);
     * ``BENCH_USER_REQUESTS``: ``UserBounds(requests=N)`` (the default bounds unless given);
     * ``BENCH_USER_HEADER=1``: the user is the request's ``x-user`` header (``bench.starvation``:
-      several users), else every request is :data:`~bench.agent.USER_ID`;
+      several users), else every request is :data:`~bench.harness.agent.USER_ID`;
     * ``BENCH_REDIS_POOL``: ``url`` (the default) passes them the URL, as docs/deployment.md
       shows (each builds its own client); ``shared`` gives both one ``redis.asyncio.Redis`` on a
       ``BlockingConnectionPool`` of 100 connections.
@@ -230,98 +280,13 @@ class _Supervisor(Multiprocess):
 def serve_shared(fd: int) -> None:
     workers = int(os.environ.get("BENCH_WORKERS", "1"))
     config = uvicorn.Config(
-        "bench.serve:shared_app",
+        "bench.harness.serve:shared_app",
         factory=True,
         workers=workers,
         log_level="warning",
         access_log=False,
     )
     _Supervisor(config, sockets=[socket.socket(fileno=fd)]).run()
-
-
-class GcClock:
-    """Time this process spends in the cyclic garbage collector (``gc.callbacks``), counted
-    from ``install()``: the collector stops every task, so its pauses are gaps in every
-    stream."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self.collections = 0
-        self.longest = 0.0
-        """The longest pause since the last ``read()``."""
-        self._started = 0.0
-        self._installed = False
-
-    def install(self) -> None:
-        if not self._installed:
-            gc.callbacks.append(self._callback)
-            self._installed = True
-
-    def _callback(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self._started = time.perf_counter()
-            return
-        pause = time.perf_counter() - self._started
-        self.seconds += pause
-        self.collections += 1
-        self.longest = max(self.longest, pause)
-
-    def read(self) -> dict[str, float]:
-        """Seconds and collections so far, and the longest pause since the last read."""
-        found = {"seconds": self.seconds, "collections": self.collections, "longest": self.longest}
-        self.longest = 0.0
-        return found
-
-
-def census() -> dict[str, Any]:
-    """After a full collection: the tasks of this process's event loop (by coroutine), and the
-    objects the garbage collector tracks (containers: dicts, lists, class instances...) by type.
-    Slow with
-    many objects (a second or so per million): for settled moments, never inside a timing."""
-    gc.collect()
-    types = Counter(
-        f"{type(found).__module__}.{type(found).__qualname__}" for found in gc.get_objects()
-    )
-    tasks = Counter(
-        getattr(task.get_coro(), "__qualname__", type(task.get_coro()).__name__)
-        for task in asyncio.all_tasks()
-    )
-    return {
-        "pid": os.getpid(),
-        "tasks": sum(tasks.values()),
-        "task_kinds": dict(tasks),
-        "objects": sum(types.values()),
-        "types": dict(types),
-    }
-
-
-def with_cpu_probe(app: ASGIApp) -> ASGIApp:
-    """``GET /__cpu``: this process's CPU seconds, so the client can charge each request the
-    server CPU it cost — a figure the client's own CPU use and other load on the box do not
-    blur the way they blur wall-clock time. A few string comparisons per request otherwise.
-
-    ``GET /__gc``: the garbage collector's time (:class:`GcClock`, JSON), counted from the
-    first ``/__gc`` (no callback before, so the benches that never ask pay nothing).
-
-    ``GET /__census``: :func:`census` (JSON), what is left behind in memory."""
-    clock = GcClock()
-
-    async def probed(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] in PROBES:
-            if scope["path"] == "/__cpu":
-                body = repr(time.process_time()).encode()
-            elif scope["path"] == "/__census":
-                body = json.dumps(census()).encode()
-            else:
-                clock.install()
-                body = json.dumps(clock.read()).encode()
-            headers = [(b"content-type", b"text/plain")]
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-            return
-        await app(scope, receive, send)
-
-    return probed
 
 
 class _Server(uvicorn.Server):
@@ -340,7 +305,7 @@ class _Server(uvicorn.Server):
 def main(argv: list[str]) -> None:
     kind, fd = argv
     if kind not in KINDS:
-        raise SystemExit(f"usage: python -m bench.serve {{{'|'.join(KINDS)}}} FD")
+        raise SystemExit(f"usage: python -m bench.harness.serve {{{'|'.join(KINDS)}}} FD")
     quiet()
     raise_fd_limit()
     if kind == "adk_asgi_shared":
@@ -351,12 +316,10 @@ def main(argv: list[str]) -> None:
 
         install()
     if kind == "ag_ui_adk":
-        from bench.peers import agui_app
+        from bench.harness.peers import agui_app
 
         app = agui_app()
     elif kind == "adk_bare":
-        from bench.bare import bare_app
-
         if os.environ.get("BENCH_SKIP_A2A") == "1":  # as AdkApp does (serving/a2a_import.py)
             skip_failed_a2a_import()
         app = bare_app()
