@@ -1,10 +1,17 @@
 from __future__ import annotations
 
+import fcntl
+import json
+import os
+import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from tests.backing_services import Postgres, postgres_server, redis_server
+from tests.packaging.wheel import Built, build, install_wheel, wheel_venv
 from tests.servers import uvicorn_server
 
 
@@ -51,3 +58,55 @@ def redis_url() -> Iterator[str]:
     to its own keys."""
     with redis_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The sdist, and the wheel built from that sdist, of the working tree
+    (tests/packaging/wheel.py): built once for the whole run, xdist workers included."""
+    work = _run_directory(tmp_path_factory) / "distribution"
+    record = work / "built.json"
+    with _locked(work):
+        if not record.exists():
+            shutil.rmtree(work, ignore_errors=True)  # a build that failed in another worker
+            work.mkdir()
+            made = build(work)
+            saved = {"sdist": str(made.sdist), "wheel": str(made.wheel), "output": made.output}
+            record.write_text(json.dumps(saved))
+        saved = json.loads(record.read_text())
+    return Built(sdist=Path(saved["sdist"]), wheel=Path(saved["wheel"]), output=saved["output"])
+
+
+@pytest.fixture(scope="session")
+def wheel_python(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a throwaway venv with the wheel installed, as a user's after ``pip install
+    adk-asgi`` (its dependencies, fastapi, django and uvicorn included, come from this venv:
+    ``wheel_venv``). Nothing of the checkout is on its path as long as it runs outside the
+    checkout without ``PYTHONPATH``. Made once for the whole run, like ``built``."""
+    root = _run_directory(tmp_path_factory) / "wheel-venv"
+    python = root / "venv" / "bin" / "python"
+    installed = root / "installed"
+    with _locked(root):
+        if not installed.exists():
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir()
+            made, _ = wheel_venv(root)
+            assert made == python, made
+            install_wheel(built, python)
+            installed.touch()
+    return python
+
+
+def _run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's temp directory: the session's own, or under xdist the one its workers share
+    (each worker's own is inside it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold ``<path>.lock``: one process of the run at a time makes ``path``."""
+    with path.with_name(path.name + ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield

@@ -1,26 +1,17 @@
-"""The sdist and the wheel, built from the working tree: what they ship, how they build, and the
-wheel installed on its own.
-
-The build runs without isolation (``python -m build --no-isolation``) with this venv's
-setuptools and ``build`` (both in the ``dev`` extra), so it downloads nothing. It runs in a copy
-of the tree's top-level files and ``adk_asgi/``, not in the checkout itself: setuptools writes
-``*.egg-info`` and ``build/`` next to the sources, and a stale ``SOURCES.txt`` there would leak
-into the sdist.
-"""
+"""The sdist and the wheel, built from the working tree (tests/packaging/wheel.py, once per
+session): what they ship, how they build, and the wheel installed on its own."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
-import sys
-import sysconfig
 import tarfile
 import zipfile
 from email.parser import HeaderParser
 from pathlib import Path
 
-from tests.packaging.conftest import Built
+from tests.packaging.wheel import Built, install_wheel, wheel_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "adk_asgi"
@@ -127,45 +118,6 @@ def test_the_wheel_installs_and_runs_on_its_own(built: Built, tmp_path: Path) ->
     assert Path(module_file.decode()) == site_packages / PACKAGE / "__init__.py"
     assert version.decode() == built.wheel.name.split("-")[1]
     assert transport == (ROOT / TRANSPORT_JS).read_bytes()
-
-
-def wheel_venv(tmp_path: Path) -> tuple[Path, Path]:
-    """A throwaway venv (its python, its site-packages) whose dependencies come from this venv,
-    for a wheel installed with ``--no-deps``.
-
-    A venv made from a venv's interpreter inherits the *base* interpreter's site-packages, so
-    the dependencies come in through a ``.pth`` naming this venv's site-packages: a plain path
-    line, which does not run the ``.pth`` files there, so the editable install of the checkout
-    (a finder installed by one of them) cannot shadow the wheel."""
-    venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-        timeout=60,
-    )
-    python = venv / "bin" / "python"
-    site_packages = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout.strip()
-    )
-    assert site_packages.is_relative_to(venv), site_packages
-    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    (site_packages / "dev_venv.pth").write_text("".join(f"{path}\n" for path in ours))
-    return python, site_packages
-
-
-def install_wheel(built: Built, python: Path) -> None:
-    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
-    subprocess.run(
-        [*pip, "install", "--quiet", "--no-deps", "--no-index", str(built.wheel)],
-        check=True,
-        timeout=120,
-    )
 
 
 def test_the_packaged_page_is_the_current_build_of_web() -> None:

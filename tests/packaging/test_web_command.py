@@ -16,8 +16,6 @@ import httpx
 import pytest
 
 from tests.browser.test_demo_page import CHROMIUM, ROOT, passed, run_page
-from tests.packaging.conftest import Built
-from tests.packaging.test_distribution import install_wheel, wheel_venv
 from tests.servers import free_port, wait_ready
 from tests.support import parse_sse, user_body
 
@@ -39,18 +37,16 @@ root_agent = LlmAgent(
 
 
 @pytest.fixture(scope="module")
-def served(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def served(wheel_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``adk-asgi web agents/ --offline`` from the wheel's venv, in a directory of the user's."""
-    root = tmp_path_factory.mktemp("web-command")
-    python, _ = wheel_venv(root)
-    install_wheel(built, python)
-    project = root / "project"
+    project = tmp_path_factory.mktemp("web-command") / "project"
     (project / "agents" / "clock").mkdir(parents=True)
     (project / "agents" / "clock" / "__init__.py").write_text("from . import agent\n")
     (project / "agents" / "clock" / "agent.py").write_text(CLOCK)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "PYTHON"))}
-    command = [str(python.parent / "adk-asgi"), "web", "agents", "--offline", "--port", str(port)]
+    script = wheel_python.parent / "adk-asgi"  # what pip made of the wheel's entry point
+    command = [str(script), "web", "agents", "--offline", "--port", str(port)]
     server = subprocess.Popen(command, cwd=project, env=env, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
