@@ -8,7 +8,13 @@ leave parts out; these build them alike, the flag named after the keyword (``ttf
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
+
+_ROOT = Path(__file__).resolve().parents[2]
+"""The checkout this ``bench`` is in."""
 
 
 def parser(module: str, doc: str | None, quick: str) -> argparse.ArgumentParser:
@@ -38,3 +44,11 @@ def switches(parser: argparse.ArgumentParser, **helps: str) -> None:
 
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
+
+
+def run_module(module: str, *args: str) -> None:
+    """``python -m <module> <args>`` in a child process, its output going where this one's goes:
+    how one benchmark runs another after itself (``bench.concurrency`` runs
+    ``bench.slow_clients``) without importing it."""
+    sys.stdout.flush()
+    subprocess.run([sys.executable, "-m", module, *args], check=True, cwd=_ROOT)

@@ -13,8 +13,10 @@ import platform
 import statistics
 import sys
 from collections.abc import Sequence
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from bench.harness.placement import Placement
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -92,6 +94,29 @@ def versions(uvicorn: str, client: str) -> str:
         f"uvicorn {version('uvicorn')} ({uvicorn}), {client}, {platform.machine()}, "
         f"{os.cpu_count()} CPUs"
     )
+
+
+def peer_versions() -> str:
+    """``, ag-ui-adk X, sse-starlette Y`` (``""`` where the ``bench`` extra is not installed)."""
+    try:
+        return f", ag-ui-adk {version('ag-ui-adk')}, sse-starlette {version('sse-starlette')}"
+    except PackageNotFoundError:
+        return ""
+
+
+def http_environment(info: dict[str, Any], placement: Placement, *, peer: bool = False) -> str:
+    """The first lines of a report of SSE chats on one server (``bench.concurrency``,
+    ``bench.slow_clients``): versions, what uvicorn picked (``info``: the server's) and where the
+    processes ran."""
+    pinning = (
+        f"server and floor on CPU {sorted(placement.agent_cpus)}, client on CPU "
+        f"{sorted(placement.client_cpus)}"
+        if placement.enabled
+        else "no CPU pinning"
+    )
+    picked = f"loop={info.get('loop')}, http={info.get('http')}"
+    client = f"httpx {version('httpx')}{peer_versions() if peer else ''}"
+    return f"{versions(picked, client)}\n{pinning}"
 
 
 RUN_HEADER = ["ms med", "ms min", "deltas/s", "(best)"]

@@ -1,6 +1,7 @@
-"""The readers of ``bench.slow_clients``: a long answer read over a raw socket with a small
-receive buffer, at full speed, paused, or at a trickle (:func:`read_long`), and the normal users
-next to them (:func:`user`).
+"""``bench.slow_clients``'s scenarios and what they measure: the readers (a long answer read over
+a raw socket with a small receive buffer, at full speed, paused, or at a trickle:
+:func:`read_long`), the normal users next to them (:func:`user`), the plan of scenarios
+(:func:`make_plan`) and each one's :class:`Outcome`.
 """
 
 from __future__ import annotations
@@ -9,13 +10,15 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import Awaitable
-from dataclasses import dataclass
-from typing import Final, TypeVar
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
-from bench.harness.chats import Chats, Streamed, chat_body
+from bench.harness.chats import REPLY_DELTAS, Chats, Checked, Streamed, chat_body
 
+SNDBUF: Final = 32 * 1024
+"""``SO_SNDBUF`` of the server's connections (64 KiB once the kernel doubles it)."""
 RCVBUF: Final = 4096
 """``SO_RCVBUF`` of the long answers' sockets (8 KiB once doubled)."""
 RATE: Final = 1024
@@ -118,3 +121,82 @@ async def user(chats: Chats, i: int, count: int, deltas: int, out: list[Streamed
     """Normal user ``i``: ``count`` chats, each as soon as the last one ended."""
     for _ in range(count):
         out.append(await chats.chat(i, deltas))
+
+
+# --- the scenarios ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    users: int
+    """Normal users, each reading ``chats`` chats one after the other."""
+    chats: int
+    readers: Sequence[Reader]
+    warm_deltas: int
+    """The long answer read at full speed before the clock starts (0: none)."""
+    sndbuf: int | None = SNDBUF
+
+
+@dataclass
+class Outcome:
+    scenario: Scenario
+    rss_before: int
+    peak: int
+    end: int
+    peak_source: str
+    send_queue: int
+    """Most bytes unsent in the kernel for the server's connections at once."""
+    server_cpu: float
+    wall: float
+    gc_seconds: float
+    """Of ``server_cpu``: in the cyclic garbage collector."""
+    gc_longest: float
+    chats: list[Checked] = field(default_factory=list)
+    reads: list[Read] = field(default_factory=list)
+    server_info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def growth(self) -> float:
+        return float(self.peak - self.rss_before)
+
+    @property
+    def gaps(self) -> list[float]:
+        return [gap for one in self.chats for gap in one.gaps]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    deltas: int
+    """Of each normal chat."""
+    under_load: Sequence[Scenario]
+    alone: Sequence[Scenario]
+    """The first: the long answer at full speed, that the others compare with."""
+
+
+def make_plan(*, quick: bool) -> Plan:
+    users, chats, deltas = (10, 2, 100) if quick else (50, 3, REPLY_DELTAS)
+    pause, slow_for = (2.0, 3.0) if quick else (10.0, 15.0)
+    long, short = (2_000, 500) if quick else (20_000, 5_000)
+    full = Reader("full speed", long)
+    paused = Reader(f"paused {pause:g} s", long, pause=pause)
+    slow = Reader("1 KB/s", long, rate=RATE, leave_after=slow_for)
+    under_load = [
+        Scenario(f"{users} users", users, chats, [], long),
+        Scenario(f"{users} users + 2 long answers at full speed", users, chats, [full, full], long),
+        Scenario(f"{users} users + paused + 1 KB/s readers", users, chats, [paused, slow], long),
+    ]
+    alone = []
+    for size in (short, long):
+        alone += [
+            Scenario(f"full speed ({size:,})", 0, 0, [Reader(full.label, size)], size),
+            Scenario(f"{paused.label} ({size:,})", 0, 0, [Reader(paused.label, size, pause)], size),
+        ]
+    alone += [
+        Scenario(f"1 KB/s for {slow_for:g} s ({long:,})", 0, 0, [slow], long),
+        Scenario(f"{paused.label} ({long:,}), kernel's buffer", 0, 0, [paused], long, None),
+    ]
+    if quick:  # under a minute with bench.concurrency --quick: fewer fresh servers
+        under_load = [under_load[0], under_load[2]]
+        alone = alone[2:4]
+    return Plan(deltas, under_load, alone)

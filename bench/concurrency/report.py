@@ -7,12 +7,11 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.metadata import version
-from typing import TYPE_CHECKING, Any, Final
+from typing import Final
 
+from bench.concurrency.rows import OURS, Level
 from bench.harness.agent import DELTA_CHARS
 from bench.harness.chats import Batch, Checked
-from bench.harness.placement import Placement
 from bench.harness.report import (
     BATCH_HEADER,
     batch_cells,
@@ -21,16 +20,8 @@ from bench.harness.report import (
     percentile,
     table,
     verdict,
-    versions,
 )
 
-if TYPE_CHECKING:
-    from bench.concurrency import Level
-
-OURS: Final = "adk_asgi"
-BEFORE: Final = "adk_asgi before"
-PEER: Final = "ag-ui-adk"
-FROZEN: Final = "adk_asgi gc.freeze"
 CPU_TARGET: Final = 1.05
 """Server CPU per delta at most 5 % over the floor's at the same concurrency."""
 CLIENT_BUSY: Final = 0.80
@@ -39,10 +30,6 @@ CLIENT_BUSY: Final = 0.80
 
 def _rows(level: Level) -> list[tuple[str, list[Batch]]]:
     return [("floor", level.floor), (OURS, level.ours), *level.others.items()]
-
-
-def _peer_versions() -> str:
-    return f", ag-ui-adk {version('ag-ui-adk')}, sse-starlette {version('sse-starlette')}"
 
 
 def _against(levels: Sequence[Level]) -> list[str]:
@@ -240,15 +227,3 @@ def concurrency_report(levels: Sequence[Level], deltas: int) -> str:
             f" burst sent in {ms(sent)} ms (TTFC p50 {ms(first)} ms): {who}{overflow}"
         )
     return "\n".join(out)
-
-
-def environment(info: dict[str, Any], placement: Placement, *, peer: bool = False) -> str:
-    pinning = (
-        f"server and floor on CPU {sorted(placement.agent_cpus)}, client on CPU "
-        f"{sorted(placement.client_cpus)}"
-        if placement.enabled
-        else "no CPU pinning"
-    )
-    picked = f"loop={info.get('loop')}, http={info.get('http')}"
-    client = f"httpx {version('httpx')}{_peer_versions() if peer else ''}"
-    return f"{versions(picked, client)}\n{pinning}"

@@ -3,17 +3,12 @@ targets (a slow reader's memory bounded, the other chats' gaps unchanged)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from adk_asgi.sse.writer import MAX_BUFFER
 from bench.harness.report import mib, ms, percentile, table, verdict
-from bench.slow_readers import RCVBUF
+from bench.slow_clients.rows import RCVBUF, SNDBUF, Outcome, Plan
 
-if TYPE_CHECKING:
-    from bench.slow_clients import Outcome, Plan
-
-SNDBUF: Final = 32 * 1024
-"""``SO_SNDBUF`` of the server's connections (64 KiB once the kernel doubles it)."""
 MEMORY_TARGET: Final = 2.0
 """MiB a slow reader may add to the peak over the same answer read at full speed: more than
 the buffers that should hold it come to (64 KiB each in uvicorn and adk_asgi), for noise."""
