@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from adk_asgi.convert.partial_json import parse_partial_json
 from adk_asgi.convert.ui_parts import (
@@ -35,7 +35,15 @@ from adk_asgi.convert.ui_parts import (
     update_tool_part,
 )
 
-__all__ = ["StreamingMessage", "UIMessageStreamError", "read_ui_message"]
+__all__ = ["NOT_MODELLED", "StreamingMessage", "UIMessageStreamError", "read_ui_message"]
+
+NOT_MODELLED: Final = frozenset(
+    {"abort", "custom", "reasoning-file", "reset-step", "steering-message"}
+)
+"""The chunk types :meth:`StreamingMessage.apply` leaves the message alone for: ``abort``, which
+the client reads without changing the message, and ai@7 types this package's server never sends
+(an ai@7 client adds a ``reasoning-file`` part, for one). Every other chunk type has a branch of
+its own (tests/unit/test_chunk_types.py); sending one of these means modelling it first."""
 
 
 class UIMessageStreamError(ValueError):
@@ -315,8 +323,8 @@ class StreamingMessage:
                 existing["data"] = get("data")
             else:
                 self.parts.append(dict(chunk))
-        else:
-            return False  # abort, other chunks the v6 client reads without changing the message
+        else:  # NOT_MODELLED, or not a chunk type (the client's schema would refuse it)
+            return False
         return True
 
     def _metadata(self, metadata: Any) -> None:

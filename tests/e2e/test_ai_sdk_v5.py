@@ -21,6 +21,7 @@ import pytest
 
 from adk_asgi.wire import chunks as c
 from adk_asgi.wire.encoding import SSE_DONE, ChunkEncoder
+from tests.chunk_samples import EVERY_CHUNK
 from tests.e2e.node_client import drive_chat, validate_sse
 from tests.e2e.test_agent_shapes import normalized
 from tests.e2e.test_scenarios import live_bodies
@@ -346,44 +347,6 @@ def test_an_approval_no_start_up_check_saw_is_an_error_the_client_reads(
     assert history_answer["parts"][:2] == [STEP, waiting]
     assert approval["descriptor"] == {"hint": "Send 5?"}
     assert history_answer["parts"][2:] == (after if transport == "sse" else [])
-
-
-EVERY_CHUNK: list[c.UIMessageChunk] = [
-    c.Start(message_id="m1", message_metadata={"k": 1}),
-    c.StartStep(),
-    c.ReasoningStart(id="r1", provider_metadata={"adk": {"author": "a"}}),
-    c.ReasoningDelta(id="r1", delta="hm"),
-    c.ReasoningEnd(id="r1"),
-    c.ReasoningFile(url="data:,x", media_type="text/plain"),
-    c.TextStart(id="t1"),
-    c.TextDelta(id="t1", delta="hi"),
-    c.TextEnd(id="t1", citations=[{"url": "https://x"}]),
-    c.SourceUrl(source_id="s1", url="https://x", title="X"),
-    c.SourceDocument(source_id="s2", media_type="text/plain", title="D", filename="d.txt"),
-    c.File(url="data:text/plain;base64,eA==", media_type="text/plain"),
-    c.DataChunk(type="data-weather", id="d1", data={"t": 1}),
-    c.Custom(kind="adk.x"),
-    c.ToolInputStart(tool_call_id="a", tool_name="f", title="F", tool_metadata={"k": 1}),
-    c.ToolInputDelta(tool_call_id="a", input_text_delta="{}"),
-    c.ToolInputAvailable(tool_call_id="a", tool_name="f", input={}, title="F"),
-    c.ToolApprovalRequest(approval_id="ap", tool_call_id="a"),
-    c.ToolApprovalResponse(approval_id="ap", approved=False),
-    c.ToolOutputDenied(tool_call_id="a"),
-    c.ToolInputStart(tool_call_id="b", tool_name="g", provider_executed=True),
-    c.ToolInputError(tool_call_id="b", tool_name="g", input=None, error_text="bad input"),
-    c.ToolInputAvailable(tool_call_id="e", tool_name="g", input={"x": 1}, dynamic=True),
-    c.ToolOutputAvailable(tool_call_id="e", output=1, dynamic=True, preliminary=True),
-    c.ToolOutputAvailable(tool_call_id="e", output=2, dynamic=True),
-    c.ToolInputAvailable(tool_call_id="h", tool_name="g", input={}),
-    c.ToolOutputError(tool_call_id="h", error_text="failed"),
-    c.Error(error_text="oops"),
-    c.MessageMetadata(message_metadata={"k": 2}),
-    c.FinishStep(),
-    c.ResetStep(),
-    c.SteeringMessage(id="s", parts=[]),
-    c.Abort(reason="stopped"),
-    c.Finish(finish_reason="interrupted"),
-]
 
 
 def test_every_chunk_type_as_ai5_receives_it() -> None:
