@@ -1,9 +1,9 @@
 """Recipe: the host's own login decides who is chatting (docs/mounting.md#authentication).
 
-Run it from the repository root::
+Run it from this directory, with ``pip install adk-asgi``::
 
     AUTH_SECRET=$(python -c 'import secrets; print(secrets.token_urlsafe(32))') \\
-        uvicorn examples.auth_app:app
+        uvicorn auth_app:app
 
 ``POST /login`` with ``{"username": "alice", "password": "alice-password"}`` signs the user in:
 it sets an HttpOnly session cookie and also returns the same token for clients that prefer
@@ -13,6 +13,10 @@ SSE and on the live socket; a request with no valid session gets ``401``.
 The session is an HS256 JSON Web Token, made and checked here with the standard library (with
 PyJWT: ``jwt.encode(claims, SECRET, "HS256")`` / ``jwt.decode(token, SECRET, ["HS256"])``). Any
 authentication works the same way: ``identify`` reads whatever your login left on the request.
+
+The agent is Gemini with one tool, ``get_weather``. Without ``GOOGLE_API_KEY`` a local stand-in
+answers in Gemini's place: it echoes what you say, and ``call get_weather {"city": "Paris"}``
+runs the tool.
 """
 
 from __future__ import annotations
@@ -27,13 +31,13 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from google.adk.agents import LlmAgent
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from adk_asgi import AdkApp
-from demo_app import build_agent
 
 SECRET = os.environ.get("AUTH_SECRET", "").encode() or secrets.token_bytes(32)
 """The signing key. Without AUTH_SECRET a random one: sessions end when the server restarts,
@@ -112,9 +116,31 @@ def identify(conn: HTTPConnection) -> str | None:
     return user_of(token) if token else None
 
 
-# The demo agent (the offline scripted model, or Gemini when GOOGLE_API_KEY is set). Your own:
-#   agent = LlmAgent(name="assistant", model="gemini-2.5-flash", instruction="Be brief.")
-chat = AdkApp(build_agent(), identify=identify)
+# --- the agent: its chats are the signed-in user's -----------------------------------------
+
+
+if not os.environ.get("GOOGLE_API_KEY"):  # no key: a local stand-in answers as Gemini would
+    from adk_asgi.testing import offline_gemini  # (it echoes; never in a deployment)
+
+    offline_gemini()
+
+
+def get_weather(city: str) -> dict[str, str | int]:
+    """The weather in a city.
+
+    Args:
+        city: The city's name, e.g. "Paris".
+    """
+    return {"city": city, "forecast": "sunny", "temperature_c": 21}
+
+
+agent = LlmAgent(
+    name="assistant",
+    model="gemini-2.5-flash",
+    instruction="Be brief. Ask get_weather for the weather.",
+    tools=[get_weather],
+)
+chat = AdkApp(agent, identify=identify)
 
 
 # --- the host's own routes ------------------------------------------------------------------

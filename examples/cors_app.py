@@ -1,8 +1,8 @@
 """Recipe: the agent for a frontend on another origin, e.g. Next.js on :3000 (docs/mounting.md).
 
-Run it from the repository root::
+Run it from this directory, with ``pip install adk-asgi``::
 
-    uvicorn examples.cors_app:app --port 8000
+    uvicorn cors_app:app --port 8000
 
 and point the page on http://localhost:3000 at it, with the browser's cookies::
 
@@ -18,28 +18,52 @@ on an origin that is neither the server's own nor listed (``403`` with a JSON re
 request would otherwise carry the browser's cookies (the identity cookie is ``SameSite=Lax``,
 so it goes along from any page of the same *site*, another port of the same host included) and
 run the chat.
+
+The agent is Gemini with one tool, ``get_weather``. Without ``GOOGLE_API_KEY`` a local stand-in
+answers in Gemini's place: it echoes what you say, and ``call get_weather {"city": "Paris"}``
+runs the tool.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from google.adk.agents import LlmAgent
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Mount
 
 from adk_asgi import AdkApp
-from demo_app import build_agent
 
 FRONTEND_ORIGINS = ["http://localhost:3000"]
 """The origins (scheme://host[:port], no path) whose pages use the agent, besides this server's
 own (always allowed). Never "*" with cookies."""
 
-# The demo agent (the offline scripted model, or Gemini when GOOGLE_API_KEY is set). Your own:
-#   agent = LlmAgent(name="assistant", model="gemini-2.5-flash", instruction="Be brief.")
-chat = AdkApp(build_agent(), allowed_origins=FRONTEND_ORIGINS)
+if not os.environ.get("GOOGLE_API_KEY"):  # no key: a local stand-in answers as Gemini would
+    from adk_asgi.testing import offline_gemini  # (it echoes; never in a deployment)
+
+    offline_gemini()
+
+
+def get_weather(city: str) -> dict[str, str | int]:
+    """The weather in a city.
+
+    Args:
+        city: The city's name, e.g. "Paris".
+    """
+    return {"city": city, "forecast": "sunny", "temperature_c": 21}
+
+
+agent = LlmAgent(
+    name="assistant",
+    model="gemini-2.5-flash",
+    instruction="Be brief. Ask get_weather for the weather.",
+    tools=[get_weather],
+)
+chat = AdkApp(agent, allowed_origins=FRONTEND_ORIGINS)
 
 
 @asynccontextmanager

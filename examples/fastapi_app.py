@@ -1,28 +1,51 @@
 """Recipe: an ``AdkApp`` mounted in a FastAPI application (docs/mounting.md).
 
-Run it from the repository root::
+Run it from this directory, with ``pip install adk-asgi fastapi``::
 
-    uvicorn examples.fastapi_app:app
+    uvicorn fastapi_app:app
 
 ``POST /agent/chat`` streams the chat (point the AI SDK's ``DefaultChatTransport`` at it),
 ``WS /agent/live`` is the live route, and ``GET /`` is the host's own endpoint.
+
+The agent is Gemini with one tool, ``get_weather``. Without ``GOOGLE_API_KEY`` a local stand-in
+answers in Gemini's place: it echoes what you say, and ``call get_weather {"city": "Paris"}``
+runs the tool. With a key, the live route needs an agent on a live model
+(``AdkApp(agent, live_agent=...)``, docs/mounting.md): ``gemini-2.5-flash`` is a chat model.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from google.adk.agents import LlmAgent
 
 from adk_asgi import AdkApp
-from demo_app import build_agent
 
-# The demo agent: the offline scripted model, or Gemini when GOOGLE_API_KEY is set (a chat
-# model, so live mode then needs AdkApp(..., live_agent=<agent on a live model>):
-# docs/mounting.md). Your own:
-#   agent = LlmAgent(name="assistant", model="gemini-2.5-flash", instruction="Be brief.")
-chat = AdkApp(build_agent())
+if not os.environ.get("GOOGLE_API_KEY"):  # no key: a local stand-in answers as Gemini would
+    from adk_asgi.testing import offline_gemini  # (it echoes; never in a deployment)
+
+    offline_gemini()
+
+
+def get_weather(city: str) -> dict[str, str | int]:
+    """The weather in a city.
+
+    Args:
+        city: The city's name, e.g. "Paris".
+    """
+    return {"city": city, "forecast": "sunny", "temperature_c": 21}
+
+
+agent = LlmAgent(
+    name="assistant",
+    model="gemini-2.5-flash",
+    instruction="Be brief. Ask get_weather for the weather.",
+    tools=[get_weather],
+)
+chat = AdkApp(agent)
 
 
 @asynccontextmanager

@@ -1,1 +1,1 @@
-"""A minimal Django project serving the demo agent through ``AdkMiddleware`` (docs/mounting.md)."""
+"""A minimal Django project serving an agent through ``AdkMiddleware`` (docs/mounting.md)."""

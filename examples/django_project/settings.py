@@ -9,7 +9,7 @@ from __future__ import annotations
 SECRET_KEY = "django-insecure-example-only"  # never reuse: read it from the environment
 DEBUG = False
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
-ROOT_URLCONF = "examples.django_project.urls"
+ROOT_URLCONF = "django_project.urls"
 INSTALLED_APPS: list[str] = []
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

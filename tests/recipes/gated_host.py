@@ -1,22 +1,24 @@
 """The Django recipe's host with an agent whose run the test holds open (for the streaming test).
 
-``uvicorn tests.recipes.gated_host:app`` serves the example project's Django application behind
-``AdkMiddleware``, like ``examples/django_project/asgi.py``, but with an agent that cannot finish
-its run on its own: asked ``hold <gate>``, the model calls ``hold``, which waits until another
-chat asks ``release <gate>``. A client that receives the first chunks of the held run before it
-has released it proves the body is streamed, not buffered until the run ends.
+Run next to a copy of ``examples/`` (``uvicorn gated_host:app --app-dir <its directory>`` in
+the copy, by the wheel's venv: tests/recipes/conftest.py), it serves the example project's
+Django application (``django_project.asgi.django_app``) behind ``AdkMiddleware``, like
+``examples/django_project/asgi.py``, but with an agent that cannot finish its run on its own:
+asked ``hold <gate>``, the model calls ``hold``, which waits until another chat asks
+``release <gate>``. A client that receives the first chunks of the held run before it has
+released it proves the body is streamed, not buffered until the run ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 
+from django_project.asgi import django_app
 from google.adk.agents import LlmAgent
 from google.genai import types
 
 from adk_asgi import AdkApp, AdkMiddleware
 from adk_asgi.testing import Call, ScriptedLlm, Text, Turn
-from examples.django_project.asgi import django_app
 
 _gates: dict[str, asyncio.Event] = {}
 

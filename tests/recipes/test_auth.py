@@ -1,4 +1,5 @@
-"""The authentication recipe (``examples/auth_app.py``, docs/mounting.md) under a real uvicorn.
+"""The authentication recipe (``examples/auth_app.py``, docs/mounting.md) under a real uvicorn, run
+as a user runs it (tests/recipes/conftest.py).
 
 The host's login gives the user; the agent's ``identify`` reads the session (a signed cookie, or
 the same token as a bearer header or WebSocket subprotocol), so chats belong to the signed-in
@@ -7,10 +8,15 @@ user over SSE and the live socket alike, and nobody else can read or continue th
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,20 +25,34 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from examples.auth_app import SESSION_SECONDS, make_token
+from tests.recipes.conftest import example_server
 from tests.recipes.test_mounting import HELLO_TEXT, live_send, merge_deltas
-from tests.servers import uvicorn_server
 from tests.support import parse_sse, user_body
 
 pytestmark = pytest.mark.e2e
 
 SECRET = "the-test-secret"
+SESSION_SECONDS = 8 * 3600
 REFUSED = {"error": "authentication required"}
 
 
+def make_token(user: str, secret: bytes, expires_in: float = SESSION_SECONDS) -> str:
+    """An HS256 JSON Web Token for ``user`` (RFC 7519, written here, not the recipe's own)."""
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    header = b64(b'{"alg":"HS256","typ":"JWT"}')
+    claims = b64(json.dumps({"sub": user, "exp": int(time.time() + expires_in)}).encode())
+    signature = hmac.new(secret, f"{header}.{claims}".encode(), hashlib.sha256).digest()
+    return f"{header}.{claims}.{b64(signature)}"
+
+
 @pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    with uvicorn_server("examples.auth_app:app", env={"AUTH_SECRET": SECRET}) as url:
+def base(wheel_python: Path, examples_copy: Path) -> Iterator[str]:
+    with example_server(
+        wheel_python, examples_copy, "auth_app:app", env={"AUTH_SECRET": SECRET}
+    ) as url:
         yield url
 
 
@@ -121,6 +141,15 @@ def test_an_anonymous_request_is_refused(base: str) -> None:
     assert json.loads(refused.value.response.body) == REFUSED
 
 
+def test_a_json_web_token_signed_with_the_secret_is_a_session(base: str) -> None:
+    """The session is a standard HS256 JWT: one made by any other JWT library with the secret is
+    accepted (so the refusals below are for what is wrong with each token, not its format)."""
+    bearer = {"authorization": f"Bearer {make_token('alice', SECRET.encode())}"}
+    with httpx.Client(base_url=base, timeout=30) as client:
+        assert client.get("/", headers=bearer).text == "Signed in as alice."
+        assert say(client, new_chat(), headers=bearer) == HELLO_TEXT
+
+
 @pytest.mark.parametrize(
     "token",
     [
@@ -206,11 +235,11 @@ def test_a_user_cannot_reach_another_users_chat(base: str) -> None:
         assert (stop.status_code, stop.json()) == (200, {"stopped": False})
 
         # Writing to that id makes a chat of his own; Alice's is untouched.
-        assert say(bob, chat_id, "weather in Paris") != HELLO_TEXT
+        echoed = 'You said: "weather in Paris".'
+        assert say(bob, chat_id, "weather in Paris") == echoed
         mine = texts(bob.get(f"/agent/chat/{chat_id}/messages").json())
         theirs = texts(alice.get(f"/agent/chat/{chat_id}/messages").json())
-    assert [turn[0] for turn in mine] == ["user", "assistant"]
-    assert mine[0] == ("user", ["weather in Paris"])
+    assert mine == [("user", ["weather in Paris"]), ("assistant", [echoed])]
     assert theirs == [("user", ["hello"]), ("assistant", [HELLO_TEXT])]
 
 

@@ -1,4 +1,5 @@
-"""The cross-origin recipe (``examples/cors_app.py``, docs/mounting.md) under a real uvicorn.
+"""The cross-origin recipe (``examples/cors_app.py``, docs/mounting.md) under a real uvicorn, run
+as a user runs it (tests/recipes/conftest.py).
 
 The requests are the ones a browser sends for a page on ``http://localhost:3000`` whose
 ``DefaultChatTransport`` has ``credentials: "include"``: the preflight, then the request with
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,10 +22,10 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Origin
 
 from adk_asgi import AdkApp
-from examples.cors_app import FRONTEND_ORIGINS
-from tests.recipes.test_mounting import HELLO_TEXT, live_send, merge_deltas
-from tests.servers import ROOT, uvicorn_server
-from tests.support import SSE_HEADERS, parse_sse, scripted_agent, user_body
+from tests.recipes.conftest import example_server
+from tests.recipes.test_mounting import HELLO_CHUNKS, HELLO_TEXT, live_send, merge_deltas
+from tests.servers import ROOT
+from tests.support import SSE_HEADERS, normalize_ids, parse_sse, scripted_agent, user_body
 
 pytestmark = pytest.mark.e2e
 
@@ -57,8 +59,8 @@ READABLE = {"access-control-allow-origin": FRONTEND, "access-control-allow-crede
 
 
 @pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    with uvicorn_server("examples.cors_app:app") as url:
+def base(wheel_python: Path, examples_copy: Path) -> Iterator[str]:
+    with example_server(wheel_python, examples_copy, "cors_app:app") as url:
         yield url
 
 
@@ -84,9 +86,10 @@ def texts(history: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
 
 
 def test_the_docs_show_the_recipes_origins_and_preflight() -> None:
-    assert FRONTEND_ORIGINS == [FRONTEND]
+    origins = f'\nFRONTEND_ORIGINS = ["{FRONTEND}"]'
+    assert origins + "\n" in (ROOT / "examples" / "cors_app.py").read_text()
     docs = (ROOT / "docs" / "mounting.md").read_text()
-    assert f'FRONTEND_ORIGINS = ["{FRONTEND}"]' in docs
+    assert origins in docs
     assert "\n".join(f"{k}: {v}" for k, v in PREFLIGHT_OK.items()) in docs
 
 
@@ -132,8 +135,7 @@ def test_a_chat_streams_to_the_frontend_and_its_cookie_comes_back(base: str) -> 
             body = b"".join(response.iter_raw())
         assert cookie.startswith("adk_asgi_uid=")
         assert cookie.endswith("; Path=/; Max-Age=34560000; HttpOnly; SameSite=Lax")
-        chunks = merge_deltas(parse_sse(body))
-        assert [c["delta"] for c in chunks if c["type"] == "text-delta"] == [HELLO_TEXT]
+        assert merge_deltas(normalize_ids(parse_sse(body))) == HELLO_CHUNKS
 
         # The browser sends the cookie back (credentials: "include"): the same user's chat.
         assert browser.cookies.get("adk_asgi_uid")
