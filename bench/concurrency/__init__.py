@@ -38,5 +38,6 @@ least one whole chunk; floor: events, but not those taken from ADK's queue in on
 first text delta to its end: how long the user looks at a stream that does not move. Levels are
 bursts: the N requests are sent together. Percentiles are over every stream of every round.
 
-Then ``bench.slow_clients``, in a process of its own (unless ``--no-slow``). See ``docs/internals/performance-notes.md``.
+Then ``bench.slow_clients``, in a process of its own (unless ``--no-slow``). See
+``docs/internals/performance-notes.md``.
 """

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-import bench.concurrency
+import bench.concurrency as benchmark
 from bench.concurrency.report import concurrency_report
 from bench.concurrency.rows import (
     BEFORE,
@@ -90,7 +90,7 @@ async def _level(
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = cli.parser(
-        "bench.concurrency", bench.concurrency.__doc__, "a smoke run: small levels, 2 rounds"
+        "bench.concurrency", benchmark.__doc__, "a smoke run: small levels, 2 rounds"
     )
     cli.lists(parser, levels="chats at once (1 50 200 500)")
     cli.numbers(parser, deltas=f"text deltas per reply (default {DELTAS})")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import bench.slow_clients
+import bench.slow_clients as benchmark
 from bench.harness import cli
 from bench.harness.agent import quiet
 from bench.harness.chats import Chats, Streamed, check_stream
@@ -136,7 +136,7 @@ def run(*, quick: bool, pin: bool) -> tuple[str, dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = cli.parser(
-        "bench.slow_clients", bench.slow_clients.__doc__, "a smoke run: short, small answers"
+        "bench.slow_clients", benchmark.__doc__, "a smoke run: short, small answers"
     )
     cli.switches(parser, no_pin="let the scheduler place processes")
     args = parser.parse_args(argv)

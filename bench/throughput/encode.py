@@ -1,4 +1,5 @@
-"""Per-chunk cost of turning an ADK partial event into bytes: ours against ADK's server's.
+"""``bench.throughput``'s last part: the per-chunk cost of turning an ADK partial event into
+bytes, ours against ADK's server's.
 
 Timed on real events captured from a run of the benchmark agent, so the converter sees exactly
 what it sees in production. The whole stream is fed in order to one converter, because its

@@ -5,34 +5,15 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from bench.harness.agent import DELTA_CHARS
 from bench.harness.report import RUN_HEADER, median_of, min_of, paired, run_cells, table, verdict
-from bench.harness.rows import SHORT_ANSWER, Run
+from bench.harness.rows import SHORT_ANSWER
+from bench.throughput.rows import BARE, BARE_SKIPPING, BEFORE, OURS, PEER, Results
 
-OURS: Final = "adk_asgi"
-BEFORE: Final = "adk_asgi before"
-"""The A/B row: adk_asgi with the SSE writer as it was before the first words went out at once
-after a pause (``bench.writer_before``), or another commit's adk_asgi (``--before-tree``)."""
-PEER: Final = "ag-ui-adk"
-BARE: Final = "bare http"
-"""``run_async`` behind the thinnest HTTP endpoint (``bench.harness.serve.bare_app``), ADK as
-installed."""
-BARE_SKIPPING: Final = "bare http*"
-"""The same, with ADK's failed per-run import skipped as ``AdkApp`` skips it
-(``adk_asgi.serving.a2a_import``): what adk_asgi is compared with for the bridge's own share."""
 TTFT_TARGET_MS: Final = 1.0
 """adk_asgi's time to first text at most this much over the floor's."""
-
-
-@dataclass
-class Results:
-    throughput: dict[int, dict[str, list[Run]]]
-    first_chunk: dict[str, list[Run]]
-    round_trip: list[float]
-    encoding: dict[int, dict[str, float]]
 
 
 def _throughput_table(results: Results, reps: int) -> list[str]:
