@@ -102,8 +102,8 @@ def user_of(token: str, secret: bytes = SECRET) -> str | None:
 
 def identify(conn: HTTPConnection) -> str | None:
     """The signed-in user of a request or a live socket's handshake; ``None`` → 401 (a refused
-    handshake is answered 403). Runs once per request, and once per live connection: a socket
-    opened before its session expired stays open."""
+    handshake too, with the same JSON reason). Runs once per request, and once per live
+    connection: a socket opened before its session expired stays open."""
     token = conn.cookies.get(SESSION_COOKIE)
     if token is None:
         scheme, _, credentials = conn.headers.get("authorization", "").partition(" ")
