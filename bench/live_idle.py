@@ -3,7 +3,6 @@
 ``bench.live_concurrency``'s idle part (:func:`idle_part`): a thousand connections opened on
 new chats (``run_live`` open), one short turn on each, then all closed; at each step, once the
 server is idle, its RSS, its CPU over a window and a census of its tasks and objects.
-``bench.live``'s (:func:`idle_memory`): K connections in one state, a fresh server per state.
 """
 
 from __future__ import annotations
@@ -11,14 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
 
-from bench.harness.live import OPEN_BATCH, SHORT_ANSWER, LiveClient, open_in_batches, send_frame
-from bench.harness.probes import Census, Probe, settle
+from bench.harness.live import OPEN_BATCH, SHORT_ANSWER, LiveClient, send_frame
+from bench.harness.probes import Census, Probe
 from bench.harness.procfs import rss
 from bench.harness.report import progress
 from bench.harness.serve import raise_fd_limit
@@ -127,67 +125,3 @@ async def _idle(
     closed_in = time.perf_counter() - start
     sockets = []
     await step("all closed", closed_in, cpu=False)
-
-
-# --- idle connections, one state per fresh server (bench.live) ---------------------------
-
-
-IDLE_STATES: Final = {
-    "no chat yet": "connected, nothing sent: run_live not started (it starts at the first send)",
-    "no chat, no deflate": "the same, without permessage-deflate",
-    "chatId given": "?chatId=…: run_live started at connect, then idle",
-    "after a turn": f"one {SHORT_ANSWER}-delta text turn answered, then idle (run_live open)",
-}
-"""Every state but "no deflate" negotiates permessage-deflate, as browsers do."""
-
-
-@dataclass(frozen=True, slots=True)
-class Idle:
-    state: str
-    count: int
-    rss_before: int
-    rss_after: int
-    idle_cpu: float
-    """Share of one CPU the server used while the connections sat idle."""
-
-
-async def _settle(client: LiveClient) -> None:
-    """Wait until the server is idle (under 2 % of a CPU over 0.25 s), at most 30 s."""
-    await settle(client.cpu, limit=30.0, interval=0.25, busy=0.005)
-
-
-async def _open_idle(client: LiveClient, state: str) -> Any:
-    chat_id = f"idle-{uuid.uuid4().hex}"
-    params = {"chatId": chat_id} if state == "chatId given" else {}
-    socket = await client.connect(**params)
-    if state == "after a turn":
-        await socket.send(send_frame(chat_id, str(SHORT_ANSWER)))
-        while '"type":"end"' not in await socket.recv():
-            pass
-    return socket
-
-
-async def idle_memory(state: str, counts: Sequence[int]) -> list[Idle]:
-    """RSS growth of a fresh server with K idle connections in ``state`` (K in ``counts``)."""
-    found = []
-    with ServerProcess("adk_asgi") as server:
-        async with httpx.AsyncClient(trust_env=False, timeout=60.0) as http:
-            deflate = None if "no deflate" in state else "deflate"
-            client = LiveClient(http, server.url, compression=deflate)
-            warm = await _open_idle(client, state)  # first-use costs are not per connection
-            await warm.close()
-            await _settle(client)
-            before = rss(server.pid)
-            sockets: list[Any] = []
-            for count in counts:
-                sockets += await open_in_batches(
-                    count - len(sockets), lambda: _open_idle(client, state)
-                )
-                await _settle(client)
-                after = rss(server.pid)
-                cpu = await client.cpu()
-                await asyncio.sleep(2.0)
-                idle_cpu = (await client.cpu() - cpu) / 2.0
-                found.append(Idle(state, count, before, after, idle_cpu))
-            await asyncio.gather(*(socket.close() for socket in sockets))
-    return found

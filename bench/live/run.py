@@ -1,87 +1,40 @@
-"""Live mode: ``WS /live`` against bare ``run_live``, memory per idle connection, audio rates.
-
-``python -m bench.live [--quick] [--reps R] [--sizes N ...] [--no-pin]``
-
-The same agent as ``bench.throughput`` (``bench.harness.agent``), run by ``Runner.run_live``, in
-rows (``bench.live_rows``): ``floor`` is ``run_live`` iterated in this process; ``adk_asgi`` is
-``WS /live`` served by uvicorn in a child process and driven by a ``websockets`` client here,
-offering permessage-deflate as browsers do; ``adk_asgi, no deflate`` the same without it;
-``adk_asgi in-process`` is the app called in this process with no socket (adk_asgi's own share).
-
-* **throughput**: N text deltas per answer, from the user text (``send`` frame; for the floor
-  ``LiveRequestQueue.send_content``) to the end of the turn (``finish`` chunk; ``turn_complete``).
-* **speech out**: the same in audio mode: N frames of 20 ms output audio (and their
-  transcript) per answer.
-* **audio in**: N frames of 20 ms microphone audio pushed as fast as possible, timed to the
-  first frame of the answer.
-* **idle connections**: the server's RSS with K idle connections open, in a fresh server per
-  connection state.
-
-Rounds rotate the order of the rows, and ratios are medians of per-round ratios, so a noisy
-machine slows every row alike. See ``docs/internals/performance-notes.md`` ("Live mode") for what
-the figures mean.
-"""
+"""``python -m bench.live``: one server, the rounds of every measurement, the idle connections
+(a fresh server per state), and the report."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
+import bench.live as benchmark
 from bench.harness import cli
 from bench.harness.agent import quiet
-from bench.harness.live import InProcess, LiveClient, Run
+from bench.harness.live import InProcess, LiveClient
 from bench.harness.placement import Placement, loop_factory
 from bench.harness.report import progress
 from bench.harness.rows import rotation, sample
 from bench.harness.serve import RESUMABLE, UNMERGED
 from bench.harness.servers import ServerProcess, logs_on_error
-from bench.live_idle import IDLE_STATES, idle_memory
-from bench.live_report import (
+from bench.live.report import environment, report
+from bench.live.rows import (
     FRAME_PER_DELTA,
+    IDLE_STATES,
     IN_PROCESS,
     NO_DEFLATE,
     OURS,
     RESUMABLE_ROW,
+    LiveFloor,
+    Measure,
+    Plan,
     Results,
-    environment,
-    report,
+    TextRow,
+    TextSpeechRow,
+    idle_memory,
 )
-from bench.live_rows import LiveFloor
-
-
-class _Text:
-    """A row of the text measurement only."""
-
-    def __init__(self, client: LiveClient) -> None:
-        self.text = client.text
-
-
-class _TextOnly:
-    """A row of the text and speech measurements only (the microphone is not coalesced)."""
-
-    def __init__(self, client: LiveClient) -> None:
-        self.text = client.text
-        self.speech = client.speech
-
-
-Measure = Callable[[int], Awaitable[Run]]
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    text: Sequence[int]
-    speech: Sequence[int]
-    listen: Sequence[int]
-    paced: Sequence[int]
-    """Microphones at once, each sending 50 frames/s for ``paced_seconds``."""
-    paced_seconds: float
-    idle: Sequence[int]
-    reps: int
 
 
 async def bench(url: str, plan: Plan, placement: Placement) -> Results:
@@ -96,8 +49,8 @@ async def bench(url: str, plan: Plan, placement: Placement) -> Results:
             IN_PROCESS: inproc,
             OURS: ours,
             NO_DEFLATE: plain,
-            FRAME_PER_DELTA: _TextOnly(unmerged),
-            RESUMABLE_ROW: _Text(kept),
+            FRAME_PER_DELTA: TextSpeechRow(unmerged),
+            RESUMABLE_ROW: TextRow(kept),
         }
         floor.cpus = inproc.cpus = placement.pin()
         text, speech, listen = {}, {}, {}
@@ -130,7 +83,7 @@ def _measures(rows: dict[str, Any], name: str) -> dict[str, Measure]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = cli.parser("bench.live", __doc__, "a smoke run: small N, few runs")
+    parser = cli.parser("bench.live", benchmark.__doc__, "a smoke run: small N, few runs")
     cli.numbers(parser, reps="runs per row and size (default 7; quick 2)")
     cli.lists(parser, sizes="text deltas (1000 10000)")
     cli.switches(parser, no_pin="let the scheduler place server and client")

@@ -1,6 +1,7 @@
-"""The rows of the live benchmark (``bench.live``) in this process: bare ``run_live``
-(:class:`LiveFloor`) and ``WS /live`` called without a socket (:class:`InProcess`); the row on a
-uvicorn server process is ``bench.harness.live.LiveClient``.
+"""``bench.live``'s rows and what they measure: bare ``run_live`` in this process
+(:class:`LiveFloor`; the app without a socket is ``bench.harness.live.InProcess``, the server's
+rows ``bench.harness.live.LiveClient``), the plan, the idle connections of one state on a fresh
+server (:func:`idle_memory`), and the :class:`Results` of a run.
 
 The rows measure, on the same agent (``bench.harness.agent``):
 
@@ -16,9 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Final
 
+import httpx
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.agents.run_config import RunConfig
 from google.adk.apps.app import App
@@ -33,11 +38,28 @@ from bench.harness.live import (
     MIC_FRAME_BYTES,
     MIC_FRAMES,
     SHORT_ANSWER,
+    LiveClient,
+    Paced,
     Run,
     Seen,
     check,
     on_cpus,
+    open_in_batches,
+    send_frame,
 )
+from bench.harness.probes import settle
+from bench.harness.procfs import rss
+from bench.harness.servers import ServerProcess
+
+OURS: Final = "adk_asgi"
+"""``WS /live`` as a browser uses it (permessage-deflate negotiated): the row with the target."""
+IN_PROCESS: Final = "adk_asgi in-process"
+NO_DEFLATE: Final = "adk_asgi, no deflate"
+FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
+"""``live_write_interval=0``: what coalescing the deltas changes (text and speech rows)."""
+RESUMABLE_ROW: Final = "adk_asgi, resumable"
+"""The app with a stream store (``streams=``): every answer recorded for a resume (text)."""
+
 
 # --- floor: Runner.run_live in this process -------------------------------------------------
 
@@ -152,3 +174,110 @@ class Events:
                 elif part.text and event.partial:
                     seen.text_chars += len(part.text)
         raise RuntimeError("run_live ended")
+
+
+# --- the plan and the results ---------------------------------------------------------------
+
+
+class TextRow:
+    """A row of the text measurement only."""
+
+    def __init__(self, client: LiveClient) -> None:
+        self.text = client.text
+
+
+class TextSpeechRow:
+    """A row of the text and speech measurements only (the microphone is not coalesced)."""
+
+    def __init__(self, client: LiveClient) -> None:
+        self.text = client.text
+        self.speech = client.speech
+
+
+Measure = Callable[[int], Awaitable[Run]]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    text: Sequence[int]
+    speech: Sequence[int]
+    listen: Sequence[int]
+    paced: Sequence[int]
+    """Microphones at once, each sending 50 frames/s for ``paced_seconds``."""
+    paced_seconds: float
+    idle: Sequence[int]
+    reps: int
+
+
+@dataclass
+@dataclass
+class Results:
+    text: dict[int, dict[str, list[Run]]]
+    speech: dict[int, dict[str, list[Run]]]
+    listen: dict[int, dict[str, list[Run]]]
+    paced: list[Paced]
+    idle: list[Idle]
+
+
+# --- idle connections, one state per fresh server ------------------------------------------
+
+
+IDLE_STATES: Final = {
+    "no chat yet": "connected, nothing sent: run_live not started (it starts at the first send)",
+    "no chat, no deflate": "the same, without permessage-deflate",
+    "chatId given": "?chatId=…: run_live started at connect, then idle",
+    "after a turn": f"one {SHORT_ANSWER}-delta text turn answered, then idle (run_live open)",
+}
+"""Every state but "no deflate" negotiates permessage-deflate, as browsers do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Idle:
+    state: str
+    count: int
+    rss_before: int
+    rss_after: int
+    idle_cpu: float
+    """Share of one CPU the server used while the connections sat idle."""
+
+
+async def _settle(client: LiveClient) -> None:
+    """Wait until the server is idle (under 2 % of a CPU over 0.25 s), at most 30 s."""
+    await settle(client.cpu, limit=30.0, interval=0.25, busy=0.005)
+
+
+async def _open_idle(client: LiveClient, state: str) -> Any:
+    chat_id = f"idle-{uuid.uuid4().hex}"
+    params = {"chatId": chat_id} if state == "chatId given" else {}
+    socket = await client.connect(**params)
+    if state == "after a turn":
+        await socket.send(send_frame(chat_id, str(SHORT_ANSWER)))
+        while '"type":"end"' not in await socket.recv():
+            pass
+    return socket
+
+
+async def idle_memory(state: str, counts: Sequence[int]) -> list[Idle]:
+    """RSS growth of a fresh server with K idle connections in ``state`` (K in ``counts``)."""
+    found = []
+    with ServerProcess("adk_asgi") as server:
+        async with httpx.AsyncClient(trust_env=False, timeout=60.0) as http:
+            deflate = None if "no deflate" in state else "deflate"
+            client = LiveClient(http, server.url, compression=deflate)
+            warm = await _open_idle(client, state)  # first-use costs are not per connection
+            await warm.close()
+            await _settle(client)
+            before = rss(server.pid)
+            sockets: list[Any] = []
+            for count in counts:
+                sockets += await open_in_batches(
+                    count - len(sockets), lambda: _open_idle(client, state)
+                )
+                await _settle(client)
+                after = rss(server.pid)
+                cpu = await client.cpu()
+                await asyncio.sleep(2.0)
+                idle_cpu = (await client.cpu() - cpu) / 2.0
+                found.append(Idle(state, count, before, after, idle_cpu))
+            await asyncio.gather(*(socket.close() for socket in sockets))
+    return found

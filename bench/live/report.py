@@ -4,7 +4,6 @@ real-time pace) and idle connections, each row against the floor."""
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any, Final
 
@@ -21,29 +20,17 @@ from bench.harness.report import (
     verdict,
     versions,
 )
-from bench.live_idle import IDLE_STATES, Idle
-
-OURS: Final = "adk_asgi"
-"""``WS /live`` as a browser uses it (permessage-deflate negotiated): the row with the target."""
-IN_PROCESS: Final = "adk_asgi in-process"
-NO_DEFLATE: Final = "adk_asgi, no deflate"
-FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
-"""``live_write_interval=0``: what coalescing the deltas changes (text and speech rows)."""
-RESUMABLE_ROW: Final = "adk_asgi, resumable"
-"""The app with a stream store (``streams=``): every answer recorded for a resume (text)."""
+from bench.live.rows import (
+    IDLE_STATES,
+    OURS,
+    RESUMABLE_ROW,
+    Idle,
+    Results,
+)
 
 REAL_TIME: Final = 50
 """Frames per second that 20 ms audio frames need, one way, for one conversation."""
 TARGET: Final = 0.90
-
-
-@dataclass
-class Results:
-    text: dict[int, dict[str, list[Run]]]
-    speech: dict[int, dict[str, list[Run]]]
-    listen: dict[int, dict[str, list[Run]]]
-    paced: list[Paced]
-    idle: list[Idle]
 
 
 def _ratios(by_size: dict[int, dict[str, list[Run]]], *, target: bool) -> list[str]:
