@@ -1,6 +1,5 @@
-"""Idle ``WS /live`` connections: what they cost the server.
-
-``bench.live_concurrency``'s idle part (:func:`idle_part`): a thousand connections opened on
+"""``bench.live_concurrency``'s idle part (:func:`idle_part`), what idle ``WS /live`` connections
+cost the server: a thousand connections opened on
 new chats (``run_live`` open), one short turn on each, then all closed; at each step, once the
 server is idle, its RSS, its CPU over a window and a census of its tasks and objects.
 """

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any, Final
 
@@ -22,41 +21,15 @@ from bench.harness.report import (
     verdict,
     versions,
 )
-from bench.live_batches import Batch, Checked
-from bench.live_idle import IdleResult
+from bench.live_concurrency.idle import IdleResult
+from bench.live_concurrency.rows import CHECKED, FLOOR, OURS, ActiveResult, Checked
 
 TARGET: Final = 0.90
 """Aggregate deltas/s of ``WS /live`` over bare ``run_live`` at the same concurrency: the
 single-connection target of ``bench.live``, kept at scale."""
 CLIENT_BUSY: Final = 0.80
 
-FLOOR: Final = "floor"
-IN_PROCESS: Final = "adk_asgi in-process"
-OURS: Final = "adk_asgi"
-FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
-"""``live_write_interval=0`` (``bench.harness.serve``'s second mount): what coalescing still
-saves at this concurrency."""
-NO_DEFLATE: Final = "adk_asgi, no deflate"
-"""The client offers no permessage-deflate: what compressing every frame costs."""
-CHECKED: Final = (OURS, FRAME_PER_DELTA, NO_DEFLATE)
 """The rows read over a socket, whose every response is checked frame by frame."""
-
-
-@dataclass
-class ActiveResult:
-    n: int
-    deltas: int
-    rows: dict[str, list[Batch]] = field(default_factory=dict)
-    """Each row's batches, one per round."""
-    info: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def floor(self) -> list[Batch]:
-        return self.rows[FLOOR]
-
-    @property
-    def ours(self) -> list[Batch]:
-        return self.rows[OURS]
 
 
 def idle_report(result: IdleResult) -> str:

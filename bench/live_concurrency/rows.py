@@ -1,6 +1,7 @@
-"""Many ``WS /live`` turns at once, and the same work in this process: the rows of
-``bench.live_concurrency``'s active part, each returning a :class:`Batch` of N turns started
-together; every response read over a socket checked frame by frame (:func:`check_response`).
+"""``bench.live_concurrency``'s active rows: many ``WS /live`` turns at once, and the same work in
+this process, each returning a :class:`Batch` of N turns started together; every response read
+over a socket checked frame by frame (:func:`check_response`); the row names and the part's
+:class:`ActiveResult`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import itertools
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
@@ -27,6 +28,16 @@ from bench.harness.live import SHORT_ANSWER, InProcess, LiveClient, open_in_batc
 from bench.harness.placement import on_agent_cpus
 from bench.harness.probes import Clocks, GcClock, Probe
 from bench.harness.rows import Timed
+
+FLOOR: Final = "floor"
+IN_PROCESS: Final = "adk_asgi in-process"
+OURS: Final = "adk_asgi"
+FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
+"""``live_write_interval=0`` (``bench.harness.serve``'s second mount): what coalescing still
+saves at this concurrency."""
+NO_DEFLATE: Final = "adk_asgi, no deflate"
+"""The client offers no permessage-deflate: what compressing every frame costs."""
+CHECKED: Final = (OURS, FRAME_PER_DELTA, NO_DEFLATE)
 
 _FRAME = msgspec.json.Decoder(dict[str, Any])
 _TEXT_DELTA: Final = '"type":"text-delta"'
@@ -279,3 +290,20 @@ class ConcurrentInProcess(_InThisProcess):
 
     async def aclose(self) -> None:
         await self.rows.app.aclose()
+
+
+@dataclass
+class ActiveResult:
+    n: int
+    deltas: int
+    rows: dict[str, list[Batch]] = field(default_factory=dict)
+    """Each row's batches, one per round."""
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def floor(self) -> list[Batch]:
+        return self.rows[FLOOR]
+
+    @property
+    def ours(self) -> list[Batch]:
+        return self.rows[OURS]
