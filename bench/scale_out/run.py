@@ -1,39 +1,5 @@
-"""Scale-out: SSE throughput with one uvicorn worker and with two, on the shared pieces several
-workers need (PostgreSQL sessions, Redis chat locks and stream store); and what those cost.
-
-``python -m bench.scale_out [--quick] [--users U] [--deltas D] [--rounds R] [--window S]
-[--configs KEY ...] [--redis-pool {url,shared}]``
-
-A throw-away PostgreSQL cluster and Redis server are started for the run from Debian's binaries
-(``tests/backing_services.py``, the test suite's own code). Then one server per configuration,
-all at once, each ``bench.harness.serve adk_asgi_shared``: uvicorn's own supervisor (what ``uvicorn
---workers N`` runs) with N worker processes on one listening socket, ``AdkApp`` at ``/agent``:
-
-* ``1 worker`` and ``2 workers``: ADK's ``DatabaseSessionService`` on PostgreSQL (asyncpg),
-  ``RedisChatLocks`` and ``RedisStreamStore``: a deployment that may run several workers;
-* ``1 worker, local locks+streams``: the same sessions, in-process locks and
-  ``InMemoryStreamStore``: what the cross-process lock and stream store cost, side by side;
-* ``1 worker, all in memory``: in-memory sessions too (a diagnostic: what PostgreSQL costs).
-
-``RedisChatLocks`` and ``RedisStreamStore`` are built from the URL, as docs/deployment.md shows
-(``--redis-pool shared``: one ``redis.asyncio.Redis`` per worker on a ``BlockingConnectionPool``
-of 100 connections for both instead).
-
-Each configuration has its own database and Redis database. **Saturation**: U users (100), each
-with a connection of their own, send new chats back to back (closed loop), each asking for D
-deltas (100); after a warm-up the clock runs for a window (20 s). Counted in the window: the
-text deltas that arrived (so a wave of chats ending together does not skew it), and the chats
-that ended. CPU over the window comes from ``/proc``: the server's processes (supervisor and
-workers, and each worker's share), Redis, PostgreSQL (postmaster and backends), this process
-(the load generator), and the whole machine (the rest is other load, and ``steal`` the
-hypervisor's). Rounds rotate the order of the configurations; ratios are medians of per-round
-ratios. Every stream is checked chunk by chunk against one read alone.
-
-**One at a time**: short chats (5 deltas) sent one after another, rotating over the
-configurations: the latency a request pays for the shared pieces when nothing else runs.
-
-See ``docs/internals/performance-notes.md`` ("Scale-out").
-"""
+"""``python -m bench.scale_out``: PostgreSQL and Redis, a server per configuration, one chat at a
+time, the saturation rounds, what the workers left, and the report."""
 
 from __future__ import annotations
 
@@ -46,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import bench.scale_out as benchmark
 from bench.harness import cli
 from bench.harness.agent import quiet
 from bench.harness.chats import Chats
@@ -55,7 +22,7 @@ from bench.harness.report import load_average, progress
 from bench.harness.rows import rotation
 from bench.harness.serve import raise_fd_limit
 from bench.harness.servers import ServerProcess
-from bench.scale_out_load import (
+from bench.scale_out.load import (
     CONFIGS,
     SHORT,
     Config,
@@ -68,7 +35,7 @@ from bench.scale_out_load import (
     saturate,
     task_kinds,
 )
-from bench.scale_out_report import (
+from bench.scale_out.report import (
     IDLE_WINDOW,
     environment,
     left_report,
@@ -198,7 +165,7 @@ async def _left(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = cli.parser("bench.scale_out", __doc__, "a smoke run: 20 users, short")
+    parser = cli.parser("bench.scale_out", benchmark.__doc__, "a smoke run: 20 users, short")
     cli.numbers(
         parser,
         users=f"concurrent users (default {USERS})",
@@ -253,7 +220,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, log in results.logs.items():
         print(f"--- {name}: the end of the server log ---\n{log}", file=sys.stderr)
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
-
-
-if __name__ == "__main__":
-    main()

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from bench.harness.agent import DELTA_CHARS
 from bench.harness.report import ms, paired, percentile, table, verdict
-from bench.scale_out_load import LOCAL, MEMORY, ONE, SHORT, TWO, Plan, Results, Saturation
+from bench.scale_out.load import LOCAL, MEMORY, ONE, SHORT, TWO, Plan, Results, Saturation
 
 IDLE_WINDOW: Final = 5.0
 """Seconds over which the servers' CPU is measured once every chat is over."""
