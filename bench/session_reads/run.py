@@ -1,16 +1,5 @@
-"""What a message costs when its session is read once, against twice, on PostgreSQL.
-
-``python -m bench.session_reads [--rounds R] [--chats C]``
-
-A request reads its chat's session for the bridge's checks; ADK's ``Runner`` used to read it
-again as the run started (every event of the chat), and is now handed the object the checks
-read (``adk_asgi/serving/session_handover.py``). Each row sends C messages, each the last of a chat
-of T earlier turns (0, 10, 40), to an ``AdkApp`` on ADK's ``DatabaseSessionService``, called in
-this process through ``httpx.ASGITransport``; the *read twice* row is the same app with the
-hand-over switched off. Rounds alternate the two. Printed per chat length: the session reads
-per message (counted), the process's CPU per message, and the ratio. A throw-away PostgreSQL
-cluster is started from Debian's binaries (``tests/backing_services.py``).
-"""
+"""``python -m bench.session_reads``: the app on PostgreSQL called in this process, each chat
+length's rounds of both rows, and the table."""
 
 from __future__ import annotations
 
@@ -24,6 +13,7 @@ from typing import Any
 import httpx
 from google.adk.sessions.database_session_service import DatabaseSessionService
 
+import bench.session_reads as benchmark
 from adk_asgi import AdkApp
 from adk_asgi.sse import chat as chat_module
 from bench.harness.agent import make_agent
@@ -132,7 +122,10 @@ async def run(url: str, rounds: int, count: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.session_reads",
+        description=(benchmark.__doc__ or "").split("\n\n")[0],
+    )
     parser.add_argument("--rounds", type=int, default=5, help="rounds (5)")
     parser.add_argument("--chats", type=int, default=10, help="messages per row and round (10)")
     options = parser.parse_args(argv)
@@ -147,7 +140,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print(report)
     print(f"load average (1, 5, 15 min) after {load_average()}")
-
-
-if __name__ == "__main__":
-    main()
