@@ -2,7 +2,10 @@
 time to first chunk and the gaps between deliveries; then slow readers (``bench.slow_clients``).
 
 ``python -m bench.concurrency [--quick] [--levels N ...] [--deltas D] [--no-pin] [--no-slow]
-[--no-peer] [--no-before] [--before-tree PATH] [--gc-freeze-row]``
+[--no-peer] [--before-tree PATH] [--gc-freeze-row]``
+
+An A/B of two commits: ``git worktree add /tmp/before <commit>``, then ``python -m
+bench.concurrency --before-tree /tmp/before`` (the ``adk_asgi before`` row, below).
 
 At each level, N chats start at once, each asking the scripted agent (``bench.harness.agent``) for a
 reply of D text deltas (300; 8 characters each), in rows run in turns (their order changing
@@ -11,15 +14,17 @@ each round, ``bench.harness.rows.round_order``):
 * ``floor``: N concurrent ``Runner.run_async`` calls in this process (SSE streaming, in-memory
   sessions created before the clock starts), run on the server's CPU, as ``bench.throughput``
   does for one.
-* ``adk_asgi``: N concurrent ``POST /agent/chat`` on ONE uvicorn worker (``bench.serve
+* ``adk_asgi``: N concurrent ``POST /agent/chat`` on ONE uvicorn worker (``bench.harness.serve
   adk_asgi``, pinned to one CPU), read in this process on the other CPU, by one
-  ``httpx.AsyncClient`` per chat (each user has a browser of their own; see :class:`Chats`).
+  ``httpx.AsyncClient`` per chat (each user has a browser of their own; see
+  ``bench.harness.chats.Chats``).
 * ``adk_asgi gc.freeze`` (``--gc-freeze-row``): the same server with ``gc.freeze()`` after
   start-up (``BENCH_GC_FREEZE=1``), as docs/deployment.md recommends.
-* ``adk_asgi before``: the same with the SSE writer as it was before the first words after a
-  pause went out at once (``bench.writer_before``), for the A/B of that change; with
-  ``--before-tree PATH``, the app of another checkout (a ``git worktree`` of an earlier
-  commit): an A/B of two commits in the same rounds.
+* ``adk_asgi before`` (only with ``--before-tree PATH``): the same server run from another
+  checkout of adk-asgi (``git worktree add PATH <commit>``), in a child process started in that
+  tree with ``PYTHONPATH`` on it, so it serves that tree's ``adk_asgi`` with this venv's
+  packages; in the same rounds, so ``adk_asgi / adk_asgi before`` is an A/B of two commits
+  measured in one run.
 * ``ag-ui-adk``: the AG-UI protocol's ADK middleware (``bench.harness.peers``) on its own worker,
   same uvicorn settings and client; its ``max_concurrent_executions`` (10 by default) is raised
   above the largest level, or it would refuse most of each burst with a ``RUN_ERROR``.

@@ -1,5 +1,6 @@
 """``bench.concurrency``'s report: work and timing per row and level, the targets, the ratios
-of adk_asgi to its peer and to its previous writer, and who limits the batches."""
+of adk_asgi to its peer and to another commit's (``--before-tree``), and who limits the
+batches."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from bench.harness.probes import GcClock
 
 OURS: Final = "adk_asgi"
 BEFORE: Final = "adk_asgi before"
+"""The A/B row (``--before-tree PATH``): the adk_asgi server of another checkout."""
 PEER: Final = "ag-ui-adk"
 FROZEN: Final = "adk_asgi gc.freeze"
 DELTAS: Final = REPLY_DELTAS

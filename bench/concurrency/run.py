@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -33,7 +32,7 @@ from bench.harness.placement import Placement, loop_factory
 from bench.harness.procfs import listen_overflows
 from bench.harness.report import http_environment, load_average, progress
 from bench.harness.rows import round_order
-from bench.harness.servers import ServerProcess, logs_on_error
+from bench.harness.servers import ServerProcess, checkout, describe, logs_on_error
 
 
 async def run_concurrency(
@@ -99,22 +98,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         no_pin="let the scheduler place processes",
         no_slow="skip bench.slow_clients",
         no_peer="leave out the ag-ui-adk row",
-        no_before="leave out the A/B row",
         gc_freeze_row="add a row: adk_asgi with gc.freeze() after start-up (BENCH_GC_FREEZE)",
     )
-    cli.numbers(parser, str, before_tree="serve the A/B row from this checkout of adk-asgi")
+    cli.before_tree(parser)
     args = parser.parse_args(argv)
     levels = args.levels or (QUICK_LEVELS if args.quick else LEVELS)
     deltas = args.deltas or (100 if args.quick else DELTAS)
     plan = Plan(levels, deltas, rounds_for(levels, deltas, quick=args.quick))
+    before = checkout(args.before_tree) if args.before_tree else None
     quiet()
     started = time.perf_counter()
     load_before = load_average()
     kinds: dict[str, tuple[str, dict[str, str]]] = {OURS: ("adk_asgi", {})}
-    if args.before_tree:  # the A/B row: another commit's app, in the same rounds
+    if before:  # the A/B row: another checkout's server, in the same rounds
         kinds[BEFORE] = ("adk_asgi", {})
-    elif not args.no_before:
-        kinds[BEFORE] = ("adk_asgi", {"BENCH_WRITER": "before"})
     if args.gc_freeze_row:
         kinds[FROZEN] = ("adk_asgi", {"BENCH_GC_FREEZE": "1"})
     if not args.no_peer:
@@ -122,9 +119,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         # take every burst, as adk_asgi has no such cap.
         kinds[PEER] = ("ag_ui_adk", {"BENCH_AGUI_CONCURRENCY": str(2 * max(levels) + 10)})
     with contextlib.ExitStack() as stack:
-        root = {BEFORE: os.path.abspath(args.before_tree)} if args.before_tree else {}
+        roots = {BEFORE: before}
         servers = {
-            name: stack.enter_context(ServerProcess(kind, env=env or None, root=root.get(name)))
+            name: stack.enter_context(ServerProcess(kind, env=env or None, root=roots.get(name)))
             for name, (kind, env) in kinds.items()
         }
         server = servers[OURS]
@@ -139,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             levels_found = runner.run(run_concurrency(server.url, plan, placement, others))
     load_after = load_average()
     print(http_environment(server.info, placement, peer=not args.no_peer))
+    if before:
+        print(f"{BEFORE}: served from {describe(before)}")
     print(
         f"load average (1, 5, 15 min) before {load_before}, after the concurrency part {load_after}"
     )

@@ -42,6 +42,17 @@ def switches(parser: argparse.ArgumentParser, **helps: str) -> None:
         parser.add_argument(_flag(name), action="store_true", help=text)
 
 
+def before_tree(parser: argparse.ArgumentParser) -> None:
+    """``--before-tree PATH``: the A/B row (``adk_asgi before``) served from another checkout of
+    adk-asgi, in the same rounds (``bench.harness.servers.checkout``)."""
+    parser.add_argument(
+        "--before-tree",
+        metavar="PATH",
+        help="add the row 'adk_asgi before': the same server run from this other checkout of"
+        " adk-asgi (git worktree add PATH <commit>), in the same rounds (an A/B of two commits)",
+    )
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 

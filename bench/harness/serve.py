@@ -9,10 +9,9 @@ supervisor (``workers=``, its ``Multiprocess``) with ``BENCH_WORKERS`` worker pr
 one listening socket, the app's pieces chosen by environment variables (:func:`shared_app`).
 ``ag_ui_adk`` is the peer (``bench.harness.peers``), ``adk_bare`` the thinnest HTTP server of the
 agent (:func:`bare_app`; ``BENCH_SKIP_A2A=1``: with ADK's failed import skipped as ``AdkApp``
-skips it). ``BENCH_WRITER=before``: adk_asgi with the SSE writer as it was
-(``bench.writer_before``), for an A/B in one run. ``BENCH_GC_FREEZE=1``: what
-the app's import and construction made is moved out of the collector's reach (``gc.freeze()``)
-before the server starts.
+skips it). ``BENCH_GC_FREEZE=1``: what the app's import and construction made is moved out of
+the collector's reach (``gc.freeze()``) before the server starts. An A/B of two commits runs
+this module from each checkout (``bench.harness.servers.checkout``), not a patched app.
 """
 
 from __future__ import annotations
@@ -311,10 +310,6 @@ def main(argv: list[str]) -> None:
     if kind == "adk_asgi_shared":
         serve_shared(int(fd))
         return
-    if os.environ.get("BENCH_WRITER") == "before":
-        from bench.writer_before import install
-
-        install()
     if kind == "ag_ui_adk":
         from bench.harness.peers import agui_app
 

@@ -4,6 +4,12 @@ The parent binds the listening socket on 127.0.0.1 and hands it to the child, so
 known before the child starts and no other process can take it; the child says on stdout when
 it listens. Stopping is ``SIGTERM`` (uvicorn's graceful shutdown), then ``SIGKILL`` if it hangs,
 so a benchmark never leaves a server behind.
+
+A server may run another checkout of adk-asgi (``--before-tree PATH``, :func:`checkout`): the
+child starts in that tree with ``PYTHONPATH`` on it, so it imports that tree's ``adk_asgi`` and
+bench server, with this venv's Python and packages; the rows of both trees are then measured in
+the same rounds of one run. Nothing of the package is replaced in a process: each tree serves
+its own code.
 """
 
 from __future__ import annotations
@@ -24,12 +30,61 @@ from typing import IO, Any
 _ROOT = Path(__file__).resolve().parents[2]
 
 
-def _serve_module(root: str | Path) -> str:
+def _serve_module(root: Path) -> str:
     """The server module of the checkout at ``root``: ``bench.harness.serve``, or
     ``bench.serve`` in a checkout from before ``bench/harness`` (same arguments, same answer)."""
-    if (Path(root) / "bench" / "harness" / "serve.py").exists():
+    if (root / "bench" / "harness" / "serve.py").is_file():
         return "bench.harness.serve"
-    return "bench.serve"
+    if (root / "bench" / "serve.py").is_file():
+        return "bench.serve"
+    raise RuntimeError(f"{root}: no bench server (bench/harness/serve.py or bench/serve.py)")
+
+
+def _tree_env(root: Path) -> dict[str, str] | None:
+    """The environment a child needs to import the checkout at ``root`` first: ``PYTHONPATH``
+    on it (ahead of this venv's editable install of this checkout). ``None`` for this one."""
+    if root == _ROOT:
+        return None
+    paths = [str(root), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {"PYTHONPATH": os.pathsep.join(paths)}
+
+
+def checkout(path: str) -> Path:
+    """``--before-tree PATH``: another checkout of adk-asgi (``git worktree add PATH <commit>``),
+    its absolute path once a Python started there imports that tree's ``adk_asgi`` (not this
+    one's) and the tree has a bench server. Its servers: ``ServerProcess(kind, root=...)``."""
+    root = Path(path).resolve()
+    if not (root / "adk_asgi" / "__init__.py").is_file():
+        raise SystemExit(f"--before-tree {path}: no adk_asgi package there")
+    try:
+        _serve_module(root)
+    except RuntimeError as exc:
+        raise SystemExit(f"--before-tree {path}: {exc}") from exc
+    found = subprocess.run(
+        [sys.executable, "-c", "import adk_asgi; print(adk_asgi.__file__)"],
+        cwd=root,
+        env={**os.environ, **(_tree_env(root) or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    imported = Path(found.stdout.strip() or ".").resolve()
+    if found.returncode or not imported.is_relative_to(root):
+        why = found.stderr.strip()[-500:] or f"it imports adk_asgi from {imported}"
+        raise SystemExit(f"--before-tree {path}: {why}")
+    return root
+
+
+def describe(root: Path) -> str:
+    """``PATH (commit abc1234)``: a checkout as a report names it (the commit when git knows)."""
+    found = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    commit = found.stdout.strip()
+    return f"{root} (commit {commit})" if found.returncode == 0 and commit else str(root)
 
 
 class ServerProcess:
@@ -42,14 +97,14 @@ class ServerProcess:
         startup_timeout: float = 90.0,
         sndbuf: int | None = None,
         env: dict[str, str] | None = None,
-        root: str | None = None,
+        root: Path | None = None,
     ) -> None:
         self.kind = kind
         self.root = root or _ROOT
-        """The checkout whose server module and ``adk_asgi`` the child runs (this one unless
-        given: another commit's, for an A/B of two commits in one run; :func:`_serve_module`)."""
+        """The checkout whose bench server and ``adk_asgi`` the child runs: this one unless
+        given; another (:func:`checkout`) for an A/B of two commits in one run."""
         self.startup_timeout = startup_timeout
-        self.env = env
+        self.env = {**(_tree_env(self.root) or {}), **(env or {})} or None
         """Variables added to the child's environment (``adk_asgi_shared`` reads its own)."""
         self.sndbuf = sndbuf
         """``SO_SNDBUF`` of the listening socket, which every connection it accepts inherits

@@ -1,7 +1,10 @@
 """Throughput and time to first text: adk_asgi against bare ``run_async`` and its peers.
 
-``python -m bench.throughput [--quick] [--reps R] [--sizes N ...] [--no-peer] [--no-before]
+``python -m bench.throughput [--quick] [--reps R] [--sizes N ...] [--no-peer] [--no-bare]
 [--before-tree PATH]``
+
+An A/B of two commits: ``git worktree add /tmp/before <commit>``, then ``python -m
+bench.throughput --before-tree /tmp/before`` (the ``adk_asgi before`` row, below).
 
 Every row runs the same agent (``bench.harness.agent``: a scripted model streaming N deltas of 8
 characters) in one invocation of this command, with the runs of the rows interleaved, so a
@@ -11,10 +14,11 @@ noisy machine slows all rows alike and the ratios stay fair:
   nothing can stream faster than ADK produces events.
 * ``adk_asgi``: ``AdkApp`` mounted in Starlette, served by uvicorn in a child process, read by an
   httpx streaming client here.
-* ``adk_asgi before``: the same, with the SSE writer as it was before the first words after a
-  pause went out at once (``bench.writer_before``): the A/B of that change. With
-  ``--before-tree PATH``, the same app served from another checkout instead (a ``git
-  worktree`` of an earlier commit): an A/B of two commits in one run.
+* ``adk_asgi before`` (only with ``--before-tree PATH``): the same server run from another
+  checkout of adk-asgi (``git worktree add PATH <commit>``), in a child process started in that
+  tree with ``PYTHONPATH`` on it, so it serves that tree's ``adk_asgi`` with this venv's
+  packages. It runs in the same rounds as the other rows, so ``adk_asgi / adk_asgi before`` is
+  an A/B of two commits measured in one run.
 * ``resumable``: the same app with a stream store, on a server of its own (as every row: a
   server that served the request before is faster to a first text).
 * ``adk /run_sse``: ADK's own API server (``get_fast_api_app``), same uvicorn settings, same

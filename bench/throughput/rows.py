@@ -26,8 +26,8 @@ from bench.harness.serve import BARE_PATH, BARE_TEXT
 
 OURS: Final = "adk_asgi"
 BEFORE: Final = "adk_asgi before"
-"""The A/B row: adk_asgi with the SSE writer as it was before the first words went out at once
-after a pause (``bench.writer_before``), or another commit's adk_asgi (``--before-tree``)."""
+"""The A/B row (``--before-tree PATH``): the adk_asgi server of another checkout, in the same
+rounds."""
 PEER: Final = "ag-ui-adk"
 BARE: Final = "bare http"
 """``run_async`` behind the thinnest HTTP endpoint (``bench.harness.serve.bare_app``), ADK as

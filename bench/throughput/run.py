@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import version
+from pathlib import Path
 
 import httpx
 
@@ -16,10 +16,10 @@ import bench.throughput as benchmark
 from bench.harness import cli
 from bench.harness.agent import quiet
 from bench.harness.placement import Placement, loop_factory
-from bench.harness.report import progress, versions
+from bench.harness.report import peer_versions, progress, versions
 from bench.harness.rows import SHORT_ANSWER, Measure, sample
 from bench.harness.serve import RESUMABLE
-from bench.harness.servers import ServerProcess, logs_on_error
+from bench.harness.servers import ServerProcess, checkout, describe, logs_on_error
 from bench.throughput.encode import encode_costs
 from bench.throughput.report import report
 from bench.throughput.rows import (
@@ -81,9 +81,11 @@ async def bench(
     return Results(throughput, first_chunk, round_trip, encoding)
 
 
-def _environment(servers: dict[str, ServerProcess], placement: Placement) -> str:
-    """Versions, what uvicorn picked for each server (the same, or the comparison is off), and
-    where the processes ran."""
+def _environment(
+    servers: dict[str, ServerProcess], placement: Placement, before: Path | None
+) -> str:
+    """Versions, what uvicorn picked for each server (the same, or the comparison is off),
+    where the processes ran, and the other checkout of ``--before-tree``."""
     picked = {
         kind: f"loop={server.info.get('loop')}, http={server.info.get('http')}"
         for kind, server in servers.items()
@@ -92,24 +94,18 @@ def _environment(servers: dict[str, ServerProcess], placement: Placement) -> str
         uvicorn_line = next(iter(picked.values()))
     else:
         uvicorn_line = "; ".join(f"{kind} {found}" for kind, found in picked.items())
-    try:
-        peer = f", ag-ui-adk {version('ag-ui-adk')}, sse-starlette {version('sse-starlette')}"
-    except PackageNotFoundError:
-        peer = ""
-    client = f"httpx {version('httpx')}{peer}"
-    return f"{versions(uvicorn_line, client)}\n{placement.describe()}"
+    client = f"httpx {version('httpx')}{peer_versions()}"
+    found = f"{versions(uvicorn_line, client)}\n{placement.describe()}"
+    if before:
+        found += f"\n{BEFORE}: served from {describe(before)}"
+    return found
 
 
-def _server(name: str, kind: str, before_tree: str | None) -> ServerProcess:
-    """A row's server. The A/B row (``before``) is this checkout with the earlier SSE writer,
-    or, with ``--before-tree``, another checkout's app."""
+def _server(name: str, kind: str, before: Path | None) -> ServerProcess:
+    """A row's server; the A/B row's (``before``) runs the other checkout (``--before-tree``)."""
     if name == "adk_bare_skipping":
         return ServerProcess(kind, env={"BENCH_SKIP_A2A": "1"})
-    if name != "before":
-        return ServerProcess(kind)
-    if before_tree:
-        return ServerProcess(kind, root=os.path.abspath(before_tree))
-    return ServerProcess(kind, env={"BENCH_WRITER": "before"})
+    return ServerProcess(kind, root=before if name == "before" else None)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -117,12 +113,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     cli.numbers(parser, reps="runs per row and size (default 7; quick 2)")
     cli.lists(parser, sizes="deltas per answer (1000 10000)")
     cli.numbers(parser, ttfc_runs="runs per row for the first text (84: whole cycles of orders)")
-    cli.numbers(parser, str, before_tree="serve the A/B row from this checkout of adk-asgi")
+    cli.before_tree(parser)
     cli.switches(
         parser,
         no_pin="let the scheduler place servers and client",
         no_peer="leave out the ag-ui-adk row",
-        no_before="leave out the A/B row",
         no_bare="leave out the bare http rows",
         no_prime="time first text without an untimed run first",
     )
@@ -130,12 +125,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     reps = args.reps or (2 if args.quick else 7)
     sizes = args.sizes or ([200] if args.quick else [1_000, 10_000])
     ttfc_runs = args.ttfc_runs or (5 if args.quick else 84)
+    before = checkout(args.before_tree) if args.before_tree else None
     quiet()
     started = time.perf_counter()
     # Every row a process of its own: a server that served the request before is 0.4 ms
     # faster to a first text, so two rows on one server would each help the other.
     kinds = {"adk_asgi": "adk_asgi", "resumable": "adk_asgi", "adk_run_sse": "adk_run_sse"}
-    if not args.no_before:
+    if before:
         kinds["before"] = "adk_asgi"
     if not args.no_peer:
         kinds["ag_ui_adk"] = "ag_ui_adk"
@@ -143,8 +139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         kinds["adk_bare"] = kinds["adk_bare_skipping"] = "adk_bare"
     with contextlib.ExitStack() as stack:
         servers = {
-            name: stack.enter_context(_server(name, kind, args.before_tree))
-            for name, kind in kinds.items()
+            name: stack.enter_context(_server(name, kind, before)) for name, kind in kinds.items()
         }
         progress("servers up: " + ", ".join(f"{k} {s.url}" for k, s in servers.items()))
         placement = Placement(list(servers.values()), pin=not args.no_pin)
@@ -152,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         work = bench(urls, sizes, reps, ttfc_runs, placement, primed=not args.no_prime)
         with logs_on_error(servers), asyncio.Runner(loop_factory=loop_factory()) as runner:
             results = runner.run(work)
-        print(_environment(servers, placement))
+        print(_environment(servers, placement, before))
     print(report(results, reps, ttfc_runs))
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
 
