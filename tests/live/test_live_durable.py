@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,6 +17,7 @@ from google.adk.agents import LlmAgent
 from google.adk.tools.function_tool import FunctionTool
 
 from adk_asgi import AdkApp
+from adk_asgi.hitl.pending import chat_state
 from adk_asgi.testing import demo_model
 from demo_app import build_agent
 from tests.live.test_live_connection import (
@@ -84,7 +86,7 @@ async def test_an_approval_past_its_wait_is_closed_when_the_chat_opens_again(
     async with socket:
         await live.turn("pay 5 to alice")
     await wait_until_closed(app)
-    await asyncio.sleep(0.4)  # past approval_timeout, with nobody connected
+    await past_the_recorded_wait(app, live.chat_id)  # with nobody connected
     again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie_of(socket))
     again.user, again.assistant = live.user, copy.deepcopy(live.assistant)
     answer(again.assistant, "process_payment", approved=True)
@@ -108,6 +110,22 @@ async def test_an_approval_past_its_wait_is_closed_when_the_chat_opens_again(
         for p in history[1]["parts"]
         if p["type"] == "tool-process_payment"
     ] == [("output-error", "Not run: the approval was not answered in time.")]
+
+
+async def past_the_recorded_wait(app: AdkApp, chat_id: str) -> None:
+    """Return once the one approval the chat waits for is past the wait its session records
+    (``approval_timeout`` after it was asked). The server reads the wall clock against that
+    expiry only when the chat is opened again: no event happens at the expiry itself, so this
+    waits for the wall clock to pass it, the instant read from the session (no margin)."""
+    [user_id] = _users(app, chat_id)
+    session = await app.session_service.get_session(
+        app_name=app.app_name, user_id=user_id, session_id=chat_id
+    )
+    assert session is not None
+    [expires] = chat_state(session.events, app.services.tools).expires.values()
+    assert expires - time.time() <= 0.3  # approval_timeout after it was asked, or less
+    await asyncio.sleep(max(expires - time.time(), 0) + 0.001)
+    assert time.time() > expires
 
 
 async def test_an_approval_another_request_took_is_not_acted_on_by_the_connection() -> None:

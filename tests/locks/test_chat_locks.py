@@ -9,7 +9,7 @@ import signal
 import sqlite3
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, closing
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from adk_asgi.stores.leases import RENEWALS_PER_TTL, LeasedChatLocks
 from adk_asgi.stores.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease, LockUnavailable
 from adk_asgi.stores.locks_postgres import PostgresChatLocks
 from adk_asgi.stores.locks_redis import FENCE_KEEP, RedisChatLocks
@@ -67,6 +68,7 @@ async def test_a_waiting_worker_gets_the_chat_as_soon_as_it_is_released(workers:
     first, second = workers(), workers()
     order: list[str] = []
     held, release = asyncio.Event(), asyncio.Event()
+    attempts = _attempts(second)
 
     async def hold_until_released() -> None:
         async with first.hold(CHAT, wait=1):
@@ -78,7 +80,8 @@ async def test_a_waiting_worker_gets_the_chat_as_soon_as_it_is_released(workers:
     holder = asyncio.create_task(hold_until_released())
     await asyncio.wait_for(held.wait(), 5)
     waiter = asyncio.create_task(_hold_once(second, order, "second holds"))
-    await asyncio.sleep(0.1)  # a negative check: the waiter polls meanwhile and must not get in
+    await _until(lambda: len(attempts) >= 3)  # the waiter tried, and tried again: not in
+    assert attempts[:3] == [False] * 3
     assert order == ["first holds"]
     release.set()
     await asyncio.wait_for(asyncio.gather(holder, waiter), 5)
@@ -91,21 +94,97 @@ async def _hold_once(locks: ChatLocks, order: list[str], label: str) -> Lease:
         return lease
 
 
+async def _until(condition: Callable[[], bool], deadline: float = 10) -> None:
+    """Wait for ``condition`` on a spy's counts (checked every 2 ms); fail after ``deadline``
+    s."""
+    try:
+        async with asyncio.timeout(deadline):
+            while not condition():  # noqa: ASYNC110 (a bounded poll on a spy's count)
+                await asyncio.sleep(0.002)
+    except TimeoutError:
+        raise AssertionError(f"not within {deadline} s") from None
+
+
+def _attempts(locks: ChatLocks) -> list[bool]:
+    """A spy on ``locks``' attempts to take a chat, one round trip to its store each: whether
+    each got the chat, in order."""
+    outcomes: list[bool] = []
+    if isinstance(locks, RedisChatLocks):
+        take = locks._take
+
+        def counted_take(**kwargs: Any) -> Awaitable[Any]:
+            async def counted() -> Any:
+                token = await take(**kwargs)
+                outcomes.append(bool(token))
+                return token
+
+            return counted()
+
+        locks._take = counted_take
+    else:
+        assert isinstance(locks, LeasedChatLocks)
+        try_take = locks._try_take
+
+        async def counted_try_take(chat: str, patience: float) -> int:
+            token = await try_take(chat, patience)
+            outcomes.append(bool(token))
+            return token
+
+        locks._try_take = counted_try_take  # type: ignore[method-assign]
+    return outcomes
+
+
+def _renewals(locks: ChatLocks) -> list[int]:
+    """A spy on ``locks``' lease renewals: how many leases each renewal kept, in order."""
+    kept: list[int] = []
+    if isinstance(locks, RedisChatLocks):
+        renew = locks._renew
+
+        def counted_renew(**kwargs: Any) -> Awaitable[Any]:
+            async def counted() -> Any:
+                renewed = await renew(**kwargs)
+                kept.append(int(bool(renewed)))
+                return renewed
+
+            return counted()
+
+        locks._renew = counted_renew
+    else:
+        assert isinstance(locks, LeasedChatLocks)
+        renew_rows = locks._renew
+
+        async def counted_renew_rows(chats: list[str]) -> Mapping[str, int]:
+            rows = await renew_rows(chats)
+            kept.append(len(rows))
+            return rows
+
+        locks._renew = counted_renew_rows  # type: ignore[method-assign]
+    return kept
+
+
 async def test_only_one_of_many_racing_workers_holds_the_chat_at_once(workers: Workers) -> None:
-    racers = [workers() for _ in range(4)]
+    racers = [workers(poll=0.005) for _ in range(4)]
+    attempts = [_attempts(r) for r in racers]
     inside = 0
     most = 0
     tokens: list[int] = []
+    racing = len(racers)
+
+    def turned_away() -> int:
+        return sum(a.count(False) for a in attempts)
 
     async def run(locks: ChatLocks) -> None:
-        nonlocal inside, most
+        nonlocal inside, most, racing
         for _ in range(5):
             async with locks.hold(CHAT, wait=10) as lease:
                 inside += 1
                 most = max(most, inside)
                 tokens.append(lease.token)
-                await asyncio.sleep(0.005)
+                before = turned_away()
+                # held until another racer tried to get in (unless none is left racing)
+                await _until(lambda: turned_away() > before or racing == 1)  # noqa: B023
                 inside -= 1
+        racing -= 1
 
     await asyncio.wait_for(asyncio.gather(*(run(r) for r in racers)), 30)
     assert most == 1
@@ -131,9 +210,13 @@ async def test_in_memory_locks_hold_in_one_process() -> None:
 async def test_a_redis_lease_is_renewed_while_its_run_goes_on(redis_url: str) -> None:
     first = RedisChatLocks(redis_url, ttl=0.3)
     second = RedisChatLocks(redis_url, ttl=0.3)
+    renewals = _renewals(first)
     try:
         async with first.hold(CHAT, wait=1) as lease:
-            await asyncio.sleep(1.0)  # more than three ttls: only renewal keeps it
+            # renewed every ttl / 3: ten renewals are more than three ttls, which the lease
+            # outlived only through them
+            await _until(lambda: len(renewals) >= 10)
+            assert renewals[:10] == [1] * 10
             with pytest.raises(ChatBusy):
                 async with second.hold(CHAT, wait=0.1):
                     pass
@@ -242,6 +325,8 @@ async def test_a_lease_released_while_its_renewal_talks_to_redis_is_released(
 
             async def hold_briefly(hold_for: float = (i % 10) * 0.001) -> None:
                 async with locks.hold(CHAT, wait=1):
+                    # the subject: releases spread over a renewal's round trip (0-9 ms, against
+                    # one every 2 ms), to land at every moment of it; no event marks a moment
                     await asyncio.sleep(hold_for)
 
             attempt = asyncio.create_task(hold_briefly())
@@ -264,7 +349,8 @@ async def main() -> None:
     locks = make(where, ttl=ttl)
     async with locks.hold(("app", "user", "chat-1"), wait=5) as lease:
         print("held", flush=True)
-        await asyncio.sleep(float(sys.argv[4]))
+        await asyncio.sleep(float(sys.argv[4]))  # a run that goes on: the worker is killed or
+        # stopped meanwhile, or its lease outlives several ttls (the subject)
     print("lost" if lease.lost else "kept", flush=True)
     await locks.aclose()
 
@@ -407,9 +493,14 @@ async def test_one_renewal_keeps_every_lease_of_a_worker(store: tuple[str, str])
     """Leases outlive several ttls while held, however many a worker holds: one task renews
     them all, and stops once none is held."""
     locks, other = _locks(store, ttl=0.3), _locks(store, ttl=0.3)
+    renewals = _renewals(locks)
     try:
         async with locks.hold(CHAT, wait=1) as first, locks.hold(OTHER, wait=1) as second:
-            await asyncio.sleep(1.0)  # more than three ttls
+            # more than three ttls (renewed every ttl / RENEWALS_PER_TTL), both leases kept by
+            # each renewal, in one statement
+            count = 3 * RENEWALS_PER_TTL + 1
+            await _until(lambda: len(renewals) >= count)
+            assert renewals[:count] == [2] * count
             for chat in (CHAT, OTHER):
                 with pytest.raises(ChatBusy):
                     async with other.hold(chat, wait=0.1):
@@ -517,7 +608,9 @@ async def test_a_sqlite_hold_cancelled_as_it_takes_the_chat_leaves_no_lease_behi
     outcomes = []
     for step in range(40):
         taking = asyncio.create_task(_hold_once(taker, [], "taker"))
-        await asyncio.sleep(step * 0.0005)  # lands anywhere in the taking, or after it
+        # the subject: the cancellation lands at every moment of the taking (0-20 ms, one
+        # step each), or after it; no event marks those moments from outside
+        await asyncio.sleep(step * 0.0005)
         taking.cancel()
         try:
             await taking
