@@ -175,6 +175,7 @@ class ServerProcess:
     def stop(self) -> None:
         proc, self._proc = self._proc, None
         if proc is None:
+            self._stderr.close()
             return
         if proc.poll() is None:
             proc.terminate()
