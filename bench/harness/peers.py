@@ -1,7 +1,7 @@
 """The peer the benches compare against: ``ag-ui-adk``, the AG-UI protocol's ADK middleware.
 
 ``pip install -e '.[bench]'`` installs it (it is not a dependency of the package). Its server
-(``python -m bench.serve ag_ui_adk FD``) is what its README shows: FastAPI, ``ADKAgent`` on
+(``python -m bench.harness.serve ag_ui_adk FD``) is what its README shows: FastAPI, ``ADKAgent`` on
 in-memory services and ``add_adk_fastapi_endpoint``, which answers with sse-starlette's
 ``EventSourceResponse``; the agent is the one every row runs (``bench.harness.agent``).
 

@@ -3,7 +3,7 @@
 ``python -m bench.live [--quick] [--reps R] [--sizes N ...] [--no-pin]``
 
 The same agent as ``bench.throughput`` (``bench.harness.agent``), run by ``Runner.run_live``, in
-rows (``bench.live_rows``): ``floor`` is ``run_live`` iterated in this process; ``adk_asgi`` is
+rows (``bench.live.rows``): ``floor`` is ``run_live`` iterated in this process; ``adk_asgi`` is
 ``WS /live`` served by uvicorn in a child process and driven by a ``websockets`` client here,
 offering permessage-deflate as browsers do; ``adk_asgi, no deflate`` the same without it;
 ``adk_asgi in-process`` is the app called in this process with no socket (adk_asgi's own share).

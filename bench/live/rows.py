@@ -73,7 +73,7 @@ class LiveFloor:
     """Bare ``Runner.run_live``, iterated here: what ADK costs before any transport.
 
     With ``cpus`` set, this process moves to the server's CPU for each run (:func:`on_cpus`), as
-    :class:`bench.throughput.Floor` does.
+    ``bench.throughput.rows.Floor`` does.
     """
 
     def __init__(self) -> None:
