@@ -15,8 +15,9 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
-from google.adk.agents.run_config import RunConfig
+# (ADK documents this import of StreamingMode; run_config lists no __all__, so to mypy --strict it
+# is not exported: the ignore goes when ADK exports it there)
+from google.adk.agents.run_config import RunConfig, StreamingMode  # type: ignore[attr-defined]
 from google.adk.apps.app import App
 from google.adk.artifacts.base_artifact_service import BaseArtifactService
 from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService

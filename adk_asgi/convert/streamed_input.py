@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.adk.utils.streaming_utils import _parse_json_path, _set_value_by_json_path
 from google.genai import types
 
+from adk_asgi.adk.private import parse_json_path, set_value_by_json_path
 from adk_asgi.convert.adk_values import to_json
 
 
@@ -61,16 +61,16 @@ class StreamedInput:
         for piece in partial_args:
             if not piece.json_path:
                 continue
-            path = _parse_json_path(piece.json_path)
+            path = parse_json_path(piece.json_path)
             if not path:
                 continue
             if piece.string_value is not None:
                 current = self._value_at(path)
                 before = current if isinstance(current, str) else ""
-                _set_value_by_json_path(self.args, path, before + piece.string_value)
+                set_value_by_json_path(self.args, path, before + piece.string_value)
                 open_string = bool(piece.will_continue)
             elif (value := _scalar(piece)) is not _NO_VALUE:
-                _set_value_by_json_path(self.args, path, value)
+                set_value_by_json_path(self.args, path, value)
                 open_string = False
             else:  # (an empty object or list: ADK drops it too; the final JSON has it)
                 continue
@@ -98,9 +98,9 @@ class StreamedInput:
 
     def _more_of_open_string(self, path: str, piece: types.PartialArg) -> str:
         piece_text = piece.string_value or ""
-        parsed = _parse_json_path(path)
+        parsed = parse_json_path(path)
         current = self._value_at(parsed)
-        _set_value_by_json_path(self.args, parsed, (current or "") + piece_text)
+        set_value_by_json_path(self.args, parsed, (current or "") + piece_text)
         delta = to_json(piece_text)[1:-1]  # (JSON escapes each character on its own)
         if not piece.will_continue:
             delta += '"'

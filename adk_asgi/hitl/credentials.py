@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-from google.adk.auth.auth_credential import _CREDENTIAL_SECRET_KEYS
 from google.adk.auth.auth_tool import AuthConfig
 from google.genai import types
 from pydantic import ValidationError
 
+from adk_asgi.adk.private import CREDENTIAL_SECRET_KEYS
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl.interrupts import REQUEST_CREDENTIAL
 from adk_asgi.hitl.pending import ToolCall
@@ -103,7 +103,7 @@ def shown_output(name: str, result: Any) -> Any:
 
 def _redacted(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _redacted(v) for k, v in value.items() if k not in _CREDENTIAL_SECRET_KEYS}
+        return {k: _redacted(v) for k, v in value.items() if k not in CREDENTIAL_SECRET_KEYS}
     if isinstance(value, list):
         return [_redacted(item) for item in value]
     return value

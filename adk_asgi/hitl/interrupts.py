@@ -26,14 +26,9 @@ from typing import Any, Final
 
 import msgspec
 from google.adk.events.event import Event
-from google.adk.workflow._errors import WorkflowDataError
-from google.adk.workflow.utils._rehydration_utils import (
-    _unwrap_response,
-    _validate_resume_response,
-)
-from google.adk.workflow.utils._workflow_hitl_utils import confirmation_interrupt_id
 from google.genai import types
 
+from adk_asgi.adk.private import check_resume_answer, node_confirmation_id
 from adk_asgi.errors import ClientError
 from adk_asgi.hitl import bookkeeping, node_tools
 
@@ -41,7 +36,7 @@ REQUEST_INPUT: Final = "adk_request_input"
 REQUEST_CREDENTIAL: Final = "adk_request_credential"
 ASKING_THE_USER: Final = frozenset({REQUEST_INPUT, REQUEST_CREDENTIAL})
 """ADK's calls that ask the user (a question, a credential): the page answers them."""
-_CONFIRMATION_PREFIX: Final = confirmation_interrupt_id("")
+_CONFIRMATION_PREFIX: Final = node_confirmation_id("")
 _SEPARATOR: Final = "~"
 
 
@@ -102,7 +97,7 @@ def confirmed_node(event: Event) -> str | None:
     info = event.node_info
     if event.output is None or event.content is not None or not info.path:
         return None
-    return confirmation_interrupt_id(info.path)
+    return node_confirmation_id(info.path)
 
 
 def workflow_answer(event: Event) -> types.Content | None:
@@ -135,8 +130,8 @@ def check_input(call_id: str, request: dict[str, Any], answer: dict[str, Any]) -
     if schema is None:
         return
     try:
-        _validate_resume_response(_unwrap_response(answer), schema)
-    except (WorkflowDataError, ValueError) as error:
+        check_resume_answer(answer, schema)
+    except ValueError as error:  # (ADK's WorkflowDataError is one)
         message = str(error).splitlines()[0]
         raise ClientError(
             422, f"the answer to {call_id!r} does not fit its response_schema: {message}"

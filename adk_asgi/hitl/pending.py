@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
 
+from adk_asgi.adk.private import without_rewound
 from adk_asgi.hitl import bookkeeping, interrupts, node_tools, outcomes
 from adk_asgi.hitl.interrupts import ASKING_THE_USER, REQUEST_INPUT
 from adk_asgi.hitl.outcomes import reason_of, unanswered
@@ -193,7 +193,7 @@ def visible_events(events: Iterable[Event]) -> list[Event]:
     """The session's events as the model sees them: without what a rewind took back (a
     regenerated or edited turn), by ADK's own rule (``_apply_rewinds``, which its prompt
     building and compaction share; private in ADK 2.13, pinned by the regenerate tests)."""
-    return _apply_rewinds(list(events))
+    return without_rewound(list(events))
 
 
 def user_turn(events: Iterable[Event], message_id: str) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from google.adk.tools.base_toolset import BaseToolset
 
+from adk_asgi.adk.private import confirmation_rule
 from adk_asgi.hitl.dynamic_tools import DynamicTools, dynamic_rule
 from adk_asgi.hitl.interrupts import ASKING_THE_USER
 from adk_asgi.hitl.tools import ClientTool
@@ -28,19 +29,16 @@ class ToolPolicy:
         self.client_tools: Mapping[str, ClientTool] = {
             tool.name: tool for tool in tools if isinstance(tool, ClientTool)
         }
-        # ADK keeps ``require_confirmation`` in ``FunctionTool._require_confirmation`` (and an
-        # ``McpToolset`` in its own, for each tool it lists at run time); no public accessor.
+        # (an ``McpToolset``'s rule is for each tool it lists at run time)
         named = [t for t in tools if not isinstance(t, BaseToolset | ClientTool)]
-        confirming = {t.name for t in named if getattr(t, "_require_confirmation", False)}
+        confirming = {t.name for t in named if confirmation_rule(t)}
         self._asking = frozenset(confirming | set(self.client_tools))
-        self._by_rule = frozenset(
-            t.name for t in named if callable(getattr(t, "_require_confirmation", None))
-        )
+        self._by_rule = frozenset(t.name for t in named if callable(confirmation_rule(t)))
         sets = [t for t in tools if isinstance(t, BaseToolset)]
-        self._toolset_asks = any(getattr(t, "_require_confirmation", False) for t in sets)
+        self._toolset_asks = any(confirmation_rule(t) for t in sets)
         """A toolset's tools may ask (an ``McpToolset(require_confirmation=...)``): the
         names are known only at run time, so every dynamic tool may."""
-        self._toolset_rules = any(callable(getattr(t, "_require_confirmation", None)) for t in sets)
+        self._toolset_rules = any(callable(confirmation_rule(t)) for t in sets)
         self._dynamic = dynamic_rule(tools, dynamic)
 
     @classmethod

@@ -18,11 +18,14 @@ live mode what SSE is:
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
-from google.adk.utils._callback_pipeline import _run_callbacks, _stop_on_non_none
+
+from adk_asgi.adk.private import invocation_of
 
 
 async def after_agent_callbacks(
@@ -33,13 +36,8 @@ async def after_agent_callbacks(
     callbacks = _agents(tool_context, "canonical_after_tool_callbacks")
     if not callbacks:
         return result
-    changed = await _run_callbacks(
-        callbacks,
-        _stop_on_non_none,
-        tool=tool,
-        args=args,
-        tool_context=tool_context,
-        tool_response=result,
+    changed = await run_callbacks(
+        callbacks, tool=tool, args=args, tool_context=tool_context, tool_response=result
     )
     return result if changed is None else changed
 
@@ -52,12 +50,64 @@ async def before_agent_callbacks(
     callbacks = _agents(tool_context, "canonical_before_tool_callbacks")
     if not callbacks:
         return None
-    return await _run_callbacks(
-        callbacks, _stop_on_non_none, tool=tool, args=args, tool_context=tool_context
-    )
+    return await run_callbacks(callbacks, tool=tool, args=args, tool_context=tool_context)
 
 
 def _agents(tool_context: ToolContext, callbacks: str) -> Any:
     """The callbacks (``canonical_…_tool_callbacks``) of the agent that made the call, if any."""
-    agent = tool_context._invocation_context.agent  # (not get_invocation_context(): it copies)
+    agent = invocation_of(tool_context).agent  # (not get_invocation_context(): it copies)
     return getattr(agent, callbacks, None)
+
+
+async def run_callbacks(callbacks: Sequence[Callable[..., Any]], **kwargs: Any) -> Any:
+    """Run ``callbacks`` in order, as ADK's tool pipeline runs an agent's list: the first that
+    answers (not ``None``) wins and the rest do not run; each may be async.
+
+    ADK's own runner (``google.adk.utils._callback_pipeline._run_callbacks`` with
+    ``_stop_on_non_none``) is private; this is the same rule on the public
+    ``canonical_*_tool_callbacks`` lists, kept equal to ADK's by a test that runs both
+    (tests/unit/test_adk_private.py)."""
+    result: Any = None
+    for callback in callbacks:
+        result = _invoke(callback, kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        if result is not None:
+            return result
+    return result
+
+
+_PARAMETER_ORDER: Final = (
+    "tool",
+    "args",
+    "tool_context",
+    "response",
+    "tool_response",
+    "callback_context",
+    "llm_request",
+    "llm_response",
+    "error",
+)
+"""The order ADK passes a callback's arguments in by position, when the callback's parameters
+are not named as ADK names them (``def before(t, a, ctx)``)."""
+
+
+def _invoke(callback: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call ``callback`` with ``kwargs``, or with their values by position in ADK's order when
+    its signature takes them so and not by name (as ADK's pipeline calls a callback)."""
+    positional: list[Any] | None = None
+    try:
+        signature = inspect.signature(callback)
+        try:
+            signature.bind(**kwargs)
+        except TypeError:
+            ordered = sorted(kwargs.items(), key=lambda item: _position(item[0]))
+            signature.bind(*(value for _, value in ordered))
+            positional = [value for _, value in ordered]
+    except (ValueError, TypeError):  # (no signature, or it binds neither way: ADK's call)
+        pass
+    return callback(**kwargs) if positional is None else callback(*positional)
+
+
+def _position(name: str) -> int:
+    return _PARAMETER_ORDER.index(name) if name in _PARAMETER_ORDER else len(_PARAMETER_ORDER)

@@ -16,12 +16,11 @@ from __future__ import annotations
 from typing import Any, Protocol, TypeGuard
 
 from google.adk.events.event import Event
-from google.adk.tools._node_tool import NodeTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
-from google.adk.workflow._errors import NodeInterruptedError
 from google.genai import types
 
+from adk_asgi.adk.private import NodeInterruptedError, NodeTool
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.interrupts import REQUEST_INPUT
 from adk_asgi.hitl.outcomes import EXPIRED as TIMED_OUT

@@ -30,6 +30,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from adk_asgi.adk.private import answered_later
 from adk_asgi.convert.adk_values import approval_descriptor
 from adk_asgi.convert.returned import is_wrapper
 from adk_asgi.convert.safe_history import lost_result, readable
@@ -307,7 +308,7 @@ class LiveToolGate(BasePlugin):
         asked = tool_context.actions.requested_tool_confirmations
         if call_id and call_id in asked and tool_context.tool_confirmation is None:
             replaced = result = await waits.confirm(tool, tool_args, tool_context)
-        if not ((tool.is_long_running or tool._defers_response) and not result):
+        if not (answered_later(tool) and not result):
             # shown and stored as the agent's callbacks make it (live/agent_callbacks.py); ADK
             # is answered even for ``None`` (as it stores it), or it runs them again
             result = await after_agent_callbacks(tool, tool_args, tool_context, result)

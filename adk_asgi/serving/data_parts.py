@@ -33,6 +33,7 @@ from typing import Any
 from google.adk.agents.context import Context
 from google.adk.events.event import Event
 
+from adk_asgi.adk.private import event_queue, invocation_of
 from adk_asgi.convert.data_parts import DataPartError, data_chunk, record
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.wire.chunks import DataChunk
@@ -63,8 +64,8 @@ def send_data(
     thread pool).
     """
     chunk = data_chunk(name, data, id=id, transient=transient)
-    invocation = context._invocation_context  # (not get_invocation_context(): it copies)
-    queue = invocation._event_queue
+    invocation = invocation_of(context)  # (not get_invocation_context(): it copies)
+    queue = event_queue(invocation)
     if queue is None:  # (ADK runs the classic agent trees without one: see the module)
         raise RuntimeError(
             "send_data is called from a tool or a callback of an agent that ADK runs on its event"

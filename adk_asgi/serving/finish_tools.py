@@ -49,6 +49,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from adk_asgi.adk.private import answered_later
 from adk_asgi.serving.pace import RunSignal, run_signal
 
 CONTINUATION: Final = "adk_asgi:continuation"
@@ -88,7 +89,7 @@ class FinishRanTools(BasePlugin):
         to release it: it holds nothing from here on."""
         signal = run_signal()
         call_id = tool_context.function_call_id
-        long_running = tool.is_long_running or tool._defers_response
+        long_running = answered_later(tool)
         if signal is not None and call_id is not None and long_running and not result:
             signal.release(call_id)
         return None

@@ -34,6 +34,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
+from adk_asgi.adk import private
 from adk_asgi.hitl import bookkeeping
 
 logger = logging.getLogger("adk_asgi")
@@ -51,12 +52,10 @@ def refuses_arguments(tool: BaseTool, args: dict[str, Any]) -> bool:
     if not isinstance(tool, FunctionTool):
         return False
     try:
-        _, errors = tool._preprocess_args_with_validation(dict(args))
-        missing = [name for name in tool._get_mandatory_args() if name not in args]
+        return private.refuses_arguments(tool, args)
     except Exception:  # (ADK's checks changed shape: the call is shown as any other)
         logger.debug("could not check the arguments of %s", tool.name, exc_info=True)
         return False
-    return bool(errors or missing)
 
 
 class InvalidCalls(BasePlugin):

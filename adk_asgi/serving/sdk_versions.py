@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from adk_asgi.adk.private import confirmation_rule
 from adk_asgi.hitl.tools import ClientTool
 from adk_asgi.wire.encoding import SDK_VERSIONS, SdkVersion
 
@@ -48,8 +49,7 @@ def _approvals(root: object) -> Iterator[str]:
         for tool in getattr(node, "tools", None) or []:
             if isinstance(tool, ClientTool) and tool.require_approval is not False:
                 yield f"{tool.name!r} (client_tool require_approval)"
-            elif _set(getattr(tool, "_require_confirmation", False)):
-                # ADK keeps FunctionTool's and McpToolset's in ``_require_confirmation``.
+            elif _set(confirmation_rule(tool)):
                 yield f"{_name(tool)!r} (require_confirmation)"
         if _set(getattr(node, "require_confirmation", False)):  # a workflow FunctionNode
             yield f"{_name(node)!r} (require_confirmation)"

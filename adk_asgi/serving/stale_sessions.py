@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Callable
 
-from google.adk.errors._stale_session_error import StaleSessionError
+from google.adk.errors import StaleSessionError
 from google.adk.events.event import Event
 
 from adk_asgi.errors import AdkAsgiError

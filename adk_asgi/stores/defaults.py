@@ -26,6 +26,7 @@ from typing import Any
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
+from adk_asgi.adk.private import sqlite_location
 from adk_asgi.stores.claims import Claims, InMemoryClaims
 from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
 
@@ -36,8 +37,8 @@ def locks_for(session_service: BaseSessionService) -> ChatLocks:
     """The locks that live where ``session_service`` keeps the sessions (as ``claims_for``
     picks the claim store)."""
     if isinstance(session_service, SqliteSessionService):
-        path, uri = session_service._db_connect_path, session_service._db_connect_uri
-        if _in_memory(session_service._db_path, path, uri):
+        name, path, uri = sqlite_location(session_service)
+        if _in_memory(name, path, uri):
             return InMemoryChatLocks()  # the database is this process's alone
         from adk_asgi.stores.locks_sqlite import SqliteChatLocks
 
@@ -106,10 +107,10 @@ def claims_for(session_service: BaseSessionService) -> Claims:
     if isinstance(session_service, SqliteSessionService):
         from adk_asgi.stores.claims_sqlite import SqliteClaims
 
-        if session_service._db_path in ("", ":memory:"):
+        where = sqlite_location(session_service)
+        if where.path in ("", ":memory:"):
             return InMemoryClaims()  # the database is this process's alone
-        uri = session_service._db_connect_uri
-        return SqliteClaims(session_service._db_connect_path, uri=uri)
+        return SqliteClaims(where.connect, uri=where.uri)
     try:
         from google.adk.sessions.database_session_service import DatabaseSessionService
     except ImportError:  # pragma: no cover - SQLAlchemy absent: no database sessions either

@@ -24,6 +24,8 @@ from uuid import uuid4
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from adk_asgi.adk.private import json_to_partial_args
+
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "Blocked",
@@ -209,8 +211,8 @@ def code_execution_part(segment: Code | CodeResult | Image) -> types.Part:
 def _streamed_call(call: Call, chunk_size: int) -> Iterator[LlmResponse]:
     """A call whose arguments stream, as ADK's Anthropic model yields it (``anthropic_llm``:
     the opening ``will_continue`` part, then each piece of JSON text as ADK's
-    ``_JsonPathTracker`` turns it into ``partial_args``)."""
-    from google.adk.utils.streaming_utils import _JsonPathTracker
+    ``_JsonPathTracker`` turns it into ``partial_args``,
+    :func:`~adk_asgi.adk.private.json_to_partial_args`)."""
 
     def piece(partial_args: list[types.PartialArg] | None) -> LlmResponse:
         function_call = types.FunctionCall(
@@ -220,10 +222,10 @@ def _streamed_call(call: Call, chunk_size: int) -> Iterator[LlmResponse]:
         return LlmResponse(content=types.Content(role="model", parts=[part]), partial=True)
 
     yield piece(None)
-    tracker = _JsonPathTracker()
+    pieces_of = json_to_partial_args()
     text = call.json_text if call.json_text is not None else json.dumps(dict(call.args))
     for delta in _chunks(text, chunk_size):
-        yield piece(tracker.handle_chunk(delta) or None)
+        yield piece(pieces_of(delta) or None)
 
 
 def _tokens(chars: int) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 import adk_asgi
 
 PACKAGE = Path(adk_asgi.__file__).parent
-SANS_IO_LAYERS = ["errors", "wire", "hitl", "convert"]
+SANS_IO_LAYERS = ["adk", "errors", "wire", "hitl", "convert"]
 """The layers that do no I/O at all, every module of them: they take values (events, frames,
 messages, the time) and return values."""
 SANS_IO_ELSEWHERE = [
@@ -36,6 +36,7 @@ SANS_IO_ELSEWHERE = [
 """The sans-I/O modules of the I/O layers: the live protocol machine and its jobs, and the
 checks of a request."""
 LAYERS = [
+    ["adk"],
     ["errors"],
     ["wire"],
     ["hitl"],
@@ -52,7 +53,8 @@ LAYERS = [
 own layer and those below. Subpackages that share a layer (the two transports) do not import each
 other. ``*`` is the application: the package's top-level modules (``app``, ``middleware``, the
 import paths kept from before the layout). ``web`` (the ``adk-asgi web`` command) is the top: it
-serves an agent offline on the stand-in of ``testing``."""
+serves an agent offline on the stand-in of ``testing``. ``adk`` (the one door to ADK's internals,
+:mod:`adk_asgi.adk.private`) is the bottom: every layer may use it, and it imports none."""
 IO = {
     "anyio",
     "asyncio",
