@@ -51,13 +51,12 @@ from adk_asgi.convert.failures import (
     show_errors,
     unstored,
 )
-from adk_asgi.convert.held_calls import HeldCalls
 from adk_asgi.convert.metadata import AppMetadata, MessageMetadata, ResponseFacts, merged
 from adk_asgi.convert.model_calls import ModelCalls
 from adk_asgi.convert.parallel_calls import ParallelCalls
 from adk_asgi.convert.progress import progress_of
 from adk_asgi.convert.text_blocks import HeardSpeech, TextBlocks
-from adk_asgi.convert.tool_cards import ToolCards
+from adk_asgi.convert.tool_cards import HeldCalls, ToolCards
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.interrupts import workflow_answer
 from adk_asgi.hitl.pending import CONFIRMATION_TOOL, REJECTED
