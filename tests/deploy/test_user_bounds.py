@@ -31,6 +31,7 @@ from adk_asgi.serving.user_bounds import UserBounds
 from adk_asgi.testing import Call, Text
 from tests.deploy.test_restarts import answers_hello, live_request
 from tests.servers import in_loop_uvicorn, uvicorn_server
+from tests.streams import server_tool_step, text_step
 from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
 
 pytestmark = pytest.mark.backing
@@ -326,27 +327,8 @@ def _got_it(chunks: list[dict[str, Any]]) -> bool:
 
 HELD_AND_DONE = [
     {"type": "start", "messageId": "<msg1>"},
-    {"type": "start-step"},
-    {
-        "type": "tool-input-start",
-        "toolCallId": "<call1>",
-        "toolName": "hold",
-        "providerExecuted": True,
-    },
-    {
-        "type": "tool-input-available",
-        "toolCallId": "<call1>",
-        "toolName": "hold",
-        "input": {},
-        "providerExecuted": True,
-    },
-    {"type": "tool-output-available", "toolCallId": "<call1>", "output": "released"},
-    {"type": "finish-step"},
-    {"type": "start-step"},
-    {"type": "text-start", "id": "<block1>"},
-    {"type": "text-delta", "id": "<block1>", "delta": "Done."},
-    {"type": "text-end", "id": "<block1>"},
-    {"type": "finish-step"},
+    *server_tool_step("<call1>", "hold", {}, "released"),
+    *text_step("<block1>", ["Done."]),
     {"type": "finish", "finishReason": "stop"},
 ]
 

@@ -29,11 +29,10 @@ from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from adk_asgi.wire.messages import CHAT_ID_RULE
 from demo_app import build_agent
 from tests.servers import in_loop_uvicorn
+from tests.streams import WEATHER_SAID, chunked, text_step, weather_answer
 from tests.support import CountedSessions, answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
-
-PARIS = '{"city": "Paris", "forecast": "windy", "temperature_c": 19}'
 
 
 @asynccontextmanager
@@ -299,34 +298,10 @@ async def test_a_hundred_concurrent_connections_lose_and_reorder_nothing(
             return squash(await live.turn("weather in Paris"))
 
     results = await asyncio.gather(*(one() for _ in range(100)))
-    expected = [
-        {"type": "start", "messageId": "<msg1>"},
-        {"type": "start-step"},
-        {
-            "type": "tool-input-start",
-            "toolCallId": "<call1>",
-            "toolName": "get_weather",
-            "providerExecuted": True,
-        },
-        {
-            "type": "tool-input-available",
-            "toolCallId": "<call1>",
-            "toolName": "get_weather",
-            "input": {"city": "Paris"},
-            "providerExecuted": True,
-        },
-        {
-            "type": "tool-output-available",
-            "toolCallId": "<call1>",
-            "output": {"city": "Paris", "forecast": "windy", "temperature_c": 19},
-        },
-        {"type": "finish-step"},
-        *closing(""),
-        {"type": "finish", "finishReason": "stop"},
-    ]
+    expected = weather_answer(deltas=["~"])  # squashed
     for chunks, text in results:
         assert chunks == expected
-        assert text == f"Here you go: get_weather: {PARIS}."
+        assert text == WEATHER_SAID
     await wait_until_closed(app)
 
 
@@ -343,7 +318,7 @@ async def test_audio_round_trip(server: tuple[AdkApp, str]) -> None:
             message = await asyncio.wait_for(socket.recv(), 10)
             if isinstance(message, bytes):
                 audio += message
-        assert audio.decode() == f"Here you go: get_weather: {PARIS}."
+        assert audio.decode() == WEATHER_SAID
         # the voice turn had no request: once it is over, its transcript and chunks are there
         # for a resume
         await answered(app, chat_id)
@@ -356,7 +331,7 @@ async def test_audio_round_trip(server: tuple[AdkApp, str]) -> None:
     heard = [c for c in replay if c["type"] == "data-transcript"]
     assert heard[-1]["data"] == {"role": "user", "text": "weather in Paris", "final": True}
     text = "".join(c["delta"] for c in replay if c["type"] == "text-delta")
-    assert text == f"Here you go: get_weather: {PARIS}."
+    assert text == WEATHER_SAID
     assert [c["type"] for c in replay if c["type"].startswith("tool-")] == [
         "tool-input-start",
         "tool-input-available",
@@ -620,43 +595,14 @@ def joined(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def text_block(block: str, text: str) -> list[dict[str, Any]]:
-    """One step of model text, exactly as it streams."""
-    return [
-        {"type": "start-step"},
-        {"type": "text-start", "id": block},
-        *deltas(block, text),
-        {"type": "text-end", "id": block},
-        {"type": "finish-step"},
-    ]
+    """One step of model text, exactly as it streams (``chunk_size`` 8)."""
+    return text_step(block, chunked(text, 8))
 
 
 def weather_turn(message: str, call: str, block: str) -> list[dict[str, Any]]:
-    """The whole response to "weather in Paris", ids as ``normalize_ids`` names them."""
-    return [
-        {"type": "start", "messageId": message},
-        {"type": "start-step"},
-        {
-            "type": "tool-input-start",
-            "toolCallId": call,
-            "toolName": "get_weather",
-            "providerExecuted": True,
-        },
-        {
-            "type": "tool-input-available",
-            "toolCallId": call,
-            "toolName": "get_weather",
-            "input": {"city": "Paris"},
-            "providerExecuted": True,
-        },
-        {
-            "type": "tool-output-available",
-            "toolCallId": call,
-            "output": {"city": "Paris", "forecast": "windy", "temperature_c": 19},
-        },
-        {"type": "finish-step"},
-        *text_block(block, f"Here you go: get_weather: {PARIS}."),
-        {"type": "finish", "finishReason": "stop"},
-    ]
+    """The whole response to "weather in Paris", ids as ``normalize_ids`` names them, its text
+    in the deltas the demo model streams (``chunk_size`` 8)."""
+    return weather_answer(message, call, block, deltas=chunked(WEATHER_SAID, 8))
 
 
 async def text_frames_until_end(socket: ClientConnection, request_id: str) -> list[dict[str, Any]]:
@@ -920,7 +866,7 @@ async def test_barge_in_ends_the_spoken_answer_and_the_next_is_a_new_response(
     assert 0 < len(spelled[typed]) < len(HELLO)
     assert HELLO.startswith(spelled[typed])
     assert before.decode() == spelled[typed]
-    assert spelled["voice"] == f"Here you go: get_weather: {PARIS}."
+    assert spelled["voice"] == WEATHER_SAID
     assert after.decode() == spelled["voice"]
 
 
