@@ -166,20 +166,51 @@ class ChatClient:
         *,
         files: Sequence[Mapping[str, Any]] = (),
         metadata: Any = None,
+        message_id: str | None = None,
         body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> ChatResponse:
-        """``sendMessage({text, files, metadata})``: append a user message and post the chat.
-        ``files`` are ``FileUIPart`` dicts (``{"type": "file", "mediaType", "url"}``); ``body``
-        adds keys to the request body (``sendMessage(msg, {body})``)."""
+        """``sendMessage({text, files, metadata, messageId})``: append a user message and post
+        the chat. ``files`` are ``FileUIPart`` dicts (``{"type": "file", "mediaType", "url"}``);
+        ``body`` adds keys to the request body (``sendMessage(msg, {body})``). ``message_id``
+        edits the earlier user message of that id instead: the messages after it go, it is
+        replaced (keeping its id) and the body names it (``messageId``); ``LookupError`` if the
+        chat has no user message of that id."""
         parts: list[dict[str, Any]] = [dict(f) for f in files]
         if text is not None:
             parts.append({"type": "text", "text": text})
-        message: UIMessageDict = {"id": self.id_factory(), "role": "user", "parts": parts}
+        message: UIMessageDict = {
+            "id": message_id if message_id is not None else self.id_factory(),
+            "role": "user",
+            "parts": parts,
+        }
         if metadata is not None:
             message["metadata"] = metadata
+        if message_id is not None:
+            index = self._index_of(message_id)
+            if self.messages[index]["role"] != "user":
+                raise LookupError(f"message {message_id!r} is not a user message")
+            del self.messages[index:]
         self.messages.append(message)
-        return await self._request(None, body, headers)
+        return await self._request(message_id, body, headers)
+
+    async def regenerate(
+        self,
+        message_id: str | None = None,
+        *,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChatResponse:
+        """``regenerate({messageId})``: answer anew. The last message goes if it is the
+        assistant's (``message_id``: from that message on, or after it if it is a user
+        message), then the chat is posted with ``trigger: "regenerate-message"`` and
+        ``messageId`` = ``message_id`` (none without it, as the stock client sends it).
+        ``LookupError`` if the chat has no message of that id."""
+        index = len(self.messages) - 1 if message_id is None else self._index_of(message_id)
+        if index < 0:
+            raise LookupError("the chat has no message to regenerate")
+        del self.messages[index if self.messages[index]["role"] == "assistant" else index + 1 :]
+        return await self._request(message_id, body, headers, trigger="regenerate-message")
 
     async def approve(
         self,
@@ -259,6 +290,12 @@ class ChatClient:
 
     # --- how the stock client does it ----------------------------------------------------
 
+    def _index_of(self, message_id: str) -> int:
+        for index, message in enumerate(self.messages):
+            if message["id"] == message_id:
+                return index
+        raise LookupError(f"the chat has no message {message_id!r}")
+
     async def _add_output(
         self,
         tool: str,
@@ -290,14 +327,15 @@ class ChatClient:
         extra: Mapping[str, Any] | None,
         headers: Mapping[str, str] | None,
         automatic: int = 0,
+        trigger: str = "submit-message",
     ) -> ChatResponse:
-        """``makeRequest({trigger: "submit-message", messageId})``: post the chat, apply the
-        answer to the message it continues, then send again if the helpers say so."""
+        """``makeRequest({trigger, messageId})``: post the chat, apply the answer to the
+        message it continues, then send again if the helpers say so."""
         body: dict[str, Any] = {
             **(extra or {}),
             "id": self.id,
             "messages": copy.deepcopy(self.messages),
-            "trigger": "submit-message",
+            "trigger": trigger,
         }
         if message_id is not None:
             body["messageId"] = message_id

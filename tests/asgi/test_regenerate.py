@@ -12,11 +12,11 @@ import pytest
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import Text, demo_model, read_ui_message
+from adk_asgi.testing import ChatClient, Text, demo_model
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async
 from tests.live.test_live_connection import open_live, serve
-from tests.support import answer, counter, parse_sse, scripted_agent
+from tests.support import answer, counter, scripted_agent
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,47 +39,15 @@ def user(message_id: str, text: str) -> dict[str, Any]:
     return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
-class Browser:
-    def __init__(self, app: AdkApp) -> None:
-        transport = httpx.ASGITransport(app=app)
-        self.http = httpx.AsyncClient(transport=transport, base_url="http://t")
-        self.messages: list[dict[str, Any]] = []
+def browser(app: AdkApp) -> ChatClient:
+    """The stock client on chat-1, its message ids u1, u2…"""
+    return ChatClient(app, chat_id="chat-1", id_factory=counter("u"))
 
-    async def post(self, body: dict[str, Any]) -> httpx.Response:
-        return await self.http.post("/chat", json={"id": "chat-1", **body})
 
-    async def send(self, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        """``sendMessage``: ``message`` appended, or (``messageId``) put in its place."""
-        edited = extra.get("messageId")
-        if edited is not None:
-            index = next(i for i, m in enumerate(self.messages) if m["id"] == edited)
-            self.messages = self.messages[:index]
-        self.messages.append(message)
-        return await self._answer({"messages": self.messages, "trigger": "submit-message", **extra})
-
-    async def regenerate(self) -> dict[str, Any]:
-        """``regenerate()``: the last assistant message goes, its user message is sent again."""
-        last = self.messages.pop()
-        body = {"messages": self.messages, "trigger": "regenerate-message", "messageId": last["id"]}
-        return await self._answer(body)
-
-    async def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        response = await self.post(body)
-        assert response.status_code == 200, response.text
-        answer = read_ui_message(parse_sse(response.content))
-        self.messages.append(answer)
-        return answer
-
-    async def history(self) -> list[dict[str, Any]]:
-        response = await self.http.get("/chat/chat-1/messages")
-        assert response.status_code == 200, response.text
-        messages: list[dict[str, Any]] = response.json()
-        return messages
-
-    async def title(self) -> str:
-        [chat] = (await self.http.get("/chats")).json()
-        title: str = chat["title"]
-        return title
+async def title(chat: ChatClient) -> str:
+    [listed] = (await chat.http.get("/chats")).json()
+    name: str = listed["title"]
+    return name
 
 
 def texts(message: dict[str, Any]) -> list[str]:
@@ -88,46 +56,58 @@ def texts(message: dict[str, Any]) -> list[str]:
 
 async def test_regenerate_answers_the_last_message_anew_and_forgets_the_old_answer() -> None:
     app, seen = numbered_answers()
-    browser = Browser(app)
-    first = await browser.send(user("u1", "hello"))
-    again = await browser.regenerate()
-    assert (texts(first), texts(again)) == (["1: hello"], ["2: hello"])
-    assert again["id"] != first["id"]
-    assert seen[-1] == ["hello"]  # the model never saw its first answer
-    assert await browser.history() == browser.messages == [user("u1", "hello"), again]
+    async with browser(app) as chat:
+        first = (await chat.send("hello")).message
+        regenerated = await chat.regenerate()
+        assert regenerated.body == {
+            "id": "chat-1",
+            "messages": [user("u1", "hello")],
+            "trigger": "regenerate-message",
+        }
+        again = regenerated.message
+        assert first is not None and again is not None
+        assert (texts(first), texts(again)) == (["1: hello"], ["2: hello"])
+        assert again["id"] != first["id"]
+        assert seen[-1] == ["hello"]  # the model never saw its first answer
+        assert await chat.history() == chat.messages == [user("u1", "hello"), again]
 
 
 async def test_an_edited_earlier_message_takes_the_chat_back_to_it() -> None:
     app, seen = numbered_answers()
-    browser = Browser(app)
-    await browser.send(user("u1", "first"))
-    await browser.send(user("u2", "second"))
-    assert seen[-1] == ["first", "1: first", "second"]
-    edited = await browser.send(user("u1", "first, edited"), messageId="u1")
-    assert texts(edited) == ["3: first, edited"]
-    assert seen[-1] == ["first, edited"]
-    assert await browser.history() == browser.messages == [user("u1", "first, edited"), edited]
-    assert await browser.title() == "first, edited"  # the chat's name went back with it
+    async with browser(app) as chat:
+        await chat.send("first")
+        await chat.send("second")
+        assert seen[-1] == ["first", "1: first", "second"]
+        reply = await chat.send("first, edited", message_id="u1")
+        assert reply.body == {
+            "id": "chat-1",
+            "messages": [user("u1", "first, edited")],
+            "trigger": "submit-message",
+            "messageId": "u1",
+        }
+        edited = reply.message
+        assert edited is not None and texts(edited) == ["3: first, edited"]
+        assert seen[-1] == ["first, edited"]
+        assert await chat.history() == chat.messages == [user("u1", "first, edited"), edited]
+        assert await title(chat) == "first, edited"  # the chat's name went back with it
 
 
 async def test_a_payment_waiting_for_approval_is_gone_with_a_regenerated_turn() -> None:
     app = AdkApp(build_agent(demo_model()), identify=lambda c: "u")
-    browser = Browser(app)
-    paused = await browser.send(user("u1", "pay 5 to alice"))
-    assert paused["parts"][1]["state"] == "approval-requested"
-    stale = [user("u1", "pay 5 to alice"), paused]
-    again = await browser.regenerate()
-    assert again["parts"][1]["state"] == "approval-requested"
-    assert again["parts"][1]["toolCallId"] != paused["parts"][1]["toolCallId"]
-    # the first card cannot be answered any more
-    paused["parts"][1] = {
-        **paused["parts"][1],
-        "state": "approval-responded",
-        "approval": {**paused["parts"][1]["approval"], "approved": True},
-    }
-    late = await browser.post({"messages": stale, "trigger": "submit-message"})
-    assert late.status_code == 409
-    assert await browser.history() == browser.messages
+    async with browser(app) as chat:
+        paused = (await chat.send("pay 5 to alice")).message
+        assert paused is not None and paused["parts"][1]["state"] == "approval-requested"
+        stale = [user("u1", "pay 5 to alice"), paused]
+        again = (await chat.regenerate()).message
+        assert again is not None and again["parts"][1]["state"] == "approval-requested"
+        assert again["parts"][1]["toolCallId"] != paused["parts"][1]["toolCallId"]
+        # the first card cannot be answered any more (a tab that still shows it, say)
+        answer(paused, "process_payment", approved=True)
+        late = await chat.http.post(
+            "/chat", json={"id": "chat-1", "messages": stale, "trigger": "submit-message"}
+        )
+        assert late.status_code == 409
+        assert await chat.history() == chat.messages
 
 
 async def test_an_answer_that_went_on_after_an_approval_can_be_regenerated() -> None:
@@ -135,18 +115,18 @@ async def test_an_answer_that_went_on_after_an_approval_can_be_regenerated() -> 
     resumes it): it is not a second user message, as a live connection's are. Regenerating
     such an answer was a 409 "was sent live"."""
     app = AdkApp(build_agent(demo_model()), identify=lambda c: "u")
-    browser = Browser(app)
-    paused = await browser.send(user("u1", "pay 5 to alice"))
-    call = paused["parts"][1]
-    answer(paused, "process_payment", approved=True)  # addToolApprovalResponse
-    response = await browser.post({"messages": browser.messages, "trigger": "submit-message"})
-    assert response.status_code == 200, response.text
-    paid = browser.messages[-1] = read_ui_message(parse_sse(response.content), paused)
-    assert paid["parts"][1]["state"] == "output-available"
-    again = await browser.regenerate()
-    assert again["parts"][1]["state"] == "approval-requested"
-    assert again["parts"][1]["toolCallId"] != call["toolCallId"]
-    assert await browser.history() == browser.messages
+    async with browser(app) as chat:
+        paused = (await chat.send("pay 5 to alice")).message
+        assert paused is not None
+        call = paused["parts"][1]
+        approved = await chat.approve("process_payment")
+        assert approved is not None and approved.status == 200, approved
+        paid = approved.message
+        assert paid is not None and paid["parts"][1]["state"] == "output-available"
+        again = (await chat.regenerate()).message
+        assert again is not None and again["parts"][1]["state"] == "approval-requested"
+        assert again["parts"][1]["toolCallId"] != call["toolCallId"]
+        assert await chat.history() == chat.messages
 
 
 async def test_a_message_sent_on_a_live_connection_with_others_cannot_be_redone_over_sse() -> None:
@@ -158,16 +138,16 @@ async def test_a_message_sent_on_a_live_connection_with_others_cannot_be_redone_
         async with socket:
             await live.turn("hello")
             await live.turn("hello again")
-        browser = Browser(app)
-        before = await browser.history()
-        response = await browser.post(
-            {"messages": before[:1], "trigger": "regenerate-message", "messageId": "u1"}
-        )
-        assert (response.status_code, response.json()) == (
-            409,
-            {"error": "message 'u1' was sent live: it cannot be redone"},
-        )
-        assert await browser.history() == before
+        async with browser(app) as chat:
+            before = await chat.history()
+            chat.messages = list(before)  # a reloaded page
+            refused = await chat.regenerate("u1")
+            assert (refused.status, refused.error, refused.body["messages"]) == (
+                409,
+                "message 'u1' was sent live: it cannot be redone",
+                before[:1],
+            )
+            assert await chat.history() == before
 
 
 @pytest.mark.e2e

@@ -20,6 +20,7 @@ from adk_asgi import AdkApp
 from adk_asgi.testing import ChatClient, ChatResponse, Text, Thought, demo_model
 from adk_asgi.wire.messages import CHAT_ID_RULE
 from demo_app import build_agent
+from tests.streams import PARIS_WEATHER, text_step, weather_answer
 from tests.support import counter, scripted_agent
 
 PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
@@ -44,13 +45,7 @@ def user(text: str, message_id: str = "u1") -> dict[str, Any]:
 
 def closing(text: str, message_id: str = "msg1") -> list[dict[str, Any]]:
     """The demo's closing step: one sentence in one delta."""
-    return [
-        {"type": "start-step"},
-        {"type": "text-start", "id": f"{message_id}-txt1"},
-        {"type": "text-delta", "id": f"{message_id}-txt1", "delta": text},
-        {"type": "text-end", "id": f"{message_id}-txt1"},
-        {"type": "finish-step"},
-    ]
+    return text_step(f"{message_id}-txt1", [text])
 
 
 def continuation(messages: Sequence[dict[str, Any]], message_id: str = "msg1") -> dict[str, Any]:
@@ -105,30 +100,7 @@ async def test_plain_text_with_reasoning() -> None:
 
 async def test_a_server_tool(chat: ChatClient) -> None:
     reply = await chat.send("weather in Paris")
-    weather = {"city": "Paris", "forecast": "windy", "temperature_c": 19}
-    assert reply.chunks == [
-        {"type": "start", "messageId": "msg1"},
-        {"type": "start-step"},
-        {
-            "type": "tool-input-start",
-            "toolCallId": "call_1",
-            "toolName": "get_weather",
-            "providerExecuted": True,
-        },
-        {
-            "type": "tool-input-available",
-            "toolCallId": "call_1",
-            "toolName": "get_weather",
-            "input": {"city": "Paris"},
-            "providerExecuted": True,
-        },
-        {"type": "tool-output-available", "toolCallId": "call_1", "output": weather},
-        {"type": "finish-step"},
-        *closing(
-            'Here you go: get_weather: {"city": "Paris", "forecast": "windy", "temperature_c": 19}.'
-        ),
-        {"type": "finish", "finishReason": "stop"},
-    ]
+    assert reply.chunks == weather_answer("msg1", "call_1", "msg1-txt1")
     assert chat.messages == [
         user("weather in Paris"),
         {
@@ -142,7 +114,7 @@ async def test_a_server_tool(chat: ChatClient) -> None:
                     "state": "output-available",
                     "providerExecuted": True,
                     "input": {"city": "Paris"},
-                    "output": weather,
+                    "output": PARIS_WEATHER,
                 },
                 {"type": "step-start"},
                 {"type": "text", "text": reply.text, "state": "done"},
@@ -403,6 +375,59 @@ async def test_an_answer_to_nothing_waiting_is_a_lookup_error(chat: ChatClient) 
         await chat.approve("change_bgm")
     with pytest.raises(LookupError, match="no tool call waiting for a result matches 'get_x'"):
         await chat.tool_result("get_x", {})
+
+
+async def test_regenerate_and_an_edit_send_what_the_stock_client_sends(chat: ChatClient) -> None:
+    """``regenerate()`` drops the last answer and posts the rest, naming no message;
+    ``regenerate(id)`` of a user message keeps it and names it; ``send(text, message_id=…)``
+    edits an earlier user message: the chat up to it, the message replaced, its id named."""
+    first = await chat.send("hello")
+    again = await chat.regenerate()
+    assert again.body == {
+        "id": "chat-1",
+        "messages": [user("hello")],
+        "trigger": "regenerate-message",
+    }
+    assert again.message is not None and again.message["id"] == "msg2"
+    assert first.message is not None and again.text == first.text
+    assert chat.messages == [user("hello"), again.message]
+    later = await chat.send("hello again")
+    asked = user("hello again", "u4")  # (u2, u3: the client's ids of the messages it streamed)
+    assert chat.messages == [user("hello"), again.message, asked, later.message]
+    redone = await chat.regenerate("u4")
+    assert redone.body == {
+        "id": "chat-1",
+        "messages": [user("hello"), again.message, asked],
+        "trigger": "regenerate-message",
+        "messageId": "u4",
+    }
+    assert redone.message is not None and redone.message["id"] == "msg4"
+    assert chat.messages == [user("hello"), again.message, asked, redone.message]
+    edited = await chat.send("hi", message_id="u1")
+    assert edited.body == {
+        "id": "chat-1",
+        "messages": [user("hi")],
+        "trigger": "submit-message",
+        "messageId": "u1",
+    }
+    assert chat.messages == [user("hi"), edited.message]
+    assert await chat.history() == chat.messages
+
+
+async def test_regenerating_or_editing_a_message_the_chat_lacks_is_a_lookup_error(
+    chat: ChatClient,
+) -> None:
+    with pytest.raises(LookupError, match="the chat has no message to regenerate"):
+        await chat.regenerate()
+    reply = await chat.send("hello")
+    assert reply.message is not None
+    with pytest.raises(LookupError, match="the chat has no message 'u9'"):
+        await chat.regenerate("u9")
+    with pytest.raises(LookupError, match="the chat has no message 'u9'"):
+        await chat.send("hi", message_id="u9")
+    with pytest.raises(LookupError, match="message 'msg1' is not a user message"):
+        await chat.send("hi", message_id="msg1")
+    assert chat.messages == [user("hello"), reply.message]  # nothing was changed or sent
 
 
 async def test_without_automatic_sending_submit_sends_the_same_continuation() -> None:

@@ -10,7 +10,6 @@ import json
 from collections import Counter
 from typing import Any
 
-import httpx
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.events.request_input import RequestInput
@@ -20,7 +19,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import Call, ScriptedLlm, Text, read_ui_message
+from adk_asgi.testing import Call, ChatClient, ChatResponse, ScriptedLlm, Text
 from tests.live.test_live_connection import serve
 from tests.support import answer, counter, normalize_ids, parse_sse
 
@@ -31,60 +30,27 @@ NAME_SCHEMA = {
 }
 
 
-class Chat:
-    """One chat of a browser, driven as the stock helpers drive it."""
-
-    def __init__(self, root: Any) -> None:
-        self.app = AdkApp(root, message_id_factory=counter("msg"), identify=lambda c: "u")
-        transport = httpx.ASGITransport(app=self.app)
-        self.client = httpx.AsyncClient(transport=transport, base_url="http://t")
-        self.messages: list[dict[str, Any]] = []
-
-    async def send(self, text: str) -> list[dict[str, Any]]:
-        user = {
-            "id": f"u{len(self.messages)}",
-            "role": "user",
-            "parts": [{"type": "text", "text": text}],
-        }
-        self.messages.append(user)
-        return await self._post({"id": "chat-1", "messages": self.messages}, new=True)
-
-    async def resume(self, **change: Any) -> list[dict[str, Any]]:
-        answer(self.messages[-1], change.pop("tool"), **change)
-        return await self._post(self.body())
-
-    def body(self) -> dict[str, Any]:
-        last = self.messages[-1]
-        return {
-            "id": "chat-1",
-            "messages": copy.deepcopy(self.messages),
-            "trigger": "submit-message",
-            "messageId": last["id"],
-        }
-
-    async def _post(self, body: dict[str, Any], new: bool = False) -> list[dict[str, Any]]:
-        response = await self.client.post("/chat", json=body)
-        assert response.status_code == 200, response.text
-        chunks = parse_sse(response.content)
-        if new:
-            self.messages.append(read_ui_message(chunks))
-        else:
-            self.messages[-1] = read_ui_message(chunks, self.messages[-1])
-        return chunks
-
-    async def history(self) -> list[dict[str, Any]]:
-        return (await self.client.get("/chat/chat-1/messages")).json()  # type: ignore[no-any-return]
-
-    async def __aenter__(self) -> Chat:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.client.aclose()
+def chat_on(root: Any) -> ChatClient:
+    """The stock client on chat-1 of an app over ``root``, every id counted."""
+    app = AdkApp(root, message_id_factory=counter("msg"), identify=lambda c: "u")
+    return ChatClient(app, chat_id="chat-1", id_factory=counter("u"))
 
 
-def shown(message: dict[str, Any]) -> dict[str, Any]:
-    """A client-side message as history shows it (the test client's streaming marks dropped)."""
-    return {k: v for k, v in message.items() if k != "metadata"}
+def streamed(reply: ChatResponse | None) -> list[dict[str, Any]]:
+    """The chunks of a request the client sent (``None``: it sent none)."""
+    assert reply is not None and reply.status == 200, reply
+    return reply.chunks
+
+
+def continuation(chat: ChatClient) -> dict[str, Any]:
+    """The body the stock client posts to continue the last message, for a request of the
+    test's own (replayed, or with an answer the client would not send)."""
+    return {
+        "id": chat.id,
+        "messages": copy.deepcopy(chat.messages),
+        "trigger": "submit-message",
+        "messageId": chat.messages[-1]["id"],
+    }
 
 
 # --- a workflow's answer -------------------------------------------------------------------
@@ -106,8 +72,8 @@ def total(node_input: Any) -> dict[str, int]:
     ids=["text", "json"],
 )
 async def test_a_workflows_output_is_its_answer(last: Any, text: str) -> None:
-    async with Chat(Workflow(name="wf", edges=[(START, last)])) as chat:
-        chunks = await chat.send("go")
+    async with chat_on(Workflow(name="wf", edges=[(START, last)])) as chat:
+        chunks = streamed(await chat.send("go"))
         assert chunks == [
             {"type": "start", "messageId": "msg1"},
             {"type": "start-step"},
@@ -131,8 +97,8 @@ def say(node_input: int) -> str:
 
 
 async def test_only_the_last_nodes_output_is_shown() -> None:
-    async with Chat(Workflow(name="wf", edges=[(START, double, say)])) as chat:
-        chunks = await chat.send("go")
+    async with chat_on(Workflow(name="wf", edges=[(START, double, say)])) as chat:
+        chunks = streamed(await chat.send("go"))
         assert [c.get("delta") for c in chunks if c["type"] == "text-delta"] == [
             "The answer is 42."
         ]
@@ -161,8 +127,8 @@ def input_request(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def test_a_request_for_input_is_answered_with_add_tool_output() -> None:
-    async with Chat(asking()) as chat:
-        first = await chat.send("go")
+    async with chat_on(asking()) as chat:
+        first = streamed(await chat.send("go"))
         asked = input_request(first)
         interrupt_id = asked["input"]["interruptId"]
         assert normalize_ids(first) == [
@@ -186,7 +152,7 @@ async def test_a_request_for_input_is_answered_with_add_tool_output() -> None:
         assert asked["toolCallId"].startswith(interrupt_id + "~")
         assert await chat.history() == chat.messages
 
-        second = await chat.resume(tool="adk_request_input", output={"name": "Bob"})
+        second = streamed(await chat.tool_result("adk_request_input", {"name": "Bob"}))
         assert second == [
             {"type": "start", "messageId": "msg1"},
             {"type": "start-step"},
@@ -210,47 +176,47 @@ async def test_a_request_for_input_is_answered_with_add_tool_output() -> None:
 async def test_an_answer_that_does_not_fit_the_schema_is_refused_and_loses_nothing(
     output: Any, reason: str
 ) -> None:
-    async with Chat(asking()) as chat:
+    async with chat_on(asking()) as chat:
         await chat.send("go")
-        good = chat.body()
+        good = continuation(chat)
         answer(chat.messages[-1], "adk_request_input", output=output)
-        refused = await chat.client.post("/chat", json=chat.body())
+        refused = await chat.http.post("/chat", json=continuation(chat))
         assert refused.status_code == 422
         assert reason in refused.json()["error"]
         # nothing was stored: the request still waits, and a good answer resumes the workflow
         history = await chat.history()
         assert history[-1]["parts"][-1]["state"] == "input-available"
         answer(good["messages"][-1], "adk_request_input", output={"name": "Ann"})
-        response = await chat.client.post("/chat", json=good)
+        response = await chat.http.post("/chat", json=good)
         assert "Hello Ann" in [c.get("delta") for c in parse_sse(response.content)]
 
 
 async def test_an_answer_given_twice_is_refused() -> None:
-    async with Chat(asking()) as chat:
+    async with chat_on(asking()) as chat:
         await chat.send("go")
         answer(chat.messages[-1], "adk_request_input", output={"name": "Bob"})
-        body = chat.body()
-        assert (await chat.client.post("/chat", json=body)).status_code == 200
-        again = await chat.client.post("/chat", json=body)
+        body = continuation(chat)
+        assert (await chat.http.post("/chat", json=body)).status_code == 200
+        again = await chat.http.post("/chat", json=body)
         assert again.status_code == 409
         assert "error" in again.json()
 
 
 async def test_a_request_for_input_asked_again_in_a_later_turn_is_a_new_question() -> None:
-    async with Chat(asking()) as chat:
-        first = await chat.send("go")
-        await chat.resume(tool="adk_request_input", output={"name": "Bob"})
-        again = await chat.send("once more")
+    async with chat_on(asking()) as chat:
+        first = streamed(await chat.send("go"))
+        streamed(await chat.tool_result("adk_request_input", {"name": "Bob"}))
+        again = streamed(await chat.send("once more"))
         assert input_request(again)["toolCallId"] != input_request(first)["toolCallId"]
-        third = await chat.resume(tool="adk_request_input", output={"name": "Eve"})
+        third = streamed(await chat.tool_result("adk_request_input", {"name": "Eve"}))
         assert [c.get("delta") for c in third if c["type"] == "text-delta"] == ["Hello Eve"]
         assert await chat.history() == chat.messages
 
 
 async def test_a_new_message_closes_a_request_for_input_left_unanswered() -> None:
-    async with Chat(asking()) as chat:
+    async with chat_on(asking()) as chat:
         await chat.send("go")
-        left = chat.body()
+        left = continuation(chat)
         await chat.send("never mind")
         history = await chat.history()
         assert history[1]["parts"][-1] == {
@@ -261,7 +227,7 @@ async def test_a_new_message_closes_a_request_for_input_left_unanswered() -> Non
             "errorText": "Not answered: a new message was sent first.",
         }
         answer(left["messages"][-1], "adk_request_input", output={"name": "Bob"})
-        late = await chat.client.post("/chat", json=left)
+        late = await chat.http.post("/chat", json=left)
         assert late.status_code == 409
         assert "new message" in late.json()["error"]
 
@@ -288,8 +254,8 @@ def booking_model() -> ScriptedLlm:
 
 async def test_the_request_input_tool_of_an_llm_agent_is_answered_the_same_way() -> None:
     agent = LlmAgent(name="booker", model=booking_model(), tools=[request_input])
-    async with Chat(agent) as chat:
-        first = await chat.send("book a trip")
+    async with chat_on(agent) as chat:
+        first = streamed(await chat.send("book a trip"))
         call_id = "call_1~" + first[2]["toolCallId"].split("~")[1]
         assert first == [
             {"type": "start", "messageId": "msg1"},
@@ -305,11 +271,11 @@ async def test_the_request_input_tool_of_an_llm_agent_is_answered_the_same_way()
             {"type": "finish", "finishReason": "tool-calls"},
         ]
         answer(chat.messages[-1], "adk_request_input", output=7)
-        refused = await chat.client.post("/chat", json=chat.body())
+        refused = await chat.http.post("/chat", json=continuation(chat))
         assert refused.status_code == 422
         chat.messages[-1]["parts"][-1].update(state="input-available")
         del chat.messages[-1]["parts"][-1]["output"]
-        second = await chat.resume(tool="adk_request_input", output="Paris")
+        second = streamed(await chat.tool_result("adk_request_input", "Paris"))
         assert "".join(c.get("delta", "") for c in second if c["type"] == "text-delta") == (
             "Booked for Paris."
         )
@@ -356,14 +322,14 @@ def approval_asked(call_id: str) -> list[dict[str, Any]]:
 
 async def test_a_node_that_requires_confirmation_asks_for_approval_and_runs_once() -> None:
     payments = Payments()
-    async with Chat(payments.workflow) as chat:
-        first = await chat.send("pay")
+    async with chat_on(payments.workflow) as chat:
+        first = streamed(await chat.send("pay"))
         call_id = first[2]["toolCallId"]
         assert call_id.startswith("wf_tool_confirmation:wf@1/pay@1~")
         assert first == approval_asked(call_id)
         assert await chat.history() == chat.messages
 
-        second = await chat.resume(tool="pay", approved=True)
+        second = streamed(await chat.approve("pay"))
         # its output is the card's, and (the last node's) the workflow's answer: a text step
         # after the card, or the stock lastAssistantMessageIsCompleteWithToolCalls would send
         # the finished message again
@@ -383,10 +349,10 @@ async def test_a_node_that_requires_confirmation_asks_for_approval_and_runs_once
 
 async def test_a_denied_node_does_not_run() -> None:
     payments = Payments()
-    async with Chat(payments.workflow) as chat:
-        first = await chat.send("pay")
+    async with chat_on(payments.workflow) as chat:
+        first = streamed(await chat.send("pay"))
         call_id = first[2]["toolCallId"]
-        second = await chat.resume(tool="pay", approved=False, reason="too much")
+        second = streamed(await chat.deny("pay", reason="too much"))
         assert second == [
             {"type": "start", "messageId": "msg1"},
             {"type": "tool-output-denied", "toolCallId": call_id},
@@ -398,23 +364,23 @@ async def test_a_denied_node_does_not_run() -> None:
 
 async def test_a_replayed_node_approval_never_runs_it_twice() -> None:
     payments = Payments()
-    async with Chat(payments.workflow) as chat:
+    async with chat_on(payments.workflow) as chat:
         await chat.send("pay")
         answer(chat.messages[-1], "pay", approved=True)
-        body = chat.body()
-        assert (await chat.client.post("/chat", json=body)).status_code == 200
-        assert (await chat.client.post("/chat", json=body)).status_code == 409
+        body = continuation(chat)
+        assert (await chat.http.post("/chat", json=body)).status_code == 200
+        assert (await chat.http.post("/chat", json=body)).status_code == 409
         assert payments.runs == {30: 1}
 
 
 async def test_a_node_approved_in_one_turn_asks_again_in_the_next() -> None:
     payments = Payments()
-    async with Chat(payments.workflow) as chat:
+    async with chat_on(payments.workflow) as chat:
         await chat.send("pay")
-        await chat.resume(tool="pay", approved=True)
-        again = await chat.send("pay again")
+        streamed(await chat.approve("pay"))
+        again = streamed(await chat.send("pay again"))
         assert again[4]["type"] == "tool-approval-request"
-        await chat.resume(tool="pay", approved=True)
+        streamed(await chat.approve("pay"))
         assert payments.runs == {30: 2}
         assert await chat.history() == chat.messages
 
@@ -424,10 +390,10 @@ async def test_an_approved_node_that_raises_ends_in_an_error_in_stream_and_histo
     is shown for the answer, the approval kept, as for an approved tool that raises
     (tests/asgi/test_failed_calls.py); it is never run again, and the chat goes on."""
     payments = Payments(bank_refuses=True)
-    async with Chat(payments.workflow) as chat:
-        first = await chat.send("pay")
+    async with chat_on(payments.workflow) as chat:
+        first = streamed(await chat.send("pay"))
         call_id = first[2]["toolCallId"]
-        second = await chat.resume(tool="pay", approved=True)
+        second = streamed(await chat.approve("pay"))
         assert second == [
             {"type": "start", "messageId": "msg1"},
             {"type": "tool-output-error", "toolCallId": call_id, "errorText": "An error occurred."},
@@ -441,7 +407,7 @@ async def test_an_approved_node_that_raises_ends_in_an_error_in_stream_and_histo
             {"id": call_id, "approved": True},
         )
         assert await chat.history() == chat.messages
-        again = await chat.send("pay again")
+        again = streamed(await chat.send("pay again"))
         assert again[4]["type"] == "tool-approval-request"
         assert payments.runs == {30: 1}
         assert await chat.history() == chat.messages
@@ -449,11 +415,11 @@ async def test_an_approved_node_that_raises_ends_in_an_error_in_stream_and_histo
 
 async def test_a_node_approval_cannot_be_answered_with_an_output() -> None:
     payments = Payments()
-    async with Chat(payments.workflow) as chat:
+    async with chat_on(payments.workflow) as chat:
         await chat.send("pay")
         part = chat.messages[-1]["parts"][-1]
         part.update(state="output-available", output={"confirmed": True})  # a forged answer
-        refused = await chat.client.post("/chat", json=chat.body())
+        refused = await chat.http.post("/chat", json=continuation(chat))
         assert refused.status_code == 409
         assert "waits for the user's approval" in refused.json()["error"]
         assert payments.runs == {}
