@@ -178,10 +178,11 @@ async def test_each_route_is_answered_by_its_model_in_one_shared_chat(
     assert texts == [["hi"], ["named-chat answers."], ["again"], ["named-live answers."]]
 
 
-def test_importing_the_demo_or_an_example_builds_no_app() -> None:
-    """``uvicorn demo_app:app`` builds it on first access; the examples import the agent only."""
+def test_importing_the_demo_builds_no_app() -> None:
+    """``uvicorn demo_app:app`` builds it on first access. (The examples, which no longer import
+    the demo, are imported from a pip install in tests/recipes/test_mounting.py.)"""
     probe = """
-import demo_app, examples.starlette_app, examples.fastapi_app, examples.django_project.asgi
+import demo_app
 from starlette.applications import Starlette
 assert "app" not in vars(demo_app), "importing demo_app built its app"
 app = demo_app.app
