@@ -26,15 +26,16 @@ from google.genai import types
 from adk_asgi import AdkApp
 from adk_asgi.testing import (
     Call,
+    ChatClient,
+    ChatResponse,
     ScriptedLlm,
     Text,
     Turn,
     last_assistant_message_is_complete_with_tool_calls,
-    read_ui_message,
 )
 from demo_app import change_bgm
 from tests.oauth_provider import USER, Client, OAuthProvider, serve
-from tests.support import counter, parse_sse
+from tests.support import counter
 
 pytestmark = pytest.mark.filterwarnings(
     # CredentialManager and its exchangers are marked experimental in ADK 2.13
@@ -109,56 +110,44 @@ def greeter(contents: list[types.Content]) -> Turn:
     return [Call("get_my_profile")]
 
 
-class Chat:
-    """A page with the stock ``useChat``: it sends, reads the stream as the client does, and
-    answers the credential part with ``addToolOutput``; the browser follows the consent."""
+CARD = "adk_request_credential"
+"""The tool name of ADK's credential request, the card the page answers with ``addToolOutput``."""
 
-    def __init__(self, tool_or_root: Any) -> None:
-        """``tool_or_root``: the tool of an agent that greets the user by its result, or the
-        app's root agent (or workflow) itself."""
-        root = tool_or_root
-        if not isinstance(root, LlmAgent | Workflow):
-            model = ScriptedLlm(responder=greeter, id_factory=counter("call_"), chunk_size=200)
-            root = LlmAgent(name="agent", model=model, tools=[tool_or_root])
-        self.app = AdkApp(root, message_id_factory=counter("msg"), identify=lambda c: "ada")
-        transport = httpx.ASGITransport(app=self.app)
-        self.client = httpx.AsyncClient(transport=transport, base_url="http://t")
-        self.user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "who am i"}]}
-        self.assistant: dict[str, Any] = {}
 
-    async def send(self) -> list[dict[str, Any]]:
-        response = await self.client.post("/chat", json={"id": "chat-1", "messages": [self.user]})
-        assert response.status_code == 200, response.text
-        chunks = parse_sse(response.content)
-        self.assistant = read_ui_message(chunks)
-        return chunks
+def chat_on(tool_or_root: Any) -> ChatClient:
+    """A page with the stock ``useChat`` on chat-1, every id counted. ``tool_or_root``: the
+    tool of an agent that greets the user by its result, or the app's root agent (or
+    workflow) itself."""
+    root = tool_or_root
+    if not isinstance(root, LlmAgent | Workflow):
+        model = ScriptedLlm(responder=greeter, id_factory=counter("call_"), chunk_size=200)
+        root = LlmAgent(name="agent", model=model, tools=[tool_or_root])
+    app = AdkApp(root, message_id_factory=counter("msg"), identify=lambda c: "ada")
+    return ChatClient(app, chat_id="chat-1", id_factory=counter("u"))
 
-    def request_part(self) -> dict[str, Any]:
-        return next(
-            p for p in self.assistant["parts"] if p["type"] == "tool-adk_request_credential"
-        )
 
-    def answered(self, output: Any = None, **change: Any) -> dict[str, Any]:
-        """The continuation the stock helper sends after ``addToolOutput({output})``; ``change``:
-        the part changed otherwise (``state="output-error"``, another ``toolCallId``)."""
-        message = copy.deepcopy(self.assistant)
-        part = next(p for p in message["parts"] if p["type"] == "tool-adk_request_credential")
-        part.update({"state": "output-available", "output": output} | change)
-        return {
-            "id": "chat-1",
-            "messages": [self.user, message],
-            "trigger": "submit-message",
-            "messageId": message["id"],
-        }
+async def ask(chat: ChatClient) -> list[dict[str, Any]]:
+    """ "who am i": the first response's chunks."""
+    reply = await chat.send("who am i")
+    assert reply.status == 200, reply.error
+    return reply.chunks
 
-    async def post(self, body: dict[str, Any]) -> httpx.Response:
-        return await self.client.post("/chat", json=body)
 
-    async def history(self) -> list[dict[str, Any]]:
-        response = await self.client.get("/chat/chat-1/messages")
-        assert response.status_code == 200
-        result: list[dict[str, Any]] = response.json()
-        return result
+def request_part(chat: ChatClient) -> dict[str, Any]:
+    """The credential card of the chat's latest answer."""
+    return next(p for p in chat.messages[-1]["parts"] if p["type"] == f"tool-{CARD}")
+
+
+async def answer_card(chat: ChatClient, output: Any) -> ChatResponse:
+    """``addToolOutput({output})`` on the card, and the request the stock helper sends."""
+    reply = await chat.tool_result(CARD, output)
+    assert reply is not None, "the stock helper sent nothing"
+    return reply
+
+
+async def reload(chat: ChatClient) -> None:
+    """A refused answer stays on the page's card; the page reloads the chat to answer again."""
+    chat.messages = await chat.history()
 
 
 async def consent(auth_uri: str) -> str:
@@ -275,23 +264,21 @@ async def test_an_oauth_tool_asks_for_consent_then_calls_the_api_with_the_token(
     provider: OAuthProvider,
 ) -> None:
     config = oauth_config(provider, "bridge", CALLBACK)
-    chat = Chat(profile_tool(provider, config))
-    async with chat.client:
-        first = await chat.send()
-        part = chat.request_part()
+    async with chat_on(profile_tool(provider, config)) as chat:
+        first = await ask(chat)
+        part = request_part(chat)
         credential_id, state = part["toolCallId"], oauth2_of(part)["state"]
         assert first == asking("call_1", credential_id, consent_request(provider, config, state))
-        assert await chat.history() == [chat.user, chat.assistant]  # a reload can answer it
+        asked = copy.deepcopy(chat.messages)
+        assert await chat.history() == asked  # a reload can answer it
 
         redirect = await consent(oauth2_of(part)["authUri"])
         assert redirect.startswith(f"{CALLBACK}?code=")
         assert parse_qs(urlsplit(redirect).query)["state"] == [state]
-        body = chat.answered({"authResponseUri": redirect})
-        assert last_assistant_message_is_complete_with_tool_calls(body["messages"])
-        response = await chat.post(body)
-        assert response.status_code == 200, response.text
-        second = parse_sse(response.content)
-        assert second == GREETED
+        reply = await answer_card(chat, {"authResponseUri": redirect})
+        assert last_assistant_message_is_complete_with_tool_calls(reply.body["messages"])
+        assert reply.status == 200, reply.error
+        assert reply.chunks == GREETED
 
         # ADK exchanged the code (its client authenticated, the redirect URI repeated), and the
         # tool called the API with the token it got
@@ -310,13 +297,13 @@ async def test_an_oauth_tool_asks_for_consent_then_calls_the_api_with_the_token(
 
         # a reload shows what streamed; the answer's part shows the request it answered,
         # without the redirect (its code) it carried
-        shown = read_ui_message(second, body["messages"][-1])
-        answered = next(p for p in shown["parts"] if p["type"] == "tool-adk_request_credential")
+        [user, shown] = copy.deepcopy(chat.messages)
+        answered = next(p for p in shown["parts"] if p["type"] == f"tool-{CARD}")
         answered["output"] = part["input"]["authConfig"]
-        assert await chat.history() == [chat.user, shown]
+        assert await chat.history() == [user, shown]
 
         # the same answer again (a replay, a double submit) finds nothing open
-        replay = await chat.post(body)
+        replay = await chat.http.post("/chat", json=reply.body)
         assert replay.status_code == 409
         assert replay.json() == {"error": "this request answers no open tool call of the chat"}
         assert len(provider.token_requests) == 1
@@ -325,20 +312,17 @@ async def test_an_oauth_tool_asks_for_consent_then_calls_the_api_with_the_token(
 async def test_a_public_client_uses_pkce_and_the_page_names_its_callback(
     provider: OAuthProvider,
 ) -> None:
-    chat = Chat(profile_tool(provider, oauth_config(provider, "public", None)))
-    async with chat.client:
-        await chat.send()
-        oauth2 = oauth2_of(chat.request_part())
+    async with chat_on(profile_tool(provider, oauth_config(provider, "public", None))) as chat:
+        await ask(chat)
+        oauth2 = oauth2_of(request_part(chat))
         # the client sees the challenge, never the verifier ADK keeps in the call's args
         assert "codeVerifier" not in oauth2
         consent_query = parse_qs(urlsplit(oauth2["authUri"]).query)
         assert consent_query["code_challenge_method"] == ["S256"]
         assert "redirect_uri" not in consent_query  # ADK named none: the page adds its own
         redirect = await consent(f"{oauth2['authUri']}&{urlencode({'redirect_uri': CALLBACK})}")
-        body = chat.answered({"authResponseUri": redirect, "redirectUri": CALLBACK})
-        response = await chat.post(body)
-        assert response.status_code == 200, response.text
-        assert parse_sse(response.content) == GREETED
+        reply = await answer_card(chat, {"authResponseUri": redirect, "redirectUri": CALLBACK})
+        assert (reply.status, reply.chunks) == (200, GREETED), reply.error
     # the provider checked the verifier against the challenge before it gave the token
     [token_request] = provider.token_requests
     assert token_request["client_auth"] == "none"
@@ -349,16 +333,14 @@ async def test_a_public_client_uses_pkce_and_the_page_names_its_callback(
 
 async def test_adk_own_answer_is_taken_too(provider: OAuthProvider) -> None:
     """ADK's web UI answers with the request's ``AuthConfig``, the redirect filled in."""
-    chat = Chat(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK)))
-    async with chat.client:
-        await chat.send()
-        part = chat.request_part()
+    async with chat_on(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK))) as chat:
+        await ask(chat)
+        part = request_part(chat)
         redirect = await consent(oauth2_of(part)["authUri"])
         answer = copy.deepcopy(part["input"]["authConfig"])
         answer["exchangedAuthCredential"]["oauth2"]["authResponseUri"] = redirect
-        response = await chat.post(chat.answered(answer))
-        assert response.status_code == 200, response.text
-        assert parse_sse(response.content) == GREETED
+        reply = await answer_card(chat, answer)
+        assert (reply.status, reply.chunks) == (200, GREETED), reply.error
 
 
 def forged(redirect: str) -> str:
@@ -371,10 +353,9 @@ async def test_an_authorization_response_with_another_state_is_refused(
 ) -> None:
     """ADK itself takes any state back from a tool's request (it kept none to compare), so a
     page tricked into sending another consent's redirect would bind that account to the chat."""
-    chat = Chat(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK)))
-    async with chat.client:
-        await chat.send()
-        part = chat.request_part()
+    async with chat_on(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK))) as chat:
+        await ask(chat)
+        part = request_part(chat)
         redirect = await consent(oauth2_of(part)["authUri"])
         adk_form = copy.deepcopy(part["input"]["authConfig"])
         adk_form["exchangedAuthCredential"]["oauth2"] |= {
@@ -386,27 +367,30 @@ async def test_an_authorization_response_with_another_state_is_refused(
             f"{part['toolCallId']!r}: its state is not the one issued"
         )
         for answer in [{"authResponseUri": forged(redirect)}, adk_form]:
-            response = await chat.post(chat.answered(answer))
-            assert response.status_code == 409
-            assert response.json() == {"error": reason}
+            refused = await answer_card(chat, answer)
+            assert (refused.status, refused.error) == (409, reason)
+            await reload(chat)
         assert provider.token_requests == []  # nothing was exchanged
         # the chat is as it was: the true answer still goes through
-        response = await chat.post(chat.answered({"authResponseUri": redirect}))
-        assert response.status_code == 200, response.text
-        assert parse_sse(response.content) == GREETED
+        reply = await answer_card(chat, {"authResponseUri": redirect})
+        assert (reply.status, reply.chunks) == (200, GREETED), reply.error
 
 
 async def test_an_answer_for_a_call_the_chat_never_had_is_refused(
     provider: OAuthProvider,
 ) -> None:
-    chat = Chat(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK)))
-    async with chat.client:
-        await chat.send()
-        redirect = await consent(oauth2_of(chat.request_part())["authUri"])
-        body = chat.answered({"authResponseUri": redirect}, toolCallId="adk-made-up")
-        response = await chat.post(body)
-    assert response.status_code == 409
-    assert response.json() == {"error": "tool call 'adk-made-up' is not part of this chat"}
+    async with chat_on(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK))) as chat:
+        await ask(chat)
+        part = request_part(chat)
+        redirect = await consent(oauth2_of(part)["authUri"])
+        # a forged request: the answer, for a call id the chat never had
+        output = {"authResponseUri": redirect}
+        part.update(state="output-available", output=output, toolCallId="adk-made-up")
+        refused = await chat.submit()
+    assert (refused.status, refused.error) == (
+        409,
+        "tool call 'adk-made-up' is not part of this chat",
+    )
     assert provider.token_requests == []
 
 
@@ -417,7 +401,7 @@ def out(value: Any) -> dict[str, Any]:
 
 MALFORMED = [
     pytest.param(
-        lambda redirect: {"state": "output-error", "errorText": "no thanks", "output": None},
+        lambda redirect: {"errorText": "no thanks"},  # addToolOutput({state: "output-error"})
         "a credential request is answered with an output (to go on without it, send a new message)",
         id="output-error",
     ),
@@ -474,28 +458,31 @@ MALFORMED = [
 async def test_an_answer_that_does_not_fit_is_refused_and_changes_nothing(
     provider: OAuthProvider, make: Any, why: str
 ) -> None:
-    chat = Chat(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK)))
-    async with chat.client:
-        await chat.send()
-        part = chat.request_part()
+    async with chat_on(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK))) as chat:
+        await ask(chat)
+        part = request_part(chat)
         redirect = await consent(oauth2_of(part)["authUri"])
-        response = await chat.post(chat.answered(**make(redirect)))
-        assert response.status_code == 422, response.text
-        assert response.json() == {
-            "error": f"the answer to credential request {part['toolCallId']!r}: {why}"
-        }
+        change = make(redirect)
+        if "errorText" in change:
+            refused = await chat.tool_error(CARD, change["errorText"])
+        else:
+            refused = await chat.tool_result(CARD, change["output"])
+        assert refused is not None
+        assert (refused.status, refused.error) == (
+            422,
+            f"the answer to credential request {part['toolCallId']!r}: {why}",
+        )
         assert provider.token_requests == []
-        response = await chat.post(chat.answered({"authResponseUri": redirect}))
-        assert response.status_code == 200, response.text
-        assert parse_sse(response.content) == GREETED
+        await reload(chat)
+        reply = await answer_card(chat, {"authResponseUri": redirect})
+        assert (reply.status, reply.chunks) == (200, GREETED), reply.error
 
 
 async def test_an_api_key_is_asked_for_and_used(provider: OAuthProvider) -> None:
     config = api_key_config()
-    chat = Chat(profile_tool(provider, config))
-    async with chat.client:
-        first = await chat.send()
-        part = chat.request_part()
+    async with chat_on(profile_tool(provider, config)) as chat:
+        first = await ask(chat)
+        part = request_part(chat)
         request = {
             "functionCallId": "call_1",
             "authConfig": {
@@ -504,25 +491,22 @@ async def test_an_api_key_is_asked_for_and_used(provider: OAuthProvider) -> None
             },
         }
         assert first == asking("call_1", part["toolCallId"], request)
-        empty = await chat.post(chat.answered({"apiKey": ""}))
-        assert empty.status_code == 422
-        assert empty.json() == {
-            "error": f"the answer to credential request {part['toolCallId']!r}: "
-            "apiKey: the key is missing"
-        }
-        body = chat.answered({"apiKey": API_KEY})
-        response = await chat.post(body)
-        assert response.status_code == 200, response.text
-        second = parse_sse(response.content)
-        assert second == GREETED
+        empty = await answer_card(chat, {"apiKey": ""})
+        assert (empty.status, empty.error) == (
+            422,
+            f"the answer to credential request {part['toolCallId']!r}: apiKey: the key is missing",
+        )
+        await reload(chat)
+        reply = await answer_card(chat, {"apiKey": API_KEY})
+        assert (reply.status, reply.chunks) == (200, GREETED), reply.error
         assert provider.api_calls == [API_KEY]
         # history shows the answer without the key
-        shown = read_ui_message(second, body["messages"][-1])
-        answered = next(p for p in shown["parts"] if p["type"] == "tool-adk_request_credential")
+        [user, shown] = copy.deepcopy(chat.messages)
+        answered = next(p for p in shown["parts"] if p["type"] == f"tool-{CARD}")
         answered["output"] = request["authConfig"] | {
             "exchangedAuthCredential": {"authType": "apiKey"}
         }
-        assert await chat.history() == [chat.user, shown]
+        assert await chat.history() == [user, shown]
 
 
 async def test_a_tool_that_asks_for_the_credential_itself(provider: OAuthProvider) -> None:
@@ -544,18 +528,16 @@ async def test_a_tool_that_asks_for_the_credential_itself(provider: OAuthProvide
         result: dict[str, Any] = response.json()
         return result
 
-    chat = Chat(FunctionTool(get_my_profile))
-    async with chat.client:
-        first = await chat.send()
-        part = chat.request_part()
+    async with chat_on(FunctionTool(get_my_profile)) as chat:
+        first = await ask(chat)
+        part = request_part(chat)
         expected = asking("call_1", part["toolCallId"], part["input"])
         expected[6]["output"] = {"pending": "Waiting for the user to sign in."}
         assert first == expected
         assert oauth2_of(part)["authUri"].startswith(provider.authorize_url)
         redirect = await consent(oauth2_of(part)["authUri"])
-        response = await chat.post(chat.answered({"authResponseUri": redirect}))
-        assert response.status_code == 200, response.text
-        assert parse_sse(response.content) == GREETED
+        reply = await answer_card(chat, {"authResponseUri": redirect})
+        assert (reply.status, reply.chunks) == (200, GREETED), reply.error
     assert len(provider.api_calls) == 1
     assert provider.api_calls[0] in provider.tokens
 
@@ -576,16 +558,14 @@ async def test_a_browser_result_sent_with_the_credential_reaches_the_model(
     model = ScriptedLlm(responder=responder, id_factory=counter("call_"), chunk_size=200)
     tool = profile_tool(provider, oauth_config(provider, "bridge", CALLBACK))
     agent = LlmAgent(name="agent", model=model, tools=[tool, change_bgm])
-    chat = Chat(agent)
-    async with chat.client:
-        await chat.send()
-        redirect = await consent(oauth2_of(chat.request_part())["authUri"])
-        body = chat.answered({"authResponseUri": redirect})
-        music = next(p for p in body["messages"][1]["parts"] if p["type"] == "tool-change_bgm")
-        music.update(state="output-available", output={"playing": 2})  # onToolCall's result
-        response = await chat.post(body)
-        assert response.status_code == 200, response.text
-        assert parse_sse(response.content) == [
+    async with chat_on(agent) as chat:
+        await ask(chat)
+        redirect = await consent(oauth2_of(request_part(chat))["authUri"])
+        # onToolCall's result, at once: the card still waits, so nothing is sent yet
+        assert await chat.tool_result("change_bgm", {"playing": 2}) is None
+        reply = await answer_card(chat, {"authResponseUri": redirect})
+        assert reply.status == 200, reply.error
+        assert reply.chunks == [
             {"type": "start", "messageId": "msg1"},
             {"type": "tool-output-available", "toolCallId": "call_1", "output": USER},
             {"type": "start-step"},
@@ -608,25 +588,22 @@ async def test_a_new_message_closes_a_credential_request_left_unanswered(
 ) -> None:
     """As with an approval, a card the user left for a new message cannot be answered later:
     the old turn would run again, after the new one."""
-    chat = Chat(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK)))
-    async with chat.client:
-        await chat.send()
-        old = copy.deepcopy(chat.assistant)
-        stale = chat.answered(
-            {"authResponseUri": await consent(oauth2_of(chat.request_part())["authUri"])}
+    async with chat_on(profile_tool(provider, oauth_config(provider, "bridge", CALLBACK))) as chat:
+        await ask(chat)
+        old = request_part(chat)
+        # another tab of the page keeps the card; this one sends a new message
+        tab = ChatClient(http=chat.http, chat_id=chat.id, messages=chat.messages)
+        redirect = await consent(oauth2_of(old)["authUri"])
+        second = await chat.send("who am i?")
+        assert second.status == 200, second.error
+        newer = next(c for c in second.chunks if c.get("toolName") == CARD)
+        assert newer["toolCallId"] != old["toolCallId"]
+        stale = await tab.tool_result(CARD, {"authResponseUri": redirect})
+        assert stale is not None
+        assert (stale.status, stale.error) == (
+            409,
+            f"{old['toolCallId']!r} was closed unanswered: a new message was sent first",
         )
-        again = {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "who am i?"}]}
-        response = await chat.post({"id": "chat-1", "messages": [chat.user, old, again]})
-        assert response.status_code == 200, response.text
-        second = parse_sse(response.content)
-        newer = next(c for c in second if c.get("toolName") == "adk_request_credential")
-        assert newer["toolCallId"] != chat.request_part()["toolCallId"]
-        response = await chat.post(stale)
-        assert response.status_code == 409
-        assert response.json() == {
-            "error": f"{chat.request_part()['toolCallId']!r} was closed unanswered: "
-            "a new message was sent first"
-        }
         assert provider.token_requests == []
         [_, shown, _, _] = await chat.history()
         closed = next(p for p in shown["parts"] if p["type"] == "tool-adk_request_credential")
@@ -652,10 +629,9 @@ async def test_a_workflow_node_with_an_auth_config_asks_the_same_way(
             response = await client.get(provider.api_url, headers=headers)
         return f"Hello {response.json()['name']}!"
 
-    chat = Chat(Workflow(name="wf", edges=[(START, profile)]))
-    async with chat.client:
-        first = await chat.send()
-        part = chat.request_part()
+    async with chat_on(Workflow(name="wf", edges=[(START, profile)])) as chat:
+        first = await ask(chat)
+        part = request_part(chat)
         request = consent_request(provider, config, oauth2_of(part)["state"])
         request |= {
             "functionCallId": "wf_auth:wf@1/profile@1",
@@ -679,15 +655,14 @@ async def test_a_workflow_node_with_an_auth_config_asks_the_same_way(
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "tool-calls"},
         ]
-        assert await chat.history() == [chat.user, chat.assistant]
+        assert await chat.history() == chat.messages
         redirect = await consent(oauth2_of(part)["authUri"])
-        refused = await chat.post(chat.answered({"authResponseUri": forged(redirect)}))
-        assert refused.status_code == 409
-        body = chat.answered({"authResponseUri": redirect})
-        response = await chat.post(body)
-        assert response.status_code == 200, response.text
-        second = parse_sse(response.content)
-        assert second == [
+        refused = await answer_card(chat, {"authResponseUri": forged(redirect)})
+        assert refused.status == 409
+        await reload(chat)
+        reply = await answer_card(chat, {"authResponseUri": redirect})
+        assert reply.status == 200, reply.error
+        assert reply.chunks == [
             {"type": "start", "messageId": "msg1"},
             {"type": "start-step"},
             {"type": "text-start", "id": "msg1-txt1"},
@@ -696,9 +671,9 @@ async def test_a_workflow_node_with_an_auth_config_asks_the_same_way(
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
-        shown = read_ui_message(second, body["messages"][-1])
-        answered = next(p for p in shown["parts"] if p["type"] == "tool-adk_request_credential")
+        [user, shown] = copy.deepcopy(chat.messages)
+        answered = next(p for p in shown["parts"] if p["type"] == f"tool-{CARD}")
         answered["output"] = request["authConfig"]
-        assert await chat.history() == [chat.user, shown]
+        assert await chat.history() == [user, shown]
     assert len(provider.token_requests) == 1
     assert provider.api_calls == list(provider.tokens)
