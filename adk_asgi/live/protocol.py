@@ -37,7 +37,7 @@ from adk_asgi.live.phases import LiveProtocolError, Phase, Phases
 from adk_asgi.live.replay import REPLAYS, StoreReplays
 from adk_asgi.live.streams import Response, Streams
 from adk_asgi.live.turns import EARLY_SPEECH, Turns
-from adk_asgi.live.waits import WaitAPI
+from adk_asgi.live.waits import ToolMoves
 from adk_asgi.serving.checks import (
     FrameRefused,
     check_chat,
@@ -74,7 +74,7 @@ DEFAULT_OPTIONS: Final = ConverterOptions()
 """A machine's converter options when none are given (its own tests)."""
 
 
-class LiveProtocol(WaitAPI):
+class LiveProtocol:
     def __init__(
         self,
         *,
@@ -117,6 +117,8 @@ class LiveProtocol(WaitAPI):
         self._turns = Turns(context)
         self._events = ModelEvents(context)
         self._phases = Phases()
+        self.tools = ToolMoves(context, self._phases, self._events)
+        """The answers to the tool pipeline (:mod:`.tools`' plugin): calls, waits, results."""
         self.failure: str | None = None
         self.close_code = 1000
         self._queued: list[tuple[str, ChatRequest]] = []

@@ -67,7 +67,7 @@ class LiveQueue(LiveRequestQueue, DataDelivery):
         waits = self.waits
         if waits is None:
             return None
-        message_id, outputs = waits.protocol.data(chunk)
+        message_id, outputs = waits.protocol.tools.data(chunk)
         waits.carry_out(outputs)
         return message_id
 

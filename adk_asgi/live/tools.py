@@ -146,10 +146,10 @@ class ToolWaits:
         )
         call = self._call_of(tool, args, tool_context)
         if asked is not None:
-            self.protocol.asked(call.id, approval_descriptor(asked.model_dump()))
+            self.protocol.tools.asked(call.id, approval_descriptor(asked.model_dump()))
         asked = asked or ToolConfirmation()
         approved = await self._approved(call, _Recorder(tool_context), asked)
-        payload = self.protocol.confirmed_payload(call.id) if approved else None
+        payload = self.protocol.tools.confirmed_payload(call.id) if approved else None
         tool_context.tool_confirmation = ToolConfirmation(confirmed=approved, payload=payload)
         tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
         result = await tool.run_async(args=args, tool_context=tool_context)
@@ -159,7 +159,7 @@ class ToolWaits:
         """Wait for the page's answer to ``call`` (a browser tool's result, the user's answer
         to a question): ``(True, answer)``, or ``(False, outcome)`` when none came (its wait
         ran out, or another request took it)."""
-        early = self.protocol.early_result(call.id)
+        early = self.protocol.tools.early_result(call.id)
         if early is not None:
             return True, early
         expires = time.time() + self.client_tool_timeout
@@ -172,7 +172,7 @@ class ToolWaits:
     def _call_of(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> ToolCall:
         call_id = tool_context.function_call_id
         assert call_id is not None
-        return self.protocol.call(call_id, tool.name, args, tool_context.invocation_id)
+        return self.protocol.tools.call(call_id, tool.name, args, tool_context.invocation_id)
 
     async def _approved(
         self, call: ToolCall, record: _Recorder, asked: ToolConfirmation | None
@@ -190,7 +190,7 @@ class ToolWaits:
         timed_out = call.id in self._timed_out
         self._timed_out.discard(call.id)
         if await self._taken(client_approval_id(call.id)):
-            self.carry_out(self.protocol.decided(call, False))
+            self.carry_out(self.protocol.tools.decided(call, False))
             return False  # decided (and recorded) by whoever took it
         approved = decision is True
         closed: durable.ClosedHow | None = None
@@ -198,14 +198,14 @@ class ToolWaits:
             closed = "expired"
         elif decision == UNANSWERED:
             closed = "moved-on"
-        self.carry_out(self.protocol.decided(call, approved, closed=closed))
+        self.carry_out(self.protocol.tools.decided(call, approved, closed=closed))
         confirmation = asked is not None
         await record(durable.decided(call, approved, confirmation=confirmation, closed=closed))
         return approved
 
     async def _wait(self, call: ToolCall, kind: WaitKind, limit: float) -> Any:
         future = self._futures[call.id] = asyncio.get_running_loop().create_future()
-        self.carry_out(self.protocol.wait(call, kind))
+        self.carry_out(self.protocol.tools.wait(call, kind))
         try:
             async with asyncio.timeout(limit):
                 return await future
@@ -213,7 +213,7 @@ class ToolWaits:
             self._futures.pop(call.id, None)
             if kind == "approval":
                 self._timed_out.add(call.id)
-            outcome, outputs = self.protocol.timed_out(call.id)
+            outcome, outputs = self.protocol.tools.timed_out(call.id)
             self.carry_out(outputs)
             return outcome
 
@@ -230,11 +230,11 @@ class _Page:
         assert question.id is not None
         invocation_id = self.record.context.invocation_id
         args = question.args or {}
-        call = self.waits.protocol.call(question.id, REQUEST_INPUT, args, invocation_id)
+        call = self.waits.protocol.tools.call(question.id, REQUEST_INPUT, args, invocation_id)
         return await self.waits.answer(call, self.record)
 
     def answered(self, call_id: str, answer: Any) -> None:
-        self.waits.carry_out(self.waits.protocol.tool_finished(call_id, answer))
+        self.waits.carry_out(self.waits.protocol.tools.tool_finished(call_id, answer))
 
 
 class _Recorder:
@@ -343,12 +343,12 @@ class LiveToolGate(BasePlugin):
             record = _Recorder(tool_context)
             ran_by = record.author
             step = record.step_of(call_id)
-            early = waits.protocol.stored_result(
+            early = waits.protocol.tools.stored_result(
                 call_id, record.author, stored, step, invalid=refused, kept=kept
             )
             if early is not None:
                 await record([early])
-        finished = waits.protocol.tool_finished(
+        finished = waits.protocol.tools.tool_finished(
             call_id, stored, invalid=refused, kept=kept, ran_by=ran_by
         )
         waits.carry_out(finished)

@@ -1,8 +1,9 @@
 """Tool calls waiting for the user, as one live connection's machine sees them (sans-I/O).
 
 ADK's tool pipeline asks (through the plugin of :mod:`.tools`, which holds the futures)
-what a call waits for and what its answer means; these are the answers, as methods of the
-machine (:mod:`.protocol`), so the plugin never reads its fields.
+what a call waits for and what its answer means; these are the answers, an object the machine
+(:mod:`.protocol`) holds and shares its context, phases and model events with, so the plugin
+never reads the machine's fields.
 """
 
 from __future__ import annotations
@@ -22,15 +23,18 @@ from adk_asgi.live.phases import Phases
 from adk_asgi.wire.chunks import DataChunk
 
 
-class WaitAPI:
-    """The machine's methods for the tool pipeline, mixed into
-    :class:`~.protocol.LiveProtocol`: each is the ``tool`` move of its phase
-    table (legal while the session is open, and after it closed for a tool that finishes
-    late), then its effect; those that send return the outputs."""
+class ToolMoves:
+    """The machine's answers to the tool pipeline, :attr:`LiveProtocol.tools
+    <.protocol.LiveProtocol.tools>`: each is the ``tool`` move of the machine's phase table
+    (legal while the session is open, and after it closed for a tool that finishes late), then
+    its effect on the connection's context; those that send return the outputs."""
 
-    _context: LiveContext
-    _phases: Phases
-    _events: ModelEvents
+    __slots__ = ("_context", "_events", "_phases")
+
+    def __init__(self, context: LiveContext, phases: Phases, events: ModelEvents) -> None:
+        self._context = context
+        self._phases = phases
+        self._events = events
 
     def call(self, call_id: str, name: str, args: dict[str, Any], invocation_id: str) -> ToolCall:
         """The call ADK is about to run (it may run before its event reached the machine)."""

@@ -201,11 +201,11 @@ def test_live_shows_a_part_in_the_response_under_way_and_names_its_message() -> 
     live = Machine()
     live.open()
     card = data_chunk("weather", {"status": "loading"}, id="w1")
-    message_id, outputs = live.protocol.data(card)  # (no response under way: not shown)
+    message_id, outputs = live.protocol.tools.data(card)  # (no response under way: not shown)
     assert (message_id, live.take(outputs)) == (None, [])
     live.say("r1")
     live.event(text_event("Hi", partial=True))
-    message_id, outputs = live.protocol.data(card)
+    message_id, outputs = live.protocol.tools.data(card)
     live.take(outputs)
     assert message_id == "m1"
     assert live.chunks_of("r1")[-2:] == [

@@ -68,21 +68,23 @@ MAKE: dict[Move, Callable[[Machine], object]] = {
     "refused": lambda live: live.protocol.refused("r1", "answers no waiting call"),
     "dispatch": lambda live: live.protocol.dispatch("r1", decode_send_frame(SEND)),
     "event": lambda live: live.protocol.event(text_event("hi", partial=True)),
-    "tool": lambda live: live.protocol.tool_finished("c1", {"ok": True}),
+    "tool": lambda live: live.protocol.tools.tool_finished("c1", {"ok": True}),
 }
 """One call of the machine for each move."""
 
 TOOL_METHODS: dict[str, Callable[[Machine], object]] = {
-    "call": lambda live: live.protocol.call("c1", "get_weather", {}, "i"),
-    "early_result": lambda live: live.protocol.early_result("c1"),
-    "asked": lambda live: live.protocol.asked("c1", {"hint": "sure?"}),
-    "confirmed_payload": lambda live: live.protocol.confirmed_payload("c1"),
-    "wait": lambda live: live.protocol.wait(CALL, "approval"),
-    "timed_out": lambda live: live.protocol.timed_out("c1"),
-    "decided": lambda live: live.protocol.decided(CALL, True),
-    "tool_finished": lambda live: live.protocol.tool_finished("c1", {"ok": True}),
-    "stored_result": lambda live: live.protocol.stored_result("c1", "agent", {"ok": True}, ["c1"]),
-    "data": lambda live: live.protocol.data(DataChunk(type="data-card", data=1)),
+    "call": lambda live: live.protocol.tools.call("c1", "get_weather", {}, "i"),
+    "early_result": lambda live: live.protocol.tools.early_result("c1"),
+    "asked": lambda live: live.protocol.tools.asked("c1", {"hint": "sure?"}),
+    "confirmed_payload": lambda live: live.protocol.tools.confirmed_payload("c1"),
+    "wait": lambda live: live.protocol.tools.wait(CALL, "approval"),
+    "timed_out": lambda live: live.protocol.tools.timed_out("c1"),
+    "decided": lambda live: live.protocol.tools.decided(CALL, True),
+    "tool_finished": lambda live: live.protocol.tools.tool_finished("c1", {"ok": True}),
+    "stored_result": lambda live: live.protocol.tools.stored_result(
+        "c1", "agent", {"ok": True}, ["c1"]
+    ),
+    "data": lambda live: live.protocol.tools.data(DataChunk(type="data-card", data=1)),
 }
 """The plugin's wait API (adk_asgi/live/tools.py): every method is the ``tool`` move."""
 

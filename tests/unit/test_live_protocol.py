@@ -225,8 +225,8 @@ def paused_for_approval() -> Machine:
     live.open()
     live.say("r1")
     live.event(call_event())
-    call = live.protocol.call("c1", "pay", {"amount": 5}, "i")
-    paused = live.take(live.protocol.wait(call, "approval"))
+    call = live.protocol.tools.call("c1", "pay", {"amount": 5}, "i")
+    paused = live.take(live.protocol.tools.wait(call, "approval"))
     assert decoded(paused) == [
         chunk("r1", 4, type="tool-approval-request", approvalId="approval-c1", toolCallId="c1"),
         chunk("r1", 5, type="finish-step"),
@@ -244,8 +244,8 @@ def test_an_approval_pauses_the_turn_and_the_answer_releases_the_call() -> None:
         chunk("r2", 0, type="start", messageId="m1"),
     ]
     call = live.protocol.calls.state.calls["c1"]
-    assert live.take(live.protocol.decided(call, True)) == []
-    assert decoded(live.take(live.protocol.tool_finished("c1", {"ok": 5}))) == [
+    assert live.take(live.protocol.tools.decided(call, True)) == []
+    assert decoded(live.take(live.protocol.tools.tool_finished("c1", {"ok": 5}))) == [
         chunk("r2", 1, type="tool-output-available", toolCallId="c1", output={"ok": 5})
     ]
     for event in [response_event({"ok": 5}), TURN_COMPLETE, text_event("Paid.", partial=False)]:
@@ -272,14 +272,14 @@ def test_a_denial_is_shown_once_and_answers_the_wait_with_false() -> None:
         chunk("r2", 1, type="tool-output-denied", toolCallId="c1"),
     ]
     call = live.protocol.calls.state.calls["c1"]
-    assert live.take(live.protocol.decided(call, False)) == []  # shown already
+    assert live.take(live.protocol.tools.decided(call, False)) == []  # shown already
     assert live.protocol.calls.state.live_decisions == {"c1": False}
 
 
 def test_the_same_answer_twice_is_a_conflict_and_runs_nothing() -> None:
     live = paused_for_approval()
     live.receive(**answered(True))
-    live.take(live.protocol.tool_finished("c1", {"ok": 5}))
+    live.take(live.protocol.tools.tool_finished("c1", {"ok": 5}))
     for event in [response_event({"ok": 5}), TURN_COMPLETE, text_event("Paid.", False)]:
         live.event(event)
     live.event(TURN_COMPLETE)
@@ -292,10 +292,10 @@ def test_the_same_answer_twice_is_a_conflict_and_runs_nothing() -> None:
 
 def test_an_approval_that_times_out_is_denied_and_a_late_answer_gets_that_denial() -> None:
     live = paused_for_approval()
-    outcome, outputs = live.protocol.timed_out("c1")
+    outcome, outputs = live.protocol.tools.timed_out("c1")
     assert (outcome, outputs) == (False, [])
     call = live.protocol.calls.state.calls["c1"]
-    live.take(live.protocol.decided(call, False))  # no request is open: kept for the message
+    live.take(live.protocol.tools.decided(call, False))  # no request is open: kept for the message
     late = live.receive(**answered(True))
     assert decoded(late) == [
         {"type": "start", "requestId": "r2"},
@@ -309,9 +309,9 @@ def test_a_browser_result_that_never_comes_times_out_into_the_paused_message() -
     live.open()
     live.say("r1")
     live.event(call_event())
-    call = live.protocol.call("c1", "pay", {"amount": 5}, "i")
-    live.take(live.protocol.wait(call, "result"))
-    outcome, outputs = live.protocol.timed_out("c1")
+    call = live.protocol.tools.call("c1", "pay", {"amount": 5}, "i")
+    live.take(live.protocol.tools.wait(call, "result"))
+    outcome, outputs = live.protocol.tools.timed_out("c1")
     assert outcome == TIMED_OUT
     assert live.protocol.streams.response is not None
     assert live.protocol.streams.response.message_id == "m1"  # the paused message goes on
@@ -356,22 +356,23 @@ def test_a_result_next_to_a_call_that_waits_is_stored_as_it_comes_and_once() -> 
     called = live.protocol.tag(Event(invocation_id="i", author="agent", content=content))
     assert called is not None
     # ADK runs the tools as it hands the stored event over: before the machine sees it
-    live.protocol.call("c0", "get_weather", {"city": "Paris"}, "i")
-    early = live.protocol.stored_result("c0", "agent", {"temp": 19}, STEP)
+    live.protocol.tools.call("c0", "get_weather", {"city": "Paris"}, "i")
+    early = live.protocol.tools.stored_result("c0", "agent", {"temp": 19}, STEP)
     assert early is not None
     assert early.custom_metadata == called.custom_metadata  # (its message, its step)
     live.event(called)
     assert early.content == responses(("c0", "get_weather", {"temp": 19})).content
     assert (early.author, early.invocation_id) == ("agent", "i")
-    assert decoded(live.take(live.protocol.tool_finished("c0", {"temp": 19}))) == [
+    assert decoded(live.take(live.protocol.tools.tool_finished("c0", {"temp": 19}))) == [
         chunk("r1", 6, type="tool-output-available", toolCallId="c0", output={"temp": 19})
     ]
-    call = live.protocol.call("c1", "pay", {"amount": 5}, "i")
-    live.take(live.protocol.wait(call, "approval"))
+    call = live.protocol.tools.call("c1", "pay", {"amount": 5}, "i")
+    live.take(live.protocol.tools.wait(call, "approval"))
     live.receive(**answered(True))
-    live.take(live.protocol.decided(call, True))
-    assert live.protocol.stored_result("c1", "agent", {"ok": 5}, STEP) is None  # (the step's last)
-    live.take(live.protocol.tool_finished("c1", {"ok": 5}))
+    live.take(live.protocol.tools.decided(call, True))
+    stored = live.protocol.tools.stored_result("c1", "agent", {"ok": 5}, STEP)
+    assert stored is None  # (the step's last)
+    live.take(live.protocol.tools.tool_finished("c1", {"ok": 5}))
     merged = responses(("c0", "get_weather", {"temp": 19}), ("c1", "pay", {"ok": 5}))
     stored = live.protocol.tag(merged)
     assert stored is not None
@@ -407,9 +408,9 @@ def test_a_failed_session_keeps_the_results_it_showed() -> None:
     live.open()
     live.say("r1")
     live.event(call_event())
-    live.take(live.protocol.tool_finished("c1", {"ok": 5}, ran_by="agent"))
-    live.protocol.call("q1", REQUEST_INPUT, {"message": "Sure?"}, "i")
-    live.take(live.protocol.tool_finished("q1", {"answer": "yes"}))
+    live.take(live.protocol.tools.tool_finished("c1", {"ok": 5}, ran_by="agent"))
+    live.protocol.tools.call("q1", REQUEST_INPUT, {"message": "Sure?"}, "i")
+    live.take(live.protocol.tools.tool_finished("q1", {"answer": "yes"}))
     response = live.protocol.streams.response
     assert response is not None
     ended = live.take(live.protocol.session_ended(RuntimeError("boom")))
