@@ -26,10 +26,10 @@ from google.genai import types
 from adk_asgi import AdkApp
 from adk_asgi.convert.safe_history import MAX_DEPTH, ReadableRequests, lost_result, unreadable
 from adk_asgi.errors import STORE_FAILED
-from adk_asgi.testing import Call, Text, Turn
+from adk_asgi.testing import Call, ChatClient, Text, Turn
 from demo_app import change_bgm
 from tests.live.test_live_connection import serve
-from tests.support import counter, normalize_ids, parse_sse, scripted_agent
+from tests.support import counter, normalize_ids, scripted_agent
 
 DEPTH = 950
 LOST = lost_result(f"it is nested deeper than {MAX_DEPTH} levels")
@@ -59,7 +59,8 @@ def get_forecast(city: str) -> Forecast:
 
 class Chat:
     """The app on one session service, a model that reports the tool results it was sent,
-    and events written straight into the service."""
+    events written straight into the service, and the page on chat-1 (``page``: its user
+    messages are u1, u3, u5…, the even ids the client's own for the answers it streamed)."""
 
     def __init__(self, sessions: DatabaseSessionService | None) -> None:
         self.seen: list[Any] = []
@@ -90,20 +91,16 @@ class Chat:
             identify=lambda c: "alice",
             message_id_factory=counter("msg"),
         )
-        self.client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=self.app), base_url="http://t"
-        )
+        self.page = ChatClient(self.app, chat_id="chat-1", id_factory=counter("u"))
 
-    async def send(self, text: str, message_id: str) -> list[dict[str, Any]]:
-        user = {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
-        response = await self.client.post("/chat", json={"id": "chat-1", "messages": [user]})
-        assert response.status_code == 200, response.text
-        return normalize_ids(parse_sse(response.content))
+    async def send(self, text: str) -> list[dict[str, Any]]:
+        """The page sends ``text``: the answer's chunks, ids normalized."""
+        reply = await self.page.send(text)
+        assert reply.status == 200, reply.error
+        return normalize_ids(reply.chunks)
 
     async def history(self) -> Any:
-        response = await self.client.get("/chat/chat-1/messages")
-        assert response.status_code == 200, response.text
-        return response.json()
+        return await self.page.history()
 
     async def store_browser_result(self, result: Any) -> None:
         """The browser's result for the open ``change_bgm`` call, written straight into the
@@ -125,7 +122,7 @@ class Chat:
 @pytest.fixture
 async def memory_chat() -> AsyncIterator[Chat]:
     chat = Chat(None)
-    async with chat.client:
+    async with chat.page:
         yield chat
     await chat.app.aclose()
 
@@ -135,7 +132,7 @@ async def database_chat(tmp_path: Path) -> AsyncIterator[Chat]:
     sessions = DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}")
     chat = Chat(sessions)
     try:
-        async with chat.client:
+        async with chat.page:
             yield chat
     finally:
         await chat.app.aclose()
@@ -186,13 +183,13 @@ async def chat_goes_on(chat: Chat) -> None:
     """History shows the lost result as an error, and the next two messages answer."""
     first_turn = lost_bgm("u1", "play jazz")
     assert await chat.history() == first_turn
-    assert await chat.send("hello", "u2") == answered("hello")
-    assert await chat.send("and again", "u3") == answered("and again")
+    assert await chat.send("hello") == answered("hello")
+    assert await chat.send("and again") == answered("and again")
     assert chat.seen == [[{"error": LOST}], [{"error": LOST}]]  # never the value itself
     assert await chat.history() == [
         *first_turn,
-        *answer_message("u2", "hello", "msg2"),
-        *answer_message("u3", "and again", "msg3"),
+        *answer_message("u3", "hello", "msg2"),
+        *answer_message("u5", "and again", "msg3"),
     ]
 
 
@@ -201,7 +198,7 @@ async def test_a_browser_result_950_deep_in_memory_is_an_output_error_and_the_ch
 ) -> None:
     """ADK's in-memory service copies the session for each read, recursively: before, every
     read of this chat failed (history 500, the next message 503)."""
-    await memory_chat.send("play jazz", "u1")
+    await memory_chat.send("play jazz")
     await memory_chat.store_browser_result({"a": nested(DEPTH - 1)})
     await chat_goes_on(memory_chat)
 
@@ -211,7 +208,7 @@ async def test_a_browser_result_200_deep_in_a_database_is_an_output_error_and_th
 ) -> None:
     """The deepest a database session keeps (pydantic refuses to serialize past about 250
     levels): read back, but not to be sent to the model nor shown."""
-    await database_chat.send("play jazz", "u1")
+    await database_chat.send("play jazz")
     await database_chat.store_browser_result({"a": nested(199)})
     await chat_goes_on(database_chat)
 
@@ -221,7 +218,7 @@ async def test_a_server_tool_result_nested_950_deep_is_stored_as_its_error_in_a_
 ) -> None:
     """Before, the database refused the run's event (pydantic's depth limit): the answer ended
     with an ``error`` chunk and the call was left without its result."""
-    shown = await database_chat.send("weather in Paris", "u1")
+    shown = await database_chat.send("weather in Paris")
     assert shown == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -248,7 +245,7 @@ async def test_a_server_tool_result_nested_950_deep_is_stored_as_its_error_in_a_
         {"type": "finish", "finishReason": "stop"},
     ]
     assert database_chat.seen == [[{"error": LOST}]]
-    assert await database_chat.send("hello", "u2") == answered("hello")
+    assert await database_chat.send("hello") == answered("hello")
     lost_part = {
         "type": "tool-get_weather",
         "toolCallId": "call_1",
@@ -265,7 +262,7 @@ async def test_a_server_tool_result_nested_950_deep_is_stored_as_its_error_in_a_
             "role": "assistant",
             "parts": [{"type": "step-start"}, lost_part, {"type": "step-start"}, answered_tool],
         },
-        *answer_message("u2", "hello", "msg2"),
+        *answer_message("u3", "hello", "msg2"),
     ]
 
 
@@ -304,9 +301,12 @@ async def test_on_uvicorn_a_browser_result_950_deep_is_an_output_error_and_the_c
     chat = Chat(None)
     async with serve(chat.app) as live_url:
         base = live_url.replace("ws://", "http://").removesuffix("/live")
-        chat.client = httpx.AsyncClient(base_url=base)
-        async with chat.client:
-            await chat.send("play jazz", "u1")
+        await chat.page.aclose()  # the page talks HTTP to the server instead
+        chat.page = ChatClient(
+            http=httpx.AsyncClient(base_url=base), chat_id="chat-1", id_factory=counter("u")
+        )
+        async with chat.page.http:
+            await chat.send("play jazz")
             await chat.store_browser_result({"a": nested(DEPTH - 1)})
             await chat_goes_on(chat)
 
@@ -317,7 +317,7 @@ async def test_a_tool_result_only_pydantic_makes_json_of_is_kept_as_its_json(
     """Not every value that is not plain JSON is lost: a pydantic model (ADK keeps a tool's
     return value as it is) is stored as its JSON, as a database would store it. Before, its
     stream ended in an ``error`` chunk and the chat's history was a 500."""
-    shown = await memory_chat.send("forecast for Paris", "u1")
+    shown = await memory_chat.send("forecast for Paris")
     forecast = {"result": {"city": "Paris", "sky": "clear"}}
     assert shown == [
         {"type": "start", "messageId": "<msg1>"},
@@ -365,11 +365,10 @@ async def test_a_session_the_database_cannot_read_back_is_a_503_with_its_reason_
     """A row written outside ADK that ADK cannot decode fails the whole session read: history
     answers a JSON 503 the page can show (it was the server's plain 500 page), as the next
     message does."""
-    await database_chat.send("hello", "u1")
+    await database_chat.send("hello")
     with closing(sqlite3.connect(tmp_path / "sessions.db")) as database, database:
         database.execute("UPDATE events SET event_data = '{not json'")
-    response = await database_chat.client.get("/chat/chat-1/messages")
+    response = await database_chat.page.http.get("/chat/chat-1/messages")
     assert (response.status_code, response.json()) == (503, {"error": STORE_FAILED})
-    user = {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "again"}]}
-    response = await database_chat.client.post("/chat", json={"id": "chat-1", "messages": [user]})
-    assert (response.status_code, response.json()) == (503, {"error": STORE_FAILED})
+    refused = await database_chat.page.send("again")
+    assert (refused.status, refused.error) == (503, STORE_FAILED)
