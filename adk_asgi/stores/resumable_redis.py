@@ -13,7 +13,7 @@ A stop (``DELETE /chat/{id}/stream``) sets a key the writer's worker looks at ev
 Appending never waits for Redis: pieces are queued, and one task per stream writes what has
 queued up as one entry at most every ``flush_interval`` (one round trip per batch, not per
 chunk), so a resume lags the answer by that much at most and the run pays little for being
-kept (bench/throughput.py measures it).
+kept (``bench.throughput`` measures it).
 """
 
 from __future__ import annotations

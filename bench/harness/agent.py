@@ -15,10 +15,16 @@ from typing import Final
 from google.adk.agents.llm_agent import LlmAgent
 from google.genai import types
 
+from adk_asgi import UserBounds
 from adk_asgi.testing import ScriptedLlm, Text, Turn
 
 APP_NAME: Final = "bench"
 USER_ID: Final = "bench"
+ONE_USER_FOR_MANY: Final = UserBounds(live_sockets=None, requests=None)
+"""The bounds of the servers that identify every client as :data:`USER_ID`, who stands for the
+many users a benchmark's clients are: none on chat requests and live sockets, which the
+per-user defaults would refuse past 4 and 8 at once. (``bench.starvation`` measures the bounds
+themselves, with a user per client.)"""
 DELTA_CHARS: Final = 8
 """Characters per streamed delta (ScriptedLlm's ``chunk_size``): a few tokens, like Gemini."""
 

@@ -22,7 +22,13 @@ import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 
 from adk_asgi import AdkApp
-from bench.harness.agent import DELTA_CHARS, SPEECH_FRAME_BYTES, USER_ID, make_agent
+from bench.harness.agent import (
+    DELTA_CHARS,
+    ONE_USER_FOR_MANY,
+    SPEECH_FRAME_BYTES,
+    USER_ID,
+    make_agent,
+)
 from bench.harness.placement import on_agent_cpus
 from bench.harness.probes import Clocks
 
@@ -279,7 +285,9 @@ class InProcess:
 
     def __init__(self) -> None:
         self.cpus: set[int] | None = None
-        self.app = AdkApp(make_agent(), identify=lambda conn: USER_ID)
+        self.app = AdkApp(
+            make_agent(), identify=lambda conn: USER_ID, user_bounds=ONE_USER_FOR_MANY
+        )
 
     async def text(self, deltas: int) -> Run:
         return await on_cpus(self.cpus, self._text, deltas)

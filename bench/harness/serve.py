@@ -46,7 +46,14 @@ from adk_asgi.serving.a2a_import import skip_failed_a2a_import
 from adk_asgi.stores.locks import InMemoryChatLocks
 from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
 from adk_asgi.wire.encoding import SSE_DONE
-from bench.harness.agent import APP_NAME, USER_ID, make_agent, quiet, user_message
+from bench.harness.agent import (
+    APP_NAME,
+    ONE_USER_FOR_MANY,
+    USER_ID,
+    make_agent,
+    quiet,
+    user_message,
+)
 from bench.harness.probes import with_cpu_probe
 
 KINDS = ("adk_asgi", "adk_run_sse", "adk_asgi_shared", "ag_ui_adk", "adk_bare")
@@ -89,11 +96,20 @@ def stream_store() -> StreamStore:
 
 def adk_asgi_app() -> ASGIApp:
     """``AdkApp`` mounted the way the docs show; a fixed identity, as behind real auth."""
-    chat = AdkApp(make_agent(), identify=lambda conn: USER_ID)
+    chat = AdkApp(make_agent(), identify=lambda conn: USER_ID, user_bounds=ONE_USER_FOR_MANY)
     unmerged = AdkApp(
-        make_agent(), identify=lambda conn: USER_ID, sse_write_interval=0, live_write_interval=0
+        make_agent(),
+        identify=lambda conn: USER_ID,
+        user_bounds=ONE_USER_FOR_MANY,
+        sse_write_interval=0,
+        live_write_interval=0,
     )
-    resumable = AdkApp(make_agent(), identify=lambda conn: USER_ID, streams=stream_store())
+    resumable = AdkApp(
+        make_agent(),
+        identify=lambda conn: USER_ID,
+        user_bounds=ONE_USER_FOR_MANY,
+        streams=stream_store(),
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -244,6 +260,7 @@ def shared_app() -> ASGIApp:
         options["identify"] = lambda conn: conn.headers.get("x-user", USER_ID)
     else:
         options["identify"] = lambda conn: USER_ID
+        options["user_bounds"] = ONE_USER_FOR_MANY
     if requests := os.environ.get("BENCH_USER_REQUESTS"):
         options["user_bounds"] = UserBounds(requests=int(requests))
     chat = AdkApp(make_agent(float(os.environ.get("BENCH_DELTA_DELAY", "0"))), **options)

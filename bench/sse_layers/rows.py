@@ -21,7 +21,7 @@ from adk_asgi.convert.events import EventConverter
 from adk_asgi.serving.pace import RunSignal, paced_by
 from adk_asgi.sse.response import sse_body
 from adk_asgi.wire.encoding import ChunkEncoder
-from bench.harness.agent import APP_NAME, USER_ID, make_agent, user_message
+from bench.harness.agent import APP_NAME, ONE_USER_FOR_MANY, USER_ID, make_agent, user_message
 from bench.harness.chats import chat_body
 from bench.harness.probes import GcClock
 
@@ -39,7 +39,9 @@ class Layers:
             app=App(name=APP_NAME, root_agent=make_agent()),
             session_service=InMemorySessionService(),
         )
-        self.app = AdkApp(make_agent(), identify=lambda conn: USER_ID)
+        self.app = AdkApp(
+            make_agent(), identify=lambda conn: USER_ID, user_bounds=ONE_USER_FOR_MANY
+        )
         self.services = self.app.services
         self.rows: dict[str, Chat] = {
             "floor": self.floor,
