@@ -54,7 +54,7 @@ from adk_asgi.serving.live_refusal import live_refusal
 from adk_asgi.serving.origins import ANY as ANY_ORIGIN
 from adk_asgi.serving.origins import OriginGuard, OriginPolicy
 from adk_asgi.serving.pace import PaceToReader
-from adk_asgi.serving.plugin_chain import PluginChain
+from adk_asgi.serving.plugin_chain import BRIDGE_ORDER, PluginChain
 from adk_asgi.serving.request_state import RequestState
 from adk_asgi.serving.sdk_versions import SdkVersion, checked_sdk_version
 from adk_asgi.serving.services import Limits, Services
@@ -229,18 +229,20 @@ class AdkApp:
             app = App(name=app_name or agent.name, root_agent=agent, plugins=list(plugins))
         elif plugins:
             app = app.model_copy(update={"plugins": [*app.plugins, *plugins]})
-        invalid_calls = InvalidCalls()  # (first: its marks are read by the live gate)
+        invalid_calls = InvalidCalls()
+        live_gate = LiveToolGate(invalid_calls)
         bridge_plugins = [
             invalid_calls,
-            AsReturned(),  # first: it sees what a tool returned, and never ends the chain
+            AsReturned(),
             ReadableRequests(),
-            ResultsInCallOrder(),  # (after ReadableRequests: it orders what is sent)
+            ResultsInCallOrder(),
             PauseForClientTools(),
-            live_gate := LiveToolGate(invalid_calls),
-            FinishRanTools(),  # after the live gate: a call awaiting the user holds nothing
+            live_gate,
+            FinishRanTools(),
             PaceToReader(),
         ]
-        bridge = PluginChain("adk_asgi", bridge_plugins)  # (serving/plugin_chain.py: why)
+        # One plugin, its members in BRIDGE_ORDER (serving/plugin_chain.py: the order and why).
+        bridge = PluginChain("adk_asgi", bridge_plugins, order=BRIDGE_ORDER)
         own = reported(app.plugins, live_gate)  # (live/app_plugins.py: why)
         app = app.model_copy(update={"plugins": [*own, bridge]})
         self.adk_app = app

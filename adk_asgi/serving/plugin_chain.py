@@ -30,12 +30,58 @@ NOTIFICATIONS: Final = frozenset({"on_agent_error_callback", "on_run_error_callb
 
 Callback = Callable[..., Awaitable[Any]]
 
+BRIDGE_ORDER: Final[tuple[tuple[str, str], ...]] = (
+    (
+        "adk_asgi_invalid_calls",
+        "before_tool, first: it marks a call ADK will refuse, which the live gate reads",
+    ),
+    (
+        "adk_asgi_as_returned",
+        "after_tool, before any member that may answer: it sees what the tool itself returned;"
+        " it never answers, so the chain goes on",
+    ),
+    (
+        "adk_asgi_readable_requests",
+        "before_model, first: what it makes readable is what the next two read",
+    ),
+    (
+        "adk_asgi_results_in_call_order",
+        "before_model, after readable_requests: it orders the request as it will be sent",
+    ),
+    (
+        "adk_asgi_pause_for_client_tools",
+        "before_model, after the request is made: it answers (ends an SSE run) while a browser"
+        " call is open, which stops the chain",
+    ),
+    (
+        "adk_asgi_live_tool_gate",
+        "before_tool, after invalid_calls: it holds a call until the user answers",
+    ),
+    (
+        "adk_asgi_finish_ran_tools",
+        "before_tool, after the live gate: a call that awaits the user holds no abort",
+    ),
+    ("adk_asgi_pace_to_reader", "after_model, alone: it holds the model's next response"),
+)
+"""The bridge's plugins in the order they run, each with why it stands there: the constraints
+between members that define the same callback (a member that answers stops the chain for those
+after it). :class:`PluginChain` runs its members in the order it is given."""
+
 
 class PluginChain(BasePlugin):
-    """``members`` as one plugin, in their order."""
+    """``members`` as one plugin, in the order of ``order`` (``(name, why)`` rows, as
+    :data:`BRIDGE_ORDER`) when it is given, else in theirs. With an ``order``, the members'
+    names must be its names, each once."""
 
-    def __init__(self, name: str, members: Sequence[BasePlugin]) -> None:
+    def __init__(
+        self,
+        name: str,
+        members: Sequence[BasePlugin],
+        order: Sequence[tuple[str, str]] | None = None,
+    ) -> None:
         super().__init__(name=name)
+        if order is not None:
+            members = in_order(members, [row[0] for row in order])
         self.members = tuple(members)
         for callback in CALLBACKS:
             defined = [getattr(m, callback) for m in self.members if defines(m, callback)]
@@ -57,6 +103,16 @@ class PluginChain(BasePlugin):
                 failures.append(exc)
         if failures:
             raise failures[0]
+
+
+def in_order(members: Sequence[BasePlugin], names: Sequence[str]) -> list[BasePlugin]:
+    """``members`` in the order of ``names``, which must name each of them once."""
+    by_name = {member.name: member for member in members}
+    if len(by_name) != len(members) or sorted(by_name) != sorted(names):
+        raise ValueError(
+            f"the plugins {sorted(m.name for m in members)} are not those ordered: {sorted(names)}"
+        )
+    return [by_name[name] for name in names]
 
 
 def defines(plugin: BasePlugin, callback: str) -> bool:

@@ -12,7 +12,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.plugins.plugin_manager import PluginManager
 
 from adk_asgi import AdkApp
-from adk_asgi.serving.plugin_chain import PluginChain
+from adk_asgi.serving.plugin_chain import BRIDGE_ORDER, PluginChain
 from adk_asgi.testing import ScriptedLlm
 
 
@@ -114,3 +114,21 @@ def test_an_app_registers_its_own_plugins_and_then_the_bridge_as_one() -> None:
     defining = [m for m in chain.members if "on_tool_error_callback" in type(m).__dict__]
     assert [type(m).__name__ for m in defining] == ["InvalidCalls"]
     assert chain.on_tool_error_callback == defining[0].on_tool_error_callback
+
+
+def test_the_bridge_runs_in_bridge_order_whatever_order_it_is_given_in() -> None:
+    agent = LlmAgent(name="assistant", model=ScriptedLlm(turns=[]))
+    bridge = AdkApp(agent).runner.plugin_manager.plugins[-1]
+    assert isinstance(bridge, PluginChain)
+    shuffled = PluginChain("adk_asgi", bridge.members[::-1], order=BRIDGE_ORDER)
+    assert [m.name for m in shuffled.members] == [name for name, _ in BRIDGE_ORDER]
+    assert all(why for _, why in BRIDGE_ORDER)
+
+
+@pytest.mark.parametrize("change", ["missing", "extra", "twice"])
+def test_an_order_that_does_not_name_each_member_once_is_refused(change: str) -> None:
+    log: list[str] = []
+    a, b = Recorder("a", log), Recorder("b", log)
+    members = {"missing": [a], "extra": [a, b, Recorder("c", log)], "twice": [a, a, b]}[change]
+    with pytest.raises(ValueError, match="are not those ordered"):
+        PluginChain("chain", members, order=[("a", "first"), ("b", "second")])
