@@ -20,15 +20,16 @@ from google.genai import types
 from adk_asgi import AdkApp
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.pending import APPROVAL_MOVED_ON, INTERRUPTED
-from adk_asgi.testing import Call, Text, demo_model, read_ui_message
+from adk_asgi.testing import Call, ChatClient, ChatResponse, Text, demo_model
 from demo_app import change_bgm, get_location, get_weather
-from tests.support import answer, counter, normalize_ids, parse_sse, scripted_agent
+from tests.streams import text_step
+from tests.support import answer, counter, normalize_ids, scripted_agent
 
 LOCATION = {"latitude": 48.85, "longitude": 2.35}
 
 
 class Demo:
-    """The demo agent with a payment tool that counts its runs, driven like a browser."""
+    """The demo agent with a payment tool that counts its runs, and a page on it."""
 
     def __init__(
         self, require_confirmation: bool | Callable[..., bool] = True, ai_sdk_version: int = 6
@@ -55,40 +56,8 @@ class Demo:
             identify=lambda c: c.headers.get("x-user", "alice"),
             ai_sdk_version=7 if ai_sdk_version == 7 else 6,
         )
-        self.client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=self.app), base_url="http://t"
-        )
-        self.user: dict[str, Any] = {}
-        self.assistant: dict[str, Any] = {}
-
-    async def send(self, text: str, chat_id: str = "chat-1") -> list[dict[str, Any]]:
-        self.user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
-        response = await self.client.post("/chat", json={"id": chat_id, "messages": [self.user]})
-        assert response.status_code == 200, response.text
-        chunks = parse_sse(response.content)
-        self.assistant = read_ui_message(chunks)
-        return chunks
-
-    def body(self, chat_id: str = "chat-1") -> dict[str, Any]:
-        return {
-            "id": chat_id,
-            "messages": [self.user, self.assistant],
-            "trigger": "submit-message",
-            "messageId": self.assistant["id"],
-        }
-
-    async def post(self, body: dict[str, Any], **headers: str) -> httpx.Response:
-        return await self.client.post("/chat", json=body, headers=headers)
-
-    async def resume(self, **change: Any) -> list[dict[str, Any]]:
-        """Answer one tool part and send the continuation, as the stock helpers do."""
-        tool = change.pop("tool")
-        answer(self.assistant, tool, **change)
-        response = await self.post(self.body())
-        assert response.status_code == 200, response.text
-        chunks = parse_sse(response.content)
-        self.assistant = read_ui_message(chunks, self.assistant)
-        return chunks
+        self.chat = ChatClient(self.app, chat_id="chat-1", id_factory=counter("u"))
+        """The page: the stock client on chat-1."""
 
     async def events(self, user: str = "alice", chat_id: str = "chat-1") -> list[Any]:
         session = await self.app.session_service.get_session(
@@ -100,18 +69,34 @@ class Demo:
 @pytest.fixture
 async def demo() -> Any:
     demo = Demo()
-    async with demo.client:
+    async with demo.chat:
         yield demo
 
 
 def text(delta: str) -> list[dict[str, Any]]:
-    return [
-        {"type": "start-step"},
-        {"type": "text-start", "id": "<block1>"},
-        {"type": "text-delta", "id": "<block1>", "delta": delta},
-        {"type": "text-end", "id": "<block1>"},
-        {"type": "finish-step"},
-    ]
+    return text_step("<block1>", [delta])
+
+
+def streamed(reply: ChatResponse | None) -> list[dict[str, Any]]:
+    """The chunks of a request the page sent (``None``: the stock client sent none)."""
+    assert reply is not None and reply.status == 200, reply
+    return reply.chunks
+
+
+async def post(demo: Demo, body: dict[str, Any], **headers: str) -> httpx.Response:
+    """A request of the test's own, from the page's browser (its cookie)."""
+    return await demo.chat.http.post("/chat", json=body, headers=headers)
+
+
+def continuation(chat: ChatClient) -> dict[str, Any]:
+    """The body the stock client posts to continue the chat's last message, for a request of
+    the test's own (forged, replayed, or as another user)."""
+    return {
+        "id": chat.id,
+        "messages": copy.deepcopy(chat.messages),
+        "trigger": "submit-message",
+        "messageId": chat.messages[-1]["id"],
+    }
 
 
 PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
@@ -122,7 +107,7 @@ CLOSING_ALICE = (
 
 
 async def test_payment_approved(demo: Demo) -> None:
-    first = await demo.send("pay 5 to alice")
+    first = streamed(await demo.chat.send("pay 5 to alice"))
     assert normalize_ids(first) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -138,8 +123,8 @@ async def test_payment_approved(demo: Demo) -> None:
         {"type": "finish", "finishReason": "tool-calls"},
     ]
     assert first[4]["approvalId"] != first[4]["toolCallId"]
-    second = await demo.resume(tool="process_payment", approved=True)
-    assert second[0] == {"type": "start", "messageId": demo.assistant["id"]}
+    second = streamed(await demo.chat.approve("process_payment"))
+    assert second[0] == {"type": "start", "messageId": demo.chat.messages[-1]["id"]}
     assert normalize_ids(second) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
@@ -158,10 +143,10 @@ def above_100(amount: float, **_: Any) -> bool:
 
 async def test_payment_below_the_confirmation_threshold_runs_without_approval() -> None:
     demo = Demo(require_confirmation=above_100)
-    async with demo.client:
-        chunks = await demo.send("pay 5 to alice")
-        history = (await demo.client.get("/chat/chat-1/messages")).json()
-    assert history == [demo.user, demo.assistant]  # (v6: no approval, in either)
+    async with demo.chat:
+        chunks = streamed(await demo.chat.send("pay 5 to alice"))
+        history = (await demo.chat.http.get("/chat/chat-1/messages")).json()
+    assert history == demo.chat.messages  # (v6: no approval, in either)
     assert normalize_ids(chunks) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -185,9 +170,9 @@ async def test_a_v7_client_sees_the_payment_approved_automatically() -> None:
     its ``needsApproval`` let through (an approval marked automatic); a reload shows the same.
     (The v6 test above gets the call and its result only.)"""
     demo = Demo(require_confirmation=above_100, ai_sdk_version=7)
-    async with demo.client:
-        chunks = await demo.send("pay 5 to alice")
-        history = (await demo.client.get("/chat/chat-1/messages")).json()
+    async with demo.chat:
+        chunks = streamed(await demo.chat.send("pay 5 to alice"))
+        history = (await demo.chat.http.get("/chat/chat-1/messages")).json()
     assert normalize_ids(chunks) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -210,8 +195,8 @@ async def test_a_v7_client_sees_the_payment_approved_automatically() -> None:
         *text(CLOSING_ALICE),
         {"type": "finish", "finishReason": "stop"},
     ]
-    call_id = demo.assistant["parts"][1]["toolCallId"]
-    assert demo.assistant["parts"][1] == {
+    call_id = demo.chat.messages[-1]["parts"][1]["toolCallId"]
+    assert demo.chat.messages[-1]["parts"][1] == {
         "type": "tool-process_payment",
         "toolCallId": call_id,
         "state": "output-available",
@@ -219,16 +204,16 @@ async def test_a_v7_client_sees_the_payment_approved_automatically() -> None:
         "approval": {"id": f"approval-{call_id}", "isAutomatic": True, "approved": True},
         "output": SENT_ALICE,
     }
-    assert history == [demo.user, demo.assistant]
+    assert history == demo.chat.messages
     assert demo.payments == {"alice": 1}
 
 
 async def test_payment_above_the_confirmation_threshold_asks_first() -> None:
     demo = Demo(require_confirmation=above_100)
-    async with demo.client:
-        first = await demo.send("pay 500 to bob")
+    async with demo.chat:
+        first = streamed(await demo.chat.send("pay 500 to bob"))
         assert demo.payments == {}
-        second = await demo.resume(tool="process_payment", approved=True)
+        second = streamed(await demo.chat.approve("process_payment"))
     assert normalize_ids(first) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -256,8 +241,8 @@ async def test_payment_above_the_confirmation_threshold_asks_first() -> None:
 
 
 async def test_payment_denied(demo: Demo) -> None:
-    await demo.send("pay 5 to alice")
-    second = await demo.resume(tool="process_payment", approved=False)
+    await demo.chat.send("pay 5 to alice")
+    second = streamed(await demo.chat.deny("process_payment"))
     assert normalize_ids(second) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "tool-output-denied", "toolCallId": "<call1>"},
@@ -268,7 +253,7 @@ async def test_payment_denied(demo: Demo) -> None:
 
 
 async def test_client_tool_result_continues_the_run(demo: Demo) -> None:
-    first = await demo.send("play track 3")
+    first = streamed(await demo.chat.send("play track 3"))
     assert normalize_ids(first) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -282,7 +267,7 @@ async def test_client_tool_result_continues_the_run(demo: Demo) -> None:
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "tool-calls"},
     ]
-    second = await demo.resume(tool="change_bgm", output={"playing": 3})
+    second = streamed(await demo.chat.tool_result("change_bgm", {"playing": 3}))
     assert normalize_ids(second) == [
         {"type": "start", "messageId": "<msg1>"},
         *text('Here you go: change_bgm: {"playing": 3}.'),
@@ -291,7 +276,7 @@ async def test_client_tool_result_continues_the_run(demo: Demo) -> None:
 
 
 async def test_client_tool_with_approval_result_in_a_later_request(demo: Demo) -> None:
-    first = await demo.send("where am i")
+    first = streamed(await demo.chat.send("where am i"))
     assert normalize_ids(first) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "start-step"},
@@ -301,7 +286,7 @@ async def test_client_tool_with_approval_result_in_a_later_request(demo: Demo) -
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "tool-calls"},
     ]
-    second = await demo.resume(tool="get_location", approved=True)
+    second = streamed(await demo.chat.approve("get_location"))
     assert normalize_ids(second) == [
         {"type": "start", "messageId": "<msg1>"},
         {
@@ -312,7 +297,7 @@ async def test_client_tool_with_approval_result_in_a_later_request(demo: Demo) -
         },
         {"type": "finish", "finishReason": "tool-calls"},
     ]
-    third = await demo.resume(tool="get_location", output=LOCATION)
+    third = streamed(await demo.chat.tool_result("get_location", LOCATION))
     assert normalize_ids(third) == [
         {"type": "start", "messageId": "<msg1>"},
         *text('Here you go: get_location: {"latitude": 48.85, "longitude": 2.35}.'),
@@ -321,11 +306,12 @@ async def test_client_tool_with_approval_result_in_a_later_request(demo: Demo) -
 
 
 async def test_client_tool_with_approval_result_in_the_same_request(demo: Demo) -> None:
-    await demo.send("where am i")
-    answer(demo.assistant, "get_location", approved=True)
-    answer(demo.assistant, "get_location", output=LOCATION)
-    response = await demo.post(demo.body())
-    assert normalize_ids(parse_sse(response.content)) == [
+    """A page whose own code sends: approval and result in one request."""
+    demo.chat.send_automatically_when = None
+    await demo.chat.send("where am i")
+    assert await demo.chat.approve("get_location") is None
+    assert await demo.chat.tool_result("get_location", LOCATION) is None
+    assert normalize_ids(streamed(await demo.chat.submit())) == [
         {"type": "start", "messageId": "<msg1>"},
         *text('Here you go: get_location: {"latitude": 48.85, "longitude": 2.35}.'),
         {"type": "finish", "finishReason": "stop"},
@@ -333,8 +319,8 @@ async def test_client_tool_with_approval_result_in_the_same_request(demo: Demo) 
 
 
 async def test_client_tool_denied(demo: Demo) -> None:
-    await demo.send("where am i")
-    second = await demo.resume(tool="get_location", approved=False)
+    await demo.chat.send("where am i")
+    second = streamed(await demo.chat.deny("get_location"))
     assert normalize_ids(second) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "tool-output-denied", "toolCallId": "<call1>"},
@@ -345,12 +331,12 @@ async def test_client_tool_denied(demo: Demo) -> None:
 
 @pytest.mark.parametrize("decisions", [(True, True), (True, False), (False, True), (False, False)])
 async def test_two_payments_in_one_step(demo: Demo, decisions: tuple[bool, bool]) -> None:
-    first = await demo.send("pay 5 to alice and pay 7 to bob")
+    first = streamed(await demo.chat.send("pay 5 to alice and pay 7 to bob"))
     assert [c["type"] for c in first].count("tool-approval-request") == 2
-    answer(demo.assistant, "process_payment", approved=decisions[0])
-    answer(demo.assistant, "process_payment", approved=decisions[1])
-    response = await demo.post(demo.body())
-    chunks = normalize_ids(first + parse_sse(response.content))[len(first) :]
+    # the stock helper sends once both are answered
+    assert await demo.chat.approve("process_payment", decisions[0]) is None
+    second = streamed(await demo.chat.approve("process_payment", decisions[1]))
+    chunks = normalize_ids(first + second)[len(first) :]
     outcomes = [
         {"type": "tool-output-available", "toolCallId": call, "output": result}
         if ok
@@ -378,8 +364,8 @@ async def test_two_payments_in_one_step(demo: Demo, decisions: tuple[bool, bool]
 
 
 async def test_payment_then_payment_with_intermediate_text(demo: Demo) -> None:
-    await demo.send("pay 5 to alice then pay 7 to bob")
-    second = await demo.resume(tool="process_payment", approved=True)
+    await demo.chat.send("pay 5 to alice then pay 7 to bob")
+    second = streamed(await demo.chat.approve("process_payment"))
     assert normalize_ids(second) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
@@ -398,7 +384,7 @@ async def test_payment_then_payment_with_intermediate_text(demo: Demo) -> None:
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "tool-calls"},
     ]
-    third = await demo.resume(tool="process_payment", approved=True)
+    third = streamed(await demo.chat.approve("process_payment"))
     assert [c["type"] for c in third] == [
         "start",
         "tool-output-available",
@@ -413,7 +399,7 @@ async def test_payment_then_payment_with_intermediate_text(demo: Demo) -> None:
 
 
 async def test_server_and_client_tool_in_one_step_wait_for_the_browser(demo: Demo) -> None:
-    first = await demo.send("weather in Paris and play track 2")
+    first = streamed(await demo.chat.send("weather in Paris and play track 2"))
     assert [c["type"] for c in first] == [
         "start",
         "start-step",
@@ -426,7 +412,7 @@ async def test_server_and_client_tool_in_one_step_wait_for_the_browser(demo: Dem
         "finish",
     ]
     assert first[-1] == {"type": "finish", "finishReason": "tool-calls"}
-    second = await demo.resume(tool="change_bgm", output={"playing": 2})
+    second = streamed(await demo.chat.tool_result("change_bgm", {"playing": 2}))
     assert [c["type"] for c in second] == [
         "start",
         "start-step",
@@ -445,9 +431,10 @@ async def test_a_browser_result_sent_with_a_payment_approval_reaches_the_model(
     """Pins a fix: the approvals helper sends the payment's approval with change_bgm's result in
     one request. ADK leaves an event that answers a confirmation out of the model's context, so
     the browser's result goes to ADK in an event of its own, before the confirmation's."""
-    await demo.send("pay 5 to alice and play track 1")
-    answer(demo.assistant, "change_bgm", output={"playing": 1})  # onToolCall, at once
-    second = await demo.resume(tool="process_payment", approved=True)
+    await demo.chat.send("pay 5 to alice and play track 1")
+    # onToolCall's result, at once: the payment still waits, so nothing is sent yet
+    assert await demo.chat.tool_result("change_bgm", {"playing": 1}) is None
+    second = streamed(await demo.chat.approve("process_payment"))
     assert normalize_ids(second) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "tool-output-available", "toolCallId": "<call1>", "output": SENT_ALICE},
@@ -467,12 +454,12 @@ async def test_a_denial_next_to_an_approved_browser_tool_is_shown_with_its_resul
     once, the denial would leave the step with an ``output-denied`` part, and the stock helpers
     never send the browser's result then; so the payment's part stays ``approval-responded``
     until the request that carries the location, which shows both."""
-    first = await demo.send("pay 5 to alice and where am i")
+    first = streamed(await demo.chat.send("pay 5 to alice and where am i"))
     payment, location = first[2]["toolCallId"], first[6]["toolCallId"]
-    answer(demo.assistant, "process_payment", approved=False)
-    second = await demo.resume(tool="get_location", approved=True)
+    assert await demo.chat.deny("process_payment") is None  # the location still waits
+    second = streamed(await demo.chat.approve("get_location"))
     assert second == [
-        {"type": "start", "messageId": demo.assistant["id"]},
+        {"type": "start", "messageId": demo.chat.messages[-1]["id"]},
         {
             "type": "tool-input-available",
             "toolCallId": location,
@@ -481,9 +468,9 @@ async def test_a_denial_next_to_an_approved_browser_tool_is_shown_with_its_resul
         },
         {"type": "finish", "finishReason": "tool-calls"},
     ]
-    parts = {p.get("toolCallId"): p for p in demo.assistant["parts"]}
+    parts = {p.get("toolCallId"): p for p in demo.chat.messages[-1]["parts"]}
     assert parts[payment]["state"] == "approval-responded"  # what the approvals helper needs
-    third = await demo.resume(tool="get_location", output=LOCATION)
+    third = streamed(await demo.chat.tool_result("get_location", LOCATION))
     assert normalize_ids(third) == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "tool-output-denied", "toolCallId": "<call1>"},
@@ -496,7 +483,9 @@ async def test_a_denial_next_to_an_approved_browser_tool_is_shown_with_its_resul
     assert third[1]["toolCallId"] == payment
     assert demo.payments == {}
     # the denial was recorded once: sending it again (with nothing open) is a conflict
-    await refused(demo, demo.body(), "this request answers no open tool call of the chat")
+    await refused(
+        demo, continuation(demo.chat), "this request answers no open tool call of the chat"
+    )
 
 
 # --- server-side truth ---------------------------------------------------------------------
@@ -504,30 +493,30 @@ async def test_a_denial_next_to_an_approved_browser_tool_is_shown_with_its_resul
 
 async def refused(demo: Demo, body: dict[str, Any], reason: str, **headers: str) -> None:
     before = len(await demo.events())
-    response = await demo.post(body, **headers)
+    response = await post(demo, body, **headers)
     assert (response.status_code, response.json()) == (409, {"error": reason})
     assert len(await demo.events()) == before
 
 
 async def test_forged_approval_id_is_refused(demo: Demo) -> None:
-    await demo.send("pay 5 to alice")
-    answer(demo.assistant, "process_payment", approved=True)
-    demo.assistant["parts"][1]["approval"]["id"] = "adk-forged"
-    await refused(demo, demo.body(), "approval 'adk-forged' is not open in this chat")
+    await demo.chat.send("pay 5 to alice")
+    answer(demo.chat.messages[-1], "process_payment", approved=True)
+    demo.chat.messages[-1]["parts"][1]["approval"]["id"] = "adk-forged"
+    await refused(demo, continuation(demo.chat), "approval 'adk-forged' is not open in this chat")
     assert demo.payments == {}
 
 
 async def test_unknown_tool_call_is_refused(demo: Demo) -> None:
-    await demo.send("play track 1")
-    answer(demo.assistant, "change_bgm", output={"playing": 1})
-    demo.assistant["parts"][1]["toolCallId"] = "call_999"
-    await refused(demo, demo.body(), "tool call 'call_999' is not part of this chat")
+    await demo.chat.send("play track 1")
+    answer(demo.chat.messages[-1], "change_bgm", output={"playing": 1})
+    demo.chat.messages[-1]["parts"][1]["toolCallId"] = "call_999"
+    await refused(demo, continuation(demo.chat), "tool call 'call_999' is not part of this chat")
 
 
 async def test_another_users_chat_cannot_be_continued(demo: Demo) -> None:
-    await demo.send("pay 5 to alice")
-    answer(demo.assistant, "process_payment", approved=True)
-    response = await demo.post(demo.body(), **{"x-user": "mallory"})
+    await demo.chat.send("pay 5 to alice")
+    answer(demo.chat.messages[-1], "process_payment", approved=True)
+    response = await post(demo, continuation(demo.chat), **{"x-user": "mallory"})
     assert (response.status_code, response.json()) == (
         409,
         {"error": "this chat has no open tool call to continue"},
@@ -537,41 +526,42 @@ async def test_another_users_chat_cannot_be_continued(demo: Demo) -> None:
 
 
 async def test_duplicated_approval_never_runs_the_tool_twice(demo: Demo) -> None:
-    await demo.send("pay 5 to alice")
-    answer(demo.assistant, "process_payment", approved=True)
-    body = copy.deepcopy(demo.body())
-    first = await demo.post(body)
-    assert first.status_code == 200
+    await demo.chat.send("pay 5 to alice")
+    approved = await demo.chat.approve("process_payment")
+    assert approved is not None and approved.status == 200, approved
+    body = approved.body  # the stock client's request, sent again (a double submit)
     approval_id = body["messages"][1]["parts"][1]["approval"]["id"]
     await refused(demo, body, f"approval {approval_id!r} is not open in this chat")
     assert demo.payments == {"alice": 1}
 
 
 async def test_concurrent_double_submission_runs_the_tool_once(demo: Demo) -> None:
-    await demo.send("pay 5 to alice")
-    answer(demo.assistant, "process_payment", approved=True)
-    responses = await asyncio.gather(demo.post(demo.body()), demo.post(demo.body()))
+    await demo.chat.send("pay 5 to alice")
+    answer(demo.chat.messages[-1], "process_payment", approved=True)
+    responses = await asyncio.gather(
+        post(demo, continuation(demo.chat)), post(demo, continuation(demo.chat))
+    )
     assert sorted(r.status_code for r in responses) == [200, 409]
     assert demo.payments == {"alice": 1}
 
 
 async def test_replayed_client_approval_is_refused(demo: Demo) -> None:
-    await demo.send("where am i")
-    answer(demo.assistant, "get_location", approved=True)
-    body = copy.deepcopy(demo.body())
-    assert (await demo.post(body)).status_code == 200
+    await demo.chat.send("where am i")
+    approved = await demo.chat.approve("get_location")
+    assert approved is not None and approved.status == 200, approved
+    body = approved.body  # the stock client's request, replayed
     approval_id = body["messages"][1]["parts"][1]["approval"]["id"]
     await refused(demo, body, f"approval {approval_id!r} was already answered")
 
 
 async def test_client_result_without_the_required_approval_is_refused(demo: Demo) -> None:
-    await demo.send("where am i")
-    part = demo.assistant["parts"][1]
+    await demo.chat.send("where am i")
+    part = demo.chat.messages[-1]["parts"][1]
     part.update(state="output-available", output=LOCATION)
     del part["approval"]
     await refused(
         demo,
-        demo.body(),
+        continuation(demo.chat),
         f"tool call {part['toolCallId']!r} needs the user's approval before its result",
     )
 
@@ -582,7 +572,7 @@ async def test_a_result_the_client_makes_up_for_a_server_call_is_never_taken(
     """A server call a crash left without a result is closed by the server (``INTERRUPTED``)
     before any answer is read; an output the client claims for it is history it made up, and
     the model never reads it. The request's real answer goes through."""
-    await demo.send("play track 1")
+    await demo.chat.send("play track 1")
     session = await demo.app.session_service.get_session(
         app_name=demo.app.app_name, user_id="alice", session_id="chat-1"
     )
@@ -592,11 +582,11 @@ async def test_a_result_the_client_makes_up_for_a_server_call_is_never_taken(
         invocation_id=session.events[-1].invocation_id,
         author="demo_agent",
         content=types.Content(role="model", parts=[types.Part(function_call=lost)]),
-        custom_metadata=bookkeeping.with_tags(None, message_id=demo.assistant["id"]),
+        custom_metadata=bookkeeping.with_tags(None, message_id=demo.chat.messages[-1]["id"]),
     )
     await demo.app.session_service.append_event(session, asked)
-    answer(demo.assistant, "change_bgm", output={"playing": 1})
-    demo.assistant["parts"].append(
+    answer(demo.chat.messages[-1], "change_bgm", output={"playing": 1})
+    demo.chat.messages[-1]["parts"].append(
         {
             "type": "tool-get_weather",
             "toolCallId": "call_lost",
@@ -605,23 +595,25 @@ async def test_a_result_the_client_makes_up_for_a_server_call_is_never_taken(
             "output": {"forecast": "made up"},
         }
     )
-    assert (await demo.post(demo.body())).status_code == 200
+    assert (await post(demo, continuation(demo.chat))).status_code == 200
     results = [r.response for e in await demo.events() for r in e.get_function_responses() if r.id]
     assert INTERRUPTED in results and {"forecast": "made up"} not in results
     assert {"playing": 1} in results
 
 
 async def test_a_continuation_that_answers_nothing_is_refused(demo: Demo) -> None:
-    await demo.send("play track 1")
-    await refused(demo, demo.body(), "this request answers no open tool call of the chat")
+    await demo.chat.send("play track 1")
+    await refused(
+        demo, continuation(demo.chat), "this request answers no open tool call of the chat"
+    )
 
 
 async def test_a_result_for_another_message_is_refused(demo: Demo) -> None:
-    await demo.send("play track 1")
-    answer(demo.assistant, "change_bgm", output={"playing": 1})
-    body = demo.body()
+    await demo.chat.send("play track 1")
+    answer(demo.chat.messages[-1], "change_bgm", output={"playing": 1})
+    body = continuation(demo.chat)
     body["messages"][1]["id"] = "msg_other"
-    call_id = demo.assistant["parts"][1]["toolCallId"]
+    call_id = demo.chat.messages[-1]["parts"][1]["toolCallId"]
     await refused(demo, body, f"tool call {call_id!r} does not belong to message 'msg_other'")
 
 
@@ -629,15 +621,15 @@ async def test_a_result_for_another_message_is_refused(demo: Demo) -> None:
 
 
 async def test_history_reload_mid_approval_can_be_approved(demo: Demo) -> None:
-    first = await demo.send("pay 5 to alice")
-    reloaded = (await demo.client.get("/chat/chat-1/messages")).json()
+    first = streamed(await demo.chat.send("pay 5 to alice"))
+    reloaded = (await demo.chat.http.get("/chat/chat-1/messages")).json()
     message_id, call_id, approval_id = (
         first[0]["messageId"],
         first[2]["toolCallId"],
         first[4]["approvalId"],
     )
     assert reloaded == [
-        demo.user,
+        demo.chat.messages[0],
         {
             "id": message_id,
             "role": "assistant",
@@ -653,10 +645,10 @@ async def test_history_reload_mid_approval_can_be_approved(demo: Demo) -> None:
             ],
         },
     ]
-    demo.user, demo.assistant = reloaded
-    second = await demo.resume(tool="process_payment", approved=True)
+    demo.chat.messages = reloaded  # a reloaded page
+    second = streamed(await demo.chat.approve("process_payment"))
     assert second[1]["type"] == "tool-output-available"
-    after = (await demo.client.get("/chat/chat-1/messages")).json()
+    after = (await demo.chat.http.get("/chat/chat-1/messages")).json()
     assert after[1]["parts"][1] == {
         "type": "tool-process_payment",
         "toolCallId": call_id,
@@ -672,12 +664,12 @@ async def test_history_reload_mid_approval_can_be_approved(demo: Demo) -> None:
 
 
 async def test_history_of_an_unknown_chat_is_a_404_and_of_a_new_one_empty(demo: Demo) -> None:
-    response = await demo.client.get("/chat/nothing-here/messages")
+    response = await demo.chat.http.get("/chat/nothing-here/messages")
     assert (response.status_code, response.json()) == (404, {"error": "this chat does not exist"})
     await demo.app.session_service.create_session(  # a chat with no messages yet
         app_name=demo.app.app_name, user_id="alice", session_id="empty"
     )
-    response = await demo.client.get("/chat/empty/messages")
+    response = await demo.chat.http.get("/chat/empty/messages")
     assert (response.status_code, response.json()) == (200, [])
 
 
@@ -703,9 +695,8 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload() -> None:
         [[Call("book_flight", {"destination": "Oslo"})], [Text("Booked.")]], tools=[book_flight]
     )
     app = AdkApp(agent, identify=lambda c: "u", message_id_factory=counter("msg"))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "fly"}]}
-        first = parse_sse((await c.post("/chat", json={"id": "f", "messages": [user]})).content)
+    async with ChatClient(app, chat_id="f") as chat:
+        first = streamed(await chat.send("fly"))
         request = next(x for x in first if x["type"] == "tool-approval-request")
         assert request == {
             "type": "tool-approval-request",
@@ -716,15 +707,10 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload() -> None:
                 "payload": {"seat": None, "options": ["1A", "14C"]},
             },
         }
-        message = read_ui_message(first)
-        answer(message, "book_flight", approved=True)
-        body = {
-            "id": "f",
-            "messages": [user, message],
-            "messageId": "msg1",
-            "confirmationPayloads": {request["approvalId"]: {"seat": "14C"}},
-        }
-        second = parse_sse((await c.post("/chat", json=body)).content)
+        payloads = {"confirmationPayloads": {request["approvalId"]: {"seat": "14C"}}}
+        approved = await chat.approve("book_flight", body=payloads)
+        assert approved is not None and approved.body["messageId"] == "msg1"
+        second = streamed(approved)
     assert second[:2] == [
         {"type": "start", "messageId": "msg1"},
         {
@@ -736,14 +722,15 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload() -> None:
 
 
 async def test_a_new_message_closes_the_calls_left_open(demo: Demo) -> None:
-    payment = await demo.send("pay 5 to alice")
+    payment = streamed(await demo.chat.send("pay 5 to alice"))
     assert payment[-3]["type"] == "tool-approval-request"
-    payment_user, payment_message = demo.user, demo.assistant
-    bgm = await demo.send("play track 3")
-    bgm_user, bgm_message = demo.user, demo.assistant
-    location = await demo.send("where am i")
+    # tabs of the same browser that still show the old cards
+    payment_tab = ChatClient(http=demo.chat.http, chat_id="chat-1", messages=demo.chat.messages)
+    bgm = streamed(await demo.chat.send("play track 3"))
+    bgm_tab = ChatClient(http=demo.chat.http, chat_id="chat-1", messages=demo.chat.messages)
+    location = streamed(await demo.chat.send("where am i"))
     bgm_call, location_call = bgm[3]["toolCallId"], location[3]["toolCallId"]
-    await demo.send("hello")
+    await demo.chat.send("hello")
     model: Any = demo.app.runner.agent.model  # type: ignore[union-attr]
     seen = model.requests[-1].contents
     responses = [p.function_response for c in seen for p in c.parts if p.function_response]
@@ -751,7 +738,7 @@ async def test_a_new_message_closes_the_calls_left_open(demo: Demo) -> None:
         (bgm_call, {"error": "The user moved on before the browser answered."}),
         (location_call, {"error": "This tool call is rejected."}),
     ]
-    history = (await demo.client.get("/chat/chat-1/messages")).json()
+    history = (await demo.chat.http.get("/chat/chat-1/messages")).json()
     tools = [p for m in history for p in m["parts"] if p["type"].startswith("tool-")]
     # closed, not denied: the user never answered the approvals (the model reads a rejection)
     assert [(t["type"], t["state"], t.get("errorText")) for t in tools] == [
@@ -761,31 +748,27 @@ async def test_a_new_message_closes_the_calls_left_open(demo: Demo) -> None:
     ]
     # The old cards can no longer be answered, and the refusal says why: the payment never runs.
     approval_id = payment[-3]["approvalId"]
-    answer(payment_message, "process_payment", approved=True)
-    answer(bgm_message, "change_bgm", output={"playing": 3})
-    stale = await demo.post({"id": "chat-1", "messages": [payment_user, payment_message]})
-    assert (stale.status_code, stale.json()) == (
+    stale = await payment_tab.approve("process_payment")
+    assert stale is not None
+    assert (stale.status, stale.error) == (
         409,
-        {"error": f"approval {approval_id!r} was closed unanswered ({APPROVAL_MOVED_ON})"},
+        f"approval {approval_id!r} was closed unanswered ({APPROVAL_MOVED_ON})",
     )
-    stale = await demo.post({"id": "chat-1", "messages": [bgm_user, bgm_message]})
-    assert stale.status_code == 409, stale.text
+    stale = await bgm_tab.tool_result("change_bgm", {"playing": 3})
+    assert stale is not None and stale.status == 409, stale
     assert demo.payments == {}
 
 
 @pytest.mark.parametrize("approved", [True, False])
 async def test_history_keeps_the_reason_given_with_an_approval(approved: bool) -> None:
     demo = Demo()
-    await demo.send("pay 5 to alice")
-    answer(demo.assistant, "process_payment", approved=approved)
-    card = next(p for p in demo.assistant["parts"] if p["type"] == "tool-process_payment")
-    card["approval"]["reason"] = "as agreed"  # addToolApprovalResponse({id, approved, reason})
-    response = await demo.post(demo.body())
-    assert response.status_code == 200, response.text
-    history = (await demo.client.get("/chat/chat-1/messages")).json()
+    async with demo.chat:
+        await demo.chat.send("pay 5 to alice")
+        card = next(
+            p for p in demo.chat.messages[-1]["parts"] if p["type"] == "tool-process_payment"
+        )
+        approval_id = card["approval"]["id"]
+        streamed(await demo.chat.approve("process_payment", approved, reason="as agreed"))
+        history = await demo.chat.history()
     [stored] = [p for p in history[1]["parts"] if p["type"] == "tool-process_payment"]
-    assert stored["approval"] == {
-        "id": card["approval"]["id"],
-        "approved": approved,
-        "reason": "as agreed",
-    }
+    assert stored["approval"] == {"id": approval_id, "approved": approved, "reason": "as agreed"}
