@@ -20,8 +20,7 @@ follow the rule without the record.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Any, Final
+from typing import Any
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events.event import Event
@@ -34,10 +33,7 @@ from adk_asgi.convert.returned import is_wrapper
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.interrupts import ASKING_THE_USER
 from adk_asgi.hitl.tools import ClientTool
-
-KEPT_LIMIT: Final = 1024
-"""The most calls noted and not yet tagged (a run stopped between a tool and its event leaves
-its note behind): the oldest are dropped."""
+from adk_asgi.serving.noted_calls import NotedCalls
 
 
 def returns_its_own(tool: BaseTool) -> bool:
@@ -54,7 +50,7 @@ class AsReturned(BasePlugin):
 
     def __init__(self) -> None:
         super().__init__(name="adk_asgi_as_returned")
-        self._kept: OrderedDict[str, None] = OrderedDict()
+        self._kept = NotedCalls()
 
     async def after_tool_callback(
         self,
@@ -66,9 +62,7 @@ class AsReturned(BasePlugin):
     ) -> dict[str, Any] | None:
         call_id = tool_context.function_call_id
         if call_id and returns_its_own(tool) and is_wrapper(result):
-            self._kept[call_id] = None
-            while len(self._kept) > KEPT_LIMIT:
-                self._kept.popitem(last=False)
+            self._kept.add(call_id)
         return None
 
     async def on_event_callback(
@@ -80,6 +74,6 @@ class AsReturned(BasePlugin):
         kept = [call_id for call_id in answered if call_id and call_id in self._kept]
         if kept:
             for call_id in kept:
-                del self._kept[call_id]
+                self._kept.discard(call_id)
             bookkeeping.add_calls(event, as_returned=kept)
         return None

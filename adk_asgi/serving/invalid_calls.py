@@ -36,6 +36,7 @@ from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi.adk import private
 from adk_asgi.hitl import bookkeeping
+from adk_asgi.serving.noted_calls import NotedCalls
 
 logger = logging.getLogger("adk_asgi")
 
@@ -67,9 +68,9 @@ class InvalidCalls(BasePlugin):
 
     def __init__(self) -> None:
         super().__init__(name="adk_asgi_invalid_calls")
-        self._suspects: set[str] = set()
+        self._suspects = NotedCalls()
         """Calls whose arguments ADK's checks refuse, until the tool pipeline answers them."""
-        self._invalid: set[str] = set()
+        self._invalid = NotedCalls()
         """Calls ADK refused, until their function-response event is tagged."""
 
     def is_invalid(self, call_id: str | None) -> bool:
@@ -93,9 +94,9 @@ class InvalidCalls(BasePlugin):
         result: dict[str, Any],
     ) -> dict[str, Any] | None:
         call_id = tool_context.function_call_id
-        if call_id in self._suspects:
+        if call_id and call_id in self._suspects:
             self._suspects.discard(call_id)
-            if call_id and is_error_answer(result):
+            if is_error_answer(result):
                 self._invalid.add(call_id)
         return None
 
@@ -121,10 +122,10 @@ class InvalidCalls(BasePlugin):
         Every streamed delta passes here: one that can answer nothing returns at once."""
         if event.partial or not (self._invalid or self._suspects):
             return None
-        responses = [r for r in event.get_function_responses() if r.id]
-        marked = [r.id for r in responses if r.id in self._invalid and is_error_answer(r.response)]
-        for response in responses:
-            self._invalid.discard(response.id or "")
-            self._suspects.discard(response.id or "")
+        answered = [(r.id, r.response) for r in event.get_function_responses() if r.id]
+        marked = [i for i, response in answered if i in self._invalid and is_error_answer(response)]
+        for call_id, _ in answered:
+            self._invalid.discard(call_id)
+            self._suspects.discard(call_id)
         bookkeeping.add_calls(event, invalid_calls=marked)
         return None
