@@ -21,9 +21,9 @@ from pydantic import BaseModel
 
 from adk_asgi.hitl.pending import INPUT_MOVED_ON, REJECTED
 from adk_asgi.testing import Call, ScriptedLlm, Segment, Text
-from tests.asgi.test_workflows import NAME_SCHEMA, Chat
+from tests.asgi.test_workflows import NAME_SCHEMA, chat_on, streamed
 from tests.e2e import shapes_app as shapes
-from tests.support import answer, normalize_ids
+from tests.support import normalize_ids
 
 ASKED = {"message": "What is your name?", "payload": None, "response_schema": NAME_SCHEMA}
 
@@ -72,15 +72,15 @@ def asked(interrupt_id: str) -> list[dict[str, Any]]:
 
 
 async def test_the_question_of_a_workflow_tool_is_answered_and_the_tool_returns() -> None:
-    async with Chat(shapes.workflow_tool()) as chat:
-        first = await chat.send("hi")
+    async with chat_on(shapes.workflow_tool()) as chat:
+        first = streamed(await chat.send("hi"))
         question = input_request(first)
         interrupt_id = question["input"]["interruptId"]
         assert normalize_ids(first) == asked(interrupt_id)
         assert question["toolCallId"].startswith(interrupt_id + "~")
         assert await chat.history() == chat.messages
 
-        second = await chat.resume(tool="adk_request_input", output={"name": "Bob"})
+        second = streamed(await chat.tool_result("adk_request_input", {"name": "Bob"}))
         # the tool's part ends with its output before the model's next step (a part left
         # waiting there would never end, and history would call it interrupted)
         assert normalize_ids(second) == [
@@ -112,18 +112,16 @@ async def test_the_question_of_a_workflow_tool_is_answered_and_the_tool_returns(
 
 
 async def test_an_answer_that_does_not_fit_is_refused_and_the_tool_still_waits() -> None:
-    async with Chat(shapes.workflow_tool()) as chat:
+    async with chat_on(shapes.workflow_tool()) as chat:
         await chat.send("hi")
         waiting = await chat.history()
-        good = chat.body()
-        answer(chat.messages[-1], "adk_request_input", output={"nickname": "Bob"})
-        refused = await chat.client.post("/chat", json=chat.body())
-        assert refused.status_code == 422
-        assert "does not fit its response_schema" in refused.json()["error"]
+        refused = await chat.tool_result("adk_request_input", {"nickname": "Bob"})
+        assert refused is not None and refused.status == 422
+        assert refused.error is not None
+        assert "does not fit its response_schema" in refused.error
         assert await chat.history() == waiting  # nothing stored, nothing closed
-        answer(good["messages"][-1], "adk_request_input", output={"name": "Ann"})
-        chat.messages = good["messages"]
-        await chat._post(good)
+        chat.messages = waiting  # the page reloads, and answers again
+        streamed(await chat.tool_result("adk_request_input", {"name": "Ann"}))
         assert chat.messages[-1]["parts"][-1] == {
             "type": "text",
             "text": "The greeter said: Hello Ann.",
@@ -135,10 +133,10 @@ async def test_an_answer_that_does_not_fit_is_refused_and_the_tool_still_waits()
 async def test_a_new_message_closes_the_question_and_the_tools_call() -> None:
     """Any answer would resume the old workflow: the question is closed unanswered, and the
     agent's call gets that as its result (the model must read one for every call)."""
-    async with Chat(shapes.workflow_tool()) as chat:
+    async with chat_on(shapes.workflow_tool()) as chat:
         await chat.send("hi")
         left = [dict(part) for part in chat.messages[-1]["parts"]]
-        again = await chat.send("never mind")
+        again = streamed(await chat.send("never mind"))
         assert input_request(again)["input"]["message"] == ASKED["message"]  # asked anew
         history = await chat.history()
         closed = {"state": "output-error", "errorText": INPUT_MOVED_ON["error"]}
@@ -186,15 +184,15 @@ class Cashier:
 @pytest.mark.parametrize("approved", [True, False], ids=["approved", "denied"])
 async def test_a_confirmation_asked_inside_a_workflow_tool_is_an_approval(approved: bool) -> None:
     cashier = Cashier()
-    async with Chat(cashier.agent) as chat:
-        first = await chat.send("pay")
+    async with chat_on(cashier.agent) as chat:
+        first = streamed(await chat.send("pay"))
         approval = next(c for c in first if c["type"] == "tool-approval-request")
         assert approval["toolCallId"].startswith(
             f"wf_tool_confirmation:cashier@1/payer@{first[2]['toolCallId']}/pay@1~"
         )
         assert await chat.history() == chat.messages
 
-        second = await chat.resume(tool="pay", approved=approved)
+        second = streamed(await chat.approve("pay", approved))
         result = {"result": "paid 30"} if approved else REJECTED  # (what the model reads)
         # the node's part, then the tool's, settle before the model's step
         settled: list[dict[str, Any]] = (
