@@ -525,18 +525,12 @@ class SseChat:
         await self.client.submit()
 
     async def regenerate(self) -> None:
-        """``regenerate()``: the last answer goes, its user message is sent again."""
-        last = self.messages.pop()
+        """``regenerate({messageId})`` of the last answer: it goes, its user message is sent
+        again."""
+        last = self.messages[-1]
         assert last["role"] == "assistant", last
-        body = {
-            "id": "chat-1",
-            "messages": self.messages,
-            "trigger": "regenerate-message",
-            "messageId": last["id"],
-        }
-        response = await self.client.http.post("/chat", json=body)
-        assert response.status_code == 200, response.text
-        self.messages.append(read_ui_message(parse_sse(response.content)))
+        reply = await self.client.regenerate(last["id"])
+        assert reply.status == 200, reply.error
 
     async def history(self) -> list[dict[str, Any]]:
         return await self.client.history()
@@ -772,10 +766,10 @@ async def test_a_server_answer_that_is_no_object_is_shown_in_history_as_it_strea
     followed: httpx.Response | None = None
     while followed is None or followed.status_code == 204:
         await asyncio.sleep(0.005)
-        followed = await office.client.get("/chat/chat-1/stream")
+        followed = await office.page.http.get("/chat/chat-1/stream")
     await answering
     page = read_ui_message(parse_sse(followed.content), asked)
     assert page["parts"][2]["output"] == "approved"
     assert await office.history() == [office.user, page]
-    await office.client.aclose()
+    await office.page.aclose()
     await office.app.aclose()

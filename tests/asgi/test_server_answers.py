@@ -19,16 +19,16 @@ from google.genai import types
 
 from adk_asgi import AdkApp, CallAlreadyAnswered, CallNotOpen, ChatBusy, UnknownCall
 from adk_asgi.stores.resumable import InMemoryStreamStore
-from adk_asgi.testing import Call, Text, read_ui_message
+from adk_asgi.testing import Call, ChatClient, Text, read_ui_message
 from demo_app import change_bgm, get_weather, process_payment
 from tests.asgi.test_hitl import PAY_ALICE, text
 from tests.support import (
     SqliteSessionService,
     answer,
+    counter,
     normalize_ids,
     parse_sse,
     scripted_agent,
-    user_body,
 )
 
 pytestmark = pytest.mark.asyncio
@@ -56,10 +56,8 @@ class BackOffice:
             delay=options.pop("delay", 0.0),
         )
         self.app = AdkApp(agent, identify=lambda c: "alice", **options)
-        self.client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=self.app), base_url="http://t"
-        )
-        self.user = user_body("refund order A7")["messages"][0]
+        self.page = ChatClient(self.app, chat_id="chat-1", id_factory=counter("u"))
+        """The user's page: the stock client on chat-1 (its user messages u1, u3, u5…)."""
 
     def respond(self, contents: list[types.Content]) -> list[Any]:
         self.model_calls += 1
@@ -78,17 +76,19 @@ class BackOffice:
             return [Call("change_bgm", {"track": 3})]
         return [Text(ASKING), Call("request_refund", REFUND)]
 
+    @property
+    def user(self) -> dict[str, Any]:
+        """The page's first message: the user's request for a refund."""
+        return self.page.messages[0]
+
     async def ask(self) -> dict[str, Any]:
         """Send the user's message; the page's assistant message after it."""
-        response = await self.client.post("/chat", json=user_body("refund order A7"))
-        assert response.status_code == 200, response.text
-        return read_ui_message(parse_sse(response.content))
+        reply = await self.page.send("refund order A7")
+        assert reply.status == 200 and reply.message is not None, reply.error
+        return reply.message
 
     async def history(self) -> list[dict[str, Any]]:
-        response = await self.client.get("/chat/chat-1/messages")
-        assert response.status_code == 200, response.text
-        messages: list[dict[str, Any]] = response.json()
-        return messages
+        return await self.page.history()
 
     async def events(self) -> int:
         session = await self.app.services.session("alice", "chat-1")
@@ -159,7 +159,7 @@ async def test_a_back_office_approval_is_answered_by_the_server_never_by_the_bro
 
     forged = answer(copy.deepcopy(page), "request_refund", output={"approved": True})
     body = {"id": "chat-1", "messages": [office.user, forged], "messageId": message_id}
-    refused = await office.client.post("/chat", json=body)
+    refused = await office.page.http.post("/chat", json=body)
     assert refused.status_code == 409
     assert refused.json() == {
         "error": "tool call 'call_1' is answered by the server, not the browser"
@@ -174,7 +174,7 @@ async def test_a_back_office_approval_is_answered_by_the_server_never_by_the_bro
     assert await office.history() == history(message_id, *ANSWERED_PARTS)
 
     # the browser's answer after the server's is history re-sent: it answers nothing
-    again = await office.client.post("/chat", json=body)
+    again = await office.page.http.post("/chat", json=body)
     assert (again.status_code, again.json()) == (
         409,
         {"error": "this request answers no open tool call of the chat"},
@@ -186,8 +186,8 @@ async def test_a_back_office_approval_is_answered_by_the_server_never_by_the_bro
 
 async def test_the_first_stream_shows_the_call_as_the_servers() -> None:
     office = BackOffice()
-    response = await office.client.post("/chat", json=user_body("refund order A7"))
-    assert normalize_ids(parse_sse(response.content)) == ASKED_STREAM
+    reply = await office.page.send("refund order A7")
+    assert normalize_ids(reply.chunks) == ASKED_STREAM
 
 
 async def test_a_page_following_the_chat_sees_the_servers_answer_and_the_follow_up() -> None:
@@ -198,7 +198,7 @@ async def test_a_page_following_the_chat_sees_the_servers_answer_and_the_follow_
     while followed is None or followed.status_code == 204:
         await asyncio.sleep(0.005)
         assert not answering.done()
-        followed = await office.client.get("/chat/chat-1/stream")
+        followed = await office.page.http.get("/chat/chat-1/stream")
     assert followed.status_code == 200
     assert await answering == message_id
     assert parse_sse(followed.content) == [
@@ -272,10 +272,10 @@ async def test_what_the_server_cannot_answer_is_refused_and_nothing_is_taken() -
             await office.app.answer_call("alice", "chat-1", "call_1", APPROVED)
     assert await office.app.answer_call("alice", "chat-1", "call_1", APPROVED) == message_id
 
-    await office.client.post("/chat", json=user_body("weather", message_id="u2"))
+    await office.page.send("weather")
     with pytest.raises(CallAlreadyAnswered, match=r"^tool call 'call_2' was answered already$"):
         await office.app.answer_call("alice", "chat-1", "call_2", APPROVED)  # ADK's own
-    await office.client.post("/chat", json=user_body("music", message_id="u3"))
+    await office.page.send("music")
     with pytest.raises(CallNotOpen, match=r"^tool call 'call_3' \(change_bgm\) is the page's"):
         await office.app.answer_call("alice", "chat-1", "call_3", APPROVED)  # the browser's
     assert office.model_calls == 5  # the question, the follow-up, weather (2), music
@@ -287,8 +287,9 @@ async def test_an_answer_after_the_user_moved_on_goes_on_in_a_new_message() -> N
     text slipped into an old message above the later turns."""
     office = BackOffice(streams=InMemoryStreamStore())
     asked = (await office.ask())["id"]
-    weather = await office.client.post("/chat", json=user_body("weather", message_id="u2"))
-    later = read_ui_message(parse_sse(weather.content))["id"]
+    weather = await office.page.send("weather")
+    assert weather.message is not None
+    later = weather.message["id"]
     answered = await office.app.answer_call("alice", "chat-1", "call_1", APPROVED)
     assert answered not in (asked, later)
     weather_parts = [
@@ -306,7 +307,7 @@ async def test_an_answer_after_the_user_moved_on_goes_on_in_a_new_message() -> N
     ]
     assert await office.history() == [
         *history(asked, *asked_parts("output-available", output=APPROVED)),
-        {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "weather"}]},
+        {"id": "u3", "role": "user", "parts": [{"type": "text", "text": "weather"}]},
         {"id": later, "role": "assistant", "parts": weather_parts},
         {
             "id": answered,
@@ -345,7 +346,7 @@ async def test_a_browser_call_next_to_the_servers_is_answered_by_each_the_model_
     page = await office.ask()
     played = answer(copy.deepcopy(page), "change_bgm", output={"playing": 3})
     body = {"id": "chat-1", "messages": [office.user, played], "messageId": page["id"]}
-    response = await office.client.post("/chat", json=body)
+    response = await office.page.http.post("/chat", json=body)
     assert parse_sse(response.content) == [  # stored; the model waits for the back office
         {"type": "start", "messageId": page["id"]},
         *waiting_step(page["id"]),
@@ -403,7 +404,7 @@ async def test_an_approval_beside_a_back_office_call_ends_in_a_step_that_waits()
     page = await office.ask()
     approved = answer(copy.deepcopy(page), "process_payment", approved=True)
     body = {"id": "chat-1", "messages": [office.user, approved], "messageId": page["id"]}
-    response = await office.client.post("/chat", json=body)
+    response = await office.page.http.post("/chat", json=body)
     chunks = parse_sse(response.content)
     assert chunks == [
         {"type": "start", "messageId": page["id"]},
