@@ -62,7 +62,8 @@ from adk_asgi.serving.services import Services
 from adk_asgi.serving.user_bounds import OverBound
 from adk_asgi.wire.decoding import OFF_LOOP
 from adk_asgi.wire.encoding import named_sdk_version
-from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, ChatRequest
+from adk_asgi.wire.messages import ChatRequest
+from adk_asgi.wire.values import CHAT_ID, CHAT_ID_RULE
 
 logger = logging.getLogger("adk_asgi")
 

@@ -38,7 +38,7 @@ from adk_asgi.hitl import bookkeeping
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
 from adk_asgi.stores.locks import ChatBusy
-from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE
+from adk_asgi.wire.values import CHAT_ID, CHAT_ID_RULE
 
 BUSY_CHAT = "this chat is busy (an answer is streaming, or a live connection is open on it)"
 DELETE_WAIT = 1.0

@@ -32,7 +32,8 @@ from starlette.responses import Response
 from adk_asgi.errors import UNKNOWN_CHAT, ClientError
 from adk_asgi.serving.refusals import json_refusal
 from adk_asgi.serving.services import Services
-from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE, FilePart, is_media_type
+from adk_asgi.wire.messages import FilePart
+from adk_asgi.wire.values import CHAT_ID, CHAT_ID_RULE, is_media_type
 
 NO_FILE: Final = "this chat has no such file"
 VERSION: Final = re.compile(r"\A[0-9]{1,9}\Z")

@@ -21,7 +21,7 @@ from adk_asgi.stores.locks import ChatKey
 from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.stores.stops import STOP_WAIT, StoreUnavailable, stop_answer
 from adk_asgi.wire.encoding import admit_messages
-from adk_asgi.wire.messages import CHAT_ID, CHAT_ID_RULE
+from adk_asgi.wire.values import CHAT_ID, CHAT_ID_RULE
 
 
 class MessagesEndpoint:

@@ -13,15 +13,13 @@ from adk_asgi.hitl.pending import PAYLOADS_KEY
 from adk_asgi.serving import file_urls
 from adk_asgi.serving.file_urls import FileUrlRule
 from adk_asgi.wire.decoding import BadJson, check_json, check_readable, decode
-from adk_asgi.wire.messages import (
+from adk_asgi.wire.messages import ChatRequest, ToolPart, decode_chat_request
+from adk_asgi.wire.values import (
     CHAT_ID,
     CHAT_ID_RULE,
     CLIENT_ID,
     CLIENT_ID_RULE,
     MEDIA_TYPE_RULE,
-    ChatRequest,
-    ToolPart,
-    decode_chat_request,
     is_media_type,
 )
 

@@ -20,7 +20,7 @@ from adk_asgi.serving.checks import MAX_METADATA, MAX_PARTS
 from adk_asgi.sse import chat
 from adk_asgi.testing import Text, demo_model, read_ui_message
 from adk_asgi.wire.decoding import MAX_DEPTH
-from adk_asgi.wire.messages import CHAT_ID_RULE
+from adk_asgi.wire.values import CHAT_ID_RULE
 from demo_app import change_bgm
 from tests.backing_services import Postgres
 from tests.servers import in_loop_uvicorn

@@ -18,7 +18,7 @@ from starlette.requests import HTTPConnection
 from adk_asgi import AdkApp
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.testing import Call, Fail, Text
-from adk_asgi.wire.messages import CHAT_ID_RULE
+from adk_asgi.wire.values import CHAT_ID_RULE
 from tests.support import SSE_HEADERS, counter, parse_sse, scripted_agent, user_body
 
 MID = "msg1"

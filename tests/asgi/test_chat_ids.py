@@ -22,7 +22,7 @@ from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import Text
-from adk_asgi.wire.messages import CHAT_ID_RULE
+from adk_asgi.wire.values import CHAT_ID_RULE
 from tests.servers import in_loop_uvicorn
 from tests.support import scripted_agent
 

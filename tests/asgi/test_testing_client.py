@@ -18,7 +18,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import ChatClient, ChatResponse, Text, Thought, demo_model
-from adk_asgi.wire.messages import CHAT_ID_RULE
+from adk_asgi.wire.values import CHAT_ID_RULE
 from demo_app import build_agent
 from tests.streams import PARIS_WEATHER, text_step, weather_answer
 from tests.support import counter, scripted_agent

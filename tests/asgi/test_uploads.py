@@ -17,7 +17,7 @@ from starlette.routing import Mount
 
 from adk_asgi import AdkApp
 from adk_asgi.testing import Text
-from adk_asgi.wire.messages import MEDIA_TYPE_RULE
+from adk_asgi.wire.values import MEDIA_TYPE_RULE
 from tests.support import scripted_agent
 
 PNG = base64.b64decode(

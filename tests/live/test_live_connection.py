@@ -26,7 +26,7 @@ from adk_asgi import AdkApp
 from adk_asgi.convert.history import rebuild_messages
 from adk_asgi.serving import load
 from adk_asgi.testing import Call, Text, demo_model, read_ui_message
-from adk_asgi.wire.messages import CHAT_ID_RULE
+from adk_asgi.wire.values import CHAT_ID_RULE
 from demo_app import build_agent
 from tests.servers import in_loop_uvicorn
 from tests.streams import WEATHER_SAID, chunked, text_step, weather_answer

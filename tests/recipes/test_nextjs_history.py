@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adk_asgi.wire.messages import CHAT_ID_RULE
+from adk_asgi.wire.values import CHAT_ID_RULE
 from tests.e2e.node_client import NODE_DIR, drive_chat
 
 pytestmark = pytest.mark.e2e
