@@ -279,6 +279,12 @@ class ChatClient:
         whose ``sendAutomaticallyWhen`` did not send, or a ``messages`` list you edited."""
         return await self._request(continued_message_id(self.messages), body, headers)
 
+    def submit_body(self, *, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The JSON body :meth:`submit` would post now, not posted: for a request of your
+        own — sent twice, cut short, from another client — with the page's messages (a
+        copy) as they stand, forged answers included."""
+        return self._body(continued_message_id(self.messages), body, "submit-message")
+
     async def history(self) -> list[UIMessageDict]:
         """``GET {api}/{chat_id}/messages``: the chat as the server keeps it (what a reloaded
         page loads into ``useChat({messages})``). Raises ``httpx.HTTPStatusError`` on a
@@ -331,14 +337,7 @@ class ChatClient:
     ) -> ChatResponse:
         """``makeRequest({trigger, messageId})``: post the chat, apply the answer to the
         message it continues, then send again if the helpers say so."""
-        body: dict[str, Any] = {
-            **(extra or {}),
-            "id": self.id,
-            "messages": copy.deepcopy(self.messages),
-            "trigger": trigger,
-        }
-        if message_id is not None:
-            body["messageId"] = message_id
+        body = self._body(message_id, extra, trigger)
         index = len(self.messages) - 1
         if message_id is not None:
             index = next((i for i, m in enumerate(self.messages) if m["id"] == message_id), -1)
@@ -376,6 +375,19 @@ class ChatClient:
                 self.messages[-1]["id"], extra, headers, automatic + 1
             )
         return result
+
+    def _body(
+        self, message_id: str | None, extra: Mapping[str, Any] | None, trigger: str
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            **(extra or {}),
+            "id": self.id,
+            "messages": copy.deepcopy(self.messages),
+            "trigger": trigger,
+        }
+        if message_id is not None:
+            body["messageId"] = message_id
+        return body
 
     def _write(self, message: UIMessageDict, earlier_id: str | None) -> None:
         """Show the message: replace the one with its id, else the earlier assistant message

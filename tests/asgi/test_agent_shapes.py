@@ -12,7 +12,7 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.tool_context import ToolContext
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import Call, ScriptedLlm, Text, read_ui_message
+from adk_asgi.testing import Call, ChatClient, ScriptedLlm, Text, read_ui_message
 from demo_app import build_team
 from tests.support import counter, parse_sse, user_body
 
@@ -221,15 +221,12 @@ async def test_a_loop_agent_streams_a_step_per_round_until_it_escalates() -> Non
 async def test_the_demo_team_hands_a_trip_over_and_takes_the_user_back() -> None:
     """The demo's multi-agent example (``plan a trip to <city>``), as its page shows it."""
     app = AdkApp(build_team(), message_id_factory=counter("msg"), identify=lambda c: "u")
-    transport = httpx.ASGITransport(app=app)
     said: list[list[tuple[str, str]]] = []
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        messages: list[dict[str, Any]] = []
-        for number, text in enumerate(["plan a trip to Rome", "weather in Paris"]):
-            user = {"id": f"u{number}", "role": "user", "parts": [{"type": "text", "text": text}]}
-            messages.append(user)
-            response = await client.post("/chat", json={"id": "chat-1", "messages": messages})
-            messages.append(read_ui_message(parse_sse(response.content)))
+    async with ChatClient(app, chat_id="chat-1") as chat:
+        messages = chat.messages
+        for text in ["plan a trip to Rome", "weather in Paris"]:
+            reply = await chat.send(text)
+            assert reply.status == 200, reply.error
             said.append(
                 [
                     (
@@ -242,7 +239,7 @@ async def test_the_demo_team_hands_a_trip_over_and_takes_the_user_back() -> None
                     if p["type"] != "step-start"
                 ]
             )
-        assert (await client.get("/chat/chat-1/messages")).json() == messages
+        assert await chat.history() == messages
     assert said == [
         [
             ("demo_agent", "Our trip planner can help with that."),

@@ -28,7 +28,7 @@ from google.genai import types
 from adk_asgi import AdkApp
 from adk_asgi.serving.finish_tools import NOT_RUN, FinishRanTools, stored
 from adk_asgi.serving.pace import RunSignal, paced_by
-from adk_asgi.testing import Call, Text, demo_model, read_ui_message
+from adk_asgi.testing import Call, ChatClient, Text, demo_model, read_ui_message
 from tests.asgi.test_disconnect import http_scope
 from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE, SENT_ALICE
 from tests.servers import uvicorn_server
@@ -89,18 +89,14 @@ class Payments:
         )
 
     async def approval_body(self, chat_id: str) -> dict[str, Any]:
-        """Ask for a payment; the continuation that approves it."""
-        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "pay 5 to alice"}]}
-        response = await self.client.post("/chat", json={"id": chat_id, "messages": [user]})
-        assert response.status_code == 200, response.text
-        assistant = read_ui_message(parse_sse(response.content))
-        answer(assistant, "process_payment", approved=True)
-        return {
-            "id": chat_id,
-            "messages": [user, assistant],
-            "trigger": "submit-message",
-            "messageId": assistant["id"],
-        }
+        """Ask for a payment on a page; the continuation that approves it, not sent."""
+        page = ChatClient(
+            http=self.client, chat_id=chat_id, id_factory=counter("u"), send_automatically_when=None
+        )
+        asked = await page.send("pay 5 to alice")
+        assert asked.status == 200, asked.error
+        assert await page.approve("process_payment") is None
+        return page.submit_body()
 
     async def history(self, chat_id: str) -> list[dict[str, Any]]:
         response = await self.client.get(f"/chat/{chat_id}/messages")

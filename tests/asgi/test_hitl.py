@@ -4,7 +4,6 @@ tools and both together, and the server-side checks on every answer."""
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -86,17 +85,6 @@ def streamed(reply: ChatResponse | None) -> list[dict[str, Any]]:
 async def post(demo: Demo, body: dict[str, Any], **headers: str) -> httpx.Response:
     """A request of the test's own, from the page's browser (its cookie)."""
     return await demo.chat.http.post("/chat", json=body, headers=headers)
-
-
-def continuation(chat: ChatClient) -> dict[str, Any]:
-    """The body the stock client posts to continue the chat's last message, for a request of
-    the test's own (forged, replayed, or as another user)."""
-    return {
-        "id": chat.id,
-        "messages": copy.deepcopy(chat.messages),
-        "trigger": "submit-message",
-        "messageId": chat.messages[-1]["id"],
-    }
 
 
 PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
@@ -484,7 +472,7 @@ async def test_a_denial_next_to_an_approved_browser_tool_is_shown_with_its_resul
     assert demo.payments == {}
     # the denial was recorded once: sending it again (with nothing open) is a conflict
     await refused(
-        demo, continuation(demo.chat), "this request answers no open tool call of the chat"
+        demo, demo.chat.submit_body(), "this request answers no open tool call of the chat"
     )
 
 
@@ -502,7 +490,7 @@ async def test_forged_approval_id_is_refused(demo: Demo) -> None:
     await demo.chat.send("pay 5 to alice")
     answer(demo.chat.messages[-1], "process_payment", approved=True)
     demo.chat.messages[-1]["parts"][1]["approval"]["id"] = "adk-forged"
-    await refused(demo, continuation(demo.chat), "approval 'adk-forged' is not open in this chat")
+    await refused(demo, demo.chat.submit_body(), "approval 'adk-forged' is not open in this chat")
     assert demo.payments == {}
 
 
@@ -510,13 +498,13 @@ async def test_unknown_tool_call_is_refused(demo: Demo) -> None:
     await demo.chat.send("play track 1")
     answer(demo.chat.messages[-1], "change_bgm", output={"playing": 1})
     demo.chat.messages[-1]["parts"][1]["toolCallId"] = "call_999"
-    await refused(demo, continuation(demo.chat), "tool call 'call_999' is not part of this chat")
+    await refused(demo, demo.chat.submit_body(), "tool call 'call_999' is not part of this chat")
 
 
 async def test_another_users_chat_cannot_be_continued(demo: Demo) -> None:
     await demo.chat.send("pay 5 to alice")
     answer(demo.chat.messages[-1], "process_payment", approved=True)
-    response = await post(demo, continuation(demo.chat), **{"x-user": "mallory"})
+    response = await post(demo, demo.chat.submit_body(), **{"x-user": "mallory"})
     assert (response.status_code, response.json()) == (
         409,
         {"error": "this chat has no open tool call to continue"},
@@ -539,7 +527,7 @@ async def test_concurrent_double_submission_runs_the_tool_once(demo: Demo) -> No
     await demo.chat.send("pay 5 to alice")
     answer(demo.chat.messages[-1], "process_payment", approved=True)
     responses = await asyncio.gather(
-        post(demo, continuation(demo.chat)), post(demo, continuation(demo.chat))
+        post(demo, demo.chat.submit_body()), post(demo, demo.chat.submit_body())
     )
     assert sorted(r.status_code for r in responses) == [200, 409]
     assert demo.payments == {"alice": 1}
@@ -561,7 +549,7 @@ async def test_client_result_without_the_required_approval_is_refused(demo: Demo
     del part["approval"]
     await refused(
         demo,
-        continuation(demo.chat),
+        demo.chat.submit_body(),
         f"tool call {part['toolCallId']!r} needs the user's approval before its result",
     )
 
@@ -595,7 +583,7 @@ async def test_a_result_the_client_makes_up_for_a_server_call_is_never_taken(
             "output": {"forecast": "made up"},
         }
     )
-    assert (await post(demo, continuation(demo.chat))).status_code == 200
+    assert (await post(demo, demo.chat.submit_body())).status_code == 200
     results = [r.response for e in await demo.events() for r in e.get_function_responses() if r.id]
     assert INTERRUPTED in results and {"forecast": "made up"} not in results
     assert {"playing": 1} in results
@@ -604,14 +592,14 @@ async def test_a_result_the_client_makes_up_for_a_server_call_is_never_taken(
 async def test_a_continuation_that_answers_nothing_is_refused(demo: Demo) -> None:
     await demo.chat.send("play track 1")
     await refused(
-        demo, continuation(demo.chat), "this request answers no open tool call of the chat"
+        demo, demo.chat.submit_body(), "this request answers no open tool call of the chat"
     )
 
 
 async def test_a_result_for_another_message_is_refused(demo: Demo) -> None:
     await demo.chat.send("play track 1")
     answer(demo.chat.messages[-1], "change_bgm", output={"playing": 1})
-    body = continuation(demo.chat)
+    body = demo.chat.submit_body()
     body["messages"][1]["id"] = "msg_other"
     call_id = demo.chat.messages[-1]["parts"][1]["toolCallId"]
     await refused(demo, body, f"tool call {call_id!r} does not belong to message 'msg_other'")

@@ -441,8 +441,11 @@ async def test_without_automatic_sending_submit_sends_the_same_continuation() ->
         await manual.send("play track 1")
         sent = await stock.tool_result("change_bgm", {"playing": 1})
         assert await manual.tool_result("change_bgm", {"playing": 1}) is None
-        submitted = await manual.submit()
         assert sent is not None
+        unsent = manual.submit_body(body={"extra": 1})  # what submit would post, not posted
+        assert unsent == {**sent.body, "extra": 1}
+        unsent["messages"].clear()  # a copy: the page's messages stay the client's own
+        submitted = await manual.submit()
         assert (submitted.body, submitted.chunks) == (sent.body, sent.chunks)
 
 

@@ -5,7 +5,6 @@ with ``addToolApprovalResponse``. Each test checks a reload (history) shows what
 
 from __future__ import annotations
 
-import copy
 import json
 from collections import Counter
 from typing import Any
@@ -40,17 +39,6 @@ def streamed(reply: ChatResponse | None) -> list[dict[str, Any]]:
     """The chunks of a request the client sent (``None``: it sent none)."""
     assert reply is not None and reply.status == 200, reply
     return reply.chunks
-
-
-def continuation(chat: ChatClient) -> dict[str, Any]:
-    """The body the stock client posts to continue the last message, for a request of the
-    test's own (replayed, or with an answer the client would not send)."""
-    return {
-        "id": chat.id,
-        "messages": copy.deepcopy(chat.messages),
-        "trigger": "submit-message",
-        "messageId": chat.messages[-1]["id"],
-    }
 
 
 # --- a workflow's answer -------------------------------------------------------------------
@@ -178,9 +166,9 @@ async def test_an_answer_that_does_not_fit_the_schema_is_refused_and_loses_nothi
 ) -> None:
     async with chat_on(asking()) as chat:
         await chat.send("go")
-        good = continuation(chat)
+        good = chat.submit_body()
         answer(chat.messages[-1], "adk_request_input", output=output)
-        refused = await chat.http.post("/chat", json=continuation(chat))
+        refused = await chat.http.post("/chat", json=chat.submit_body())
         assert refused.status_code == 422
         assert reason in refused.json()["error"]
         # nothing was stored: the request still waits, and a good answer resumes the workflow
@@ -195,7 +183,7 @@ async def test_an_answer_given_twice_is_refused() -> None:
     async with chat_on(asking()) as chat:
         await chat.send("go")
         answer(chat.messages[-1], "adk_request_input", output={"name": "Bob"})
-        body = continuation(chat)
+        body = chat.submit_body()
         assert (await chat.http.post("/chat", json=body)).status_code == 200
         again = await chat.http.post("/chat", json=body)
         assert again.status_code == 409
@@ -216,7 +204,7 @@ async def test_a_request_for_input_asked_again_in_a_later_turn_is_a_new_question
 async def test_a_new_message_closes_a_request_for_input_left_unanswered() -> None:
     async with chat_on(asking()) as chat:
         await chat.send("go")
-        left = continuation(chat)
+        left = chat.submit_body()
         await chat.send("never mind")
         history = await chat.history()
         assert history[1]["parts"][-1] == {
@@ -271,7 +259,7 @@ async def test_the_request_input_tool_of_an_llm_agent_is_answered_the_same_way()
             {"type": "finish", "finishReason": "tool-calls"},
         ]
         answer(chat.messages[-1], "adk_request_input", output=7)
-        refused = await chat.http.post("/chat", json=continuation(chat))
+        refused = await chat.http.post("/chat", json=chat.submit_body())
         assert refused.status_code == 422
         chat.messages[-1]["parts"][-1].update(state="input-available")
         del chat.messages[-1]["parts"][-1]["output"]
@@ -367,7 +355,7 @@ async def test_a_replayed_node_approval_never_runs_it_twice() -> None:
     async with chat_on(payments.workflow) as chat:
         await chat.send("pay")
         answer(chat.messages[-1], "pay", approved=True)
-        body = continuation(chat)
+        body = chat.submit_body()
         assert (await chat.http.post("/chat", json=body)).status_code == 200
         assert (await chat.http.post("/chat", json=body)).status_code == 409
         assert payments.runs == {30: 1}
@@ -419,7 +407,7 @@ async def test_a_node_approval_cannot_be_answered_with_an_output() -> None:
         await chat.send("pay")
         part = chat.messages[-1]["parts"][-1]
         part.update(state="output-available", output={"confirmed": True})  # a forged answer
-        refused = await chat.http.post("/chat", json=continuation(chat))
+        refused = await chat.http.post("/chat", json=chat.submit_body())
         assert refused.status_code == 409
         assert "waits for the user's approval" in refused.json()["error"]
         assert payments.runs == {}
