@@ -7,7 +7,8 @@ google-genai's HTTP client and its Live WebSocket client all run for real, offli
         ...  # GOOGLE_GEMINI_BASE_URL, GOOGLE_API_KEY and SSL_CERT_FILE point at it
 
 It serves ``models/{model}:streamGenerateContent?alt=sse``, ``:generateContent`` and the Live
-API's ``BidiGenerateContent`` WebSocket, in the shapes and order of :mod:`.gemini_wire`. The
+API's ``BidiGenerateContent`` WebSocket (a session of it: :mod:`.gemini_live`), in the shapes
+and order of :mod:`.gemini_wire`. The
 answers come from the script language of :mod:`.scripted`, as ``ScriptedLlm``'s do (``turns=``
 or ``responder=``), so one scenario runs on both models.
 
@@ -24,7 +25,6 @@ import datetime
 import json
 import logging
 import os
-import secrets
 import socket
 import tempfile
 import threading
@@ -43,15 +43,14 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from adk_asgi.testing.gemini_live import LiveSession, field, receive_json
 from adk_asgi.testing.gemini_wire import (
     JSON,
-    LiveTurn,
     WireFailure,
     contents_of,
     error_body,
     generate_once,
     generate_stream,
-    interruption,
     pairing_error,
 )
 from adk_asgi.testing.live import transcribe_utf8
@@ -63,10 +62,6 @@ __all__ = ["API_KEY", "GeminiStandIn"]
 API_KEY = "stand-in-key"
 """The key the stand-in expects (any non-empty key is taken; this one is what it installs)."""
 REQUEST_LOG_SIZE = 1000
-READING_RESULTS = 0.05
-"""Seconds the model takes before it answers a ``toolResponse`` (Gemini takes longer): a
-client turn that comes meanwhile interrupts that answer before its first word, as a client
-message interrupts any generation under way."""
 _LOG = logging.getLogger("adk_asgi.testing.gemini")
 _ELSEWHERE = ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE")
 """What would send google-genai elsewhere (Vertex AI, another key): unset while installed."""
@@ -263,7 +258,7 @@ class GeminiStandIn:
             return
         await websocket.accept()
         try:
-            setup = _field(await _receive_json(websocket), "setup")
+            setup = field(await receive_json(websocket), "setup")
         except WebSocketDisconnect:
             return
         if not isinstance(setup, dict):
@@ -272,163 +267,6 @@ class GeminiStandIn:
         self.requests.append({"setup": setup})
         session = LiveSession(self, websocket, setup)
         await session.run()
-
-
-class LiveSession:
-    """One Live API WebSocket: the conversation so far, and the turns it answers with."""
-
-    def __init__(self, stand_in: GeminiStandIn, websocket: WebSocket, setup: JSON) -> None:
-        self.stand_in = stand_in
-        self.script = stand_in.script_for(str(_field(setup, "model") or ""))
-        self.websocket = websocket
-        generation = _field(setup, "generation_config") or {}
-        modalities = _field(generation, "response_modalities") or []
-        self.audio = "AUDIO" in modalities
-        self.transcribe_input = _field(setup, "input_audio_transcription") is not None
-        self.transcribe_output = _field(setup, "output_audio_transcription") is not None
-        realtime = _field(setup, "realtime_input_config") or {}
-        detection = _field(realtime, "automatic_activity_detection") or {}
-        self.manual_activity = bool(_field(detection, "disabled"))
-        resumption = _field(setup, "session_resumption")
-        self.resumable = resumption is not None
-        handle = _field(resumption or {}, "handle")
-        self.contents: list[types.Content] = list(stand_in.resumable.get(handle or "", []))
-        self.audio_in = bytearray()
-        self.replies: asyncio.Queue[str | None] = asyncio.Queue()
-        """The replies owed: to a user turn (what was heard, ``""`` if typed) or to results
-        (``None``)."""
-        self.speaking: LiveTurn | None = None
-        self.barge_in = asyncio.Event()
-
-    async def run(self) -> None:
-        await self.websocket.send_text(json.dumps({"setupComplete": {}}))
-        try:
-            async with asyncio.TaskGroup() as group:
-                answering = group.create_task(self._answer())
-                await self._read()
-                answering.cancel()
-        except* (WebSocketDisconnect, _Closed):
-            pass
-
-    async def _read(self) -> None:
-        while True:
-            message = await _receive_json(self.websocket)
-            self.stand_in.requests.append(message)
-            if (content := _field(message, "client_content")) is not None:
-                turns = [types.Content.model_validate(t) for t in _field(content, "turns") or []]
-                self.contents.extend(turns)
-                if _field(content, "turn_complete"):
-                    self._user_spoke("")
-            elif (response := _field(message, "tool_response")) is not None:
-                answers = _field(response, "function_responses") or []
-                parts = [
-                    types.Part(function_response=types.FunctionResponse.model_validate(a))
-                    for a in answers
-                ]
-                self.contents.append(types.Content(role="user", parts=parts))
-                if pairing_error(self.contents) is not None:
-                    # Results that do not follow their calls (the user's turn came between
-                    # them): Gemini pairs each call with its response, as over REST.
-                    await self._close(1007, "Request contains an invalid argument.")
-                self.replies.put_nowait(None)  # (a tool's answer never interrupts)
-            elif (realtime := _field(message, "realtime_input")) is not None:
-                await self._realtime(realtime)
-            else:
-                await self._close(1007, "Invalid JSON payload: unknown client message.")
-
-    async def _realtime(self, realtime: JSON) -> None:
-        signals = ("activity_start", "activity_end")
-        activity = [k for k in signals if _field(realtime, k) is not None]
-        if activity and not self.manual_activity:
-            # The Live API takes activity signals only when automatic activity detection is
-            # off (``realtimeInputConfig.automaticActivityDetection.disabled``).
-            await self._close(
-                1007,
-                "Explicit activity control is not enabled.",
-            )
-        if (text := _field(realtime, "text")) is not None:
-            self.contents.append(types.Content(role="user", parts=[types.Part(text=text)]))
-            self._user_spoke("")
-        for blob in [_field(realtime, "audio"), *(_field(realtime, "media_chunks") or [])]:
-            if isinstance(blob, dict) and str(_field(blob, "mime_type") or "").startswith("audio/"):
-                self.audio_in += types.Blob.model_validate(blob).data or b""
-        if "activity_start" in activity:
-            self.audio_in.clear()
-            if self.speaking is not None:
-                self.barge_in.set()
-        if "activity_end" in activity or _field(realtime, "audio_stream_end"):
-            heard, self.audio_in = bytes(self.audio_in), bytearray()
-            text = self.stand_in.transcribe(heard) if heard else ""
-            if text:
-                self.contents.append(types.Content(role="user", parts=[types.Part(text=text)]))
-                self._user_spoke(text)
-
-    def _user_spoke(self, heard: str) -> None:
-        if self.speaking is not None:
-            self.barge_in.set()
-        self.replies.put_nowait(heard)
-
-    async def _answer(self) -> None:
-        while True:
-            heard = await self.replies.get()
-            if heard is None:
-                await asyncio.sleep(READING_RESULTS)
-                if not self.replies.empty():  # the client spoke first: that answer is dropped
-                    for message in interruption():
-                        await self._send(message)
-                    continue
-            if heard and self.transcribe_input:
-                heard_all = {"text": heard, "finished": True}  # (what was heard, then done)
-                await self._send({"serverContent": {"inputTranscription": heard_all}})
-            contents = list(self.contents)
-            try:
-                turn = self.script.next_turn(contents)
-            except Exception as exc:  # (a responder that raises: the session fails)
-                await self._close(1011, f"Internal error encountered: {exc}")
-                return
-            live = LiveTurn.of(
-                turn,
-                contents,
-                audio=self.audio,
-                transcribe_output=self.transcribe_output,
-                synthesize=self.stand_in.synthesize,
-                chunk_size=self.stand_in.chunk_size,
-                resumption_handle=secrets.token_hex(8) if self.resumable else None,
-            )
-            await self._speak(live, self.stand_in.delay(contents))
-
-    async def _speak(self, live: LiveTurn, delay: float) -> None:
-        self.speaking, cut = live, False
-        self.barge_in.clear()
-        at = len(self.contents)  # (what the user says meanwhile comes after this turn)
-        try:
-            for message in live.deltas():
-                await asyncio.sleep(delay)
-                if self.barge_in.is_set():
-                    cut = True
-                    break
-                await self._send(message)
-        except WireFailure as failure:
-            await self._close(1011, failure.message)
-        finally:
-            self.speaking = None
-        if said := live.said(cut=cut):
-            self.contents.insert(at, said)
-        ending = live.interrupted() if cut else live.ending()
-        for message in ending:
-            await asyncio.sleep(delay)
-            await self._send(message)
-        if live.resumption_handle is not None:
-            self.stand_in.resumable[live.resumption_handle] = list(self.contents)
-
-    async def _send(self, message: JSON) -> None:
-        await self.websocket.send_text(json.dumps(message))
-
-    async def _close(self, code: int, reason: str) -> None:
-        _LOG.info("gemini stand-in: closing a live session (%s): %s", code, reason)
-        with contextlib.suppress(Exception):
-            await self.websocket.close(code=code, reason=reason[:120])
-        raise _Closed
 
 
 class _QuietH11(H11Protocol):
@@ -440,37 +278,8 @@ class _QuietH11(H11Protocol):
         self.access_log = False
 
 
-class _Closed(Exception):
-    """The stand-in closed the session (Gemini's error close)."""
-
-
 def _has_key(*keys: str | None) -> bool:
     return any(keys)
-
-
-def _field(message: Any, name: str) -> Any:
-    """A proto3 JSON field by either of its names (``client_content`` / ``clientContent``)."""
-    if not isinstance(message, dict):
-        return None
-    if name in message:
-        return message[name]
-    head, *rest = name.split("_")
-    return message.get(head + "".join(word.title() for word in rest))
-
-
-async def _receive_json(websocket: WebSocket) -> JSON:
-    message = await websocket.receive()
-    if message["type"] == "websocket.disconnect":
-        raise WebSocketDisconnect(message.get("code", 1000))
-    raw = message.get("text") or message.get("bytes") or b""
-    try:
-        decoded = json.loads(raw)
-    except ValueError:
-        decoded = None
-    if not isinstance(decoded, dict):
-        await websocket.close(code=1007, reason="Invalid JSON payload.")
-        raise _Closed
-    return decoded
 
 
 def _self_signed(folder: Path) -> tuple[Path, Path]:
