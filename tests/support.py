@@ -24,6 +24,7 @@ from google.adk.sessions.sqlite_session_service import (
     SqliteSessionService as AdkSqliteSessionService,
 )
 
+from adk_asgi.convert.tool_answers import add_tool_output, respond_to_approval
 from adk_asgi.testing import ScriptedLlm, Turn
 from adk_asgi.wire.sse_frames import DONE, sse_data, sse_event
 
@@ -128,21 +129,17 @@ def normalize_ids(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def answer(message: dict[str, Any], tool: str, **change: Any) -> dict[str, Any]:
-    """Update the first unanswered part of ``tool`` the way addToolApprovalResponse /
-    addToolOutput do: ``approved=True|False`` (with an optional ``reason``) or ``output=...``."""
-    for part in message["parts"]:
-        if part.get("type") != f"tool-{tool}":
-            continue
-        if "approved" in change and part["state"] == "approval-requested":
-            part["state"] = "approval-responded"
-            part["approval"] = {**part["approval"], "approved": change["approved"]}
-            if "reason" in change:
-                part["approval"]["reason"] = change["reason"]
-            return message
-        if "output" in change and part["state"] in ("input-available", "approval-responded"):
-            part.update(state="output-available", output=change["output"])
-            return message
-    raise AssertionError(f"no part of {tool} to answer with {change}")
+    """Update the first unanswered part of ``tool`` in ``message``, in place, the way
+    addToolApprovalResponse / addToolOutput do (``ChatClient``'s own functions):
+    ``approved=True|False`` (with an optional ``reason``) or ``output=...``."""
+    messages: list[dict[str, Any]] = [message]
+    if "approved" in change:
+        respond_to_approval(messages, tool, change["approved"], change.get("reason"))
+    else:
+        add_tool_output(messages, tool, "output-available", change["output"], None)
+    message.clear()
+    message.update(messages[0])
+    return message
 
 
 # --- virtual time ------------------------------------------------------------------------------
