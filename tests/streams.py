@@ -76,3 +76,27 @@ def weather_answer(
         *text_step(block, deltas),
         {"type": "finish", "finishReason": "stop"},
     ]
+
+
+PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
+"""The demo model's payment for "pay 5 to alice"."""
+
+
+def approval_asked(
+    tool: str,
+    tool_input: Any,
+    message: str = "<msg1>",
+    call: str = "<call1>",
+    approval: str = "<approval1>",
+) -> list[Chunk]:
+    """A whole response that calls ``tool`` and stops for the user's approval (a tool with
+    ``require_confirmation``): the step with the call and the request, ``tool-calls``."""
+    return [
+        {"type": "start", "messageId": message},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": call, "toolName": tool},
+        {"type": "tool-input-available", "toolCallId": call, "toolName": tool, "input": tool_input},
+        {"type": "tool-approval-request", "approvalId": approval, "toolCallId": call},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]

@@ -21,7 +21,7 @@ from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.pending import APPROVAL_MOVED_ON, INTERRUPTED
 from adk_asgi.testing import Call, ChatClient, ChatResponse, Text, demo_model
 from demo_app import change_bgm, get_location, get_weather
-from tests.streams import text_step
+from tests.streams import PAY_ALICE, approval_asked, text_step
 from tests.support import answer, counter, normalize_ids, scripted_agent
 
 LOCATION = {"latitude": 48.85, "longitude": 2.35}
@@ -87,7 +87,6 @@ async def post(demo: Demo, body: dict[str, Any], **headers: str) -> httpx.Respon
     return await demo.chat.http.post("/chat", json=body, headers=headers)
 
 
-PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
 SENT_ALICE = {"status": "sent", "amount": 5, "recipient": "alice"}
 CLOSING_ALICE = (
     'Here you go: process_payment: {"amount": 5, "recipient": "alice", "status": "sent"}.'
@@ -96,20 +95,7 @@ CLOSING_ALICE = (
 
 async def test_payment_approved(demo: Demo) -> None:
     first = streamed(await demo.chat.send("pay 5 to alice"))
-    assert normalize_ids(first) == [
-        {"type": "start", "messageId": "<msg1>"},
-        {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
-        {
-            "type": "tool-input-available",
-            "toolCallId": "<call1>",
-            "toolName": "process_payment",
-            "input": PAY_ALICE,
-        },
-        {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
-        {"type": "finish-step"},
-        {"type": "finish", "finishReason": "tool-calls"},
-    ]
+    assert normalize_ids(first) == approval_asked("process_payment", PAY_ALICE)
     assert first[4]["approvalId"] != first[4]["toolCallId"]
     second = streamed(await demo.chat.approve("process_payment"))
     assert second[0] == {"type": "start", "messageId": demo.chat.messages[-1]["id"]}
@@ -202,20 +188,8 @@ async def test_payment_above_the_confirmation_threshold_asks_first() -> None:
         first = streamed(await demo.chat.send("pay 500 to bob"))
         assert demo.payments == {}
         second = streamed(await demo.chat.approve("process_payment"))
-    assert normalize_ids(first) == [
-        {"type": "start", "messageId": "<msg1>"},
-        {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
-        {
-            "type": "tool-input-available",
-            "toolCallId": "<call1>",
-            "toolName": "process_payment",
-            "input": {"amount": 500, "recipient": "bob", "currency": "USD"},
-        },
-        {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
-        {"type": "finish-step"},
-        {"type": "finish", "finishReason": "tool-calls"},
-    ]
+    bob = {"amount": 500, "recipient": "bob", "currency": "USD"}
+    assert normalize_ids(first) == approval_asked("process_payment", bob)
     sent = {"status": "sent", "amount": 500, "recipient": "bob"}
     assert normalize_ids(first + second)[len(first) :] == [
         {"type": "start", "messageId": "<msg1>"},

@@ -20,10 +20,9 @@ from adk_asgi import AdkApp
 from adk_asgi.testing import ChatClient, ChatResponse, Text, Thought, demo_model
 from adk_asgi.wire.values import CHAT_ID_RULE
 from demo_app import build_agent
-from tests.streams import PARIS_WEATHER, text_step, weather_answer
+from tests.streams import PARIS_WEATHER, PAY_ALICE, approval_asked, text_step, weather_answer
 from tests.support import counter, scripted_agent
 
-PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
 SENT_ALICE = {"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"}
 
 
@@ -128,20 +127,9 @@ async def test_a_server_tool(chat: ChatClient) -> None:
 async def test_an_approval_approved(chat: ChatClient) -> None:
     asked = await chat.send("pay 5 to alice")
     approval_id = asked.chunks[4]["approvalId"]
-    assert asked.chunks == [
-        {"type": "start", "messageId": "msg1"},
-        {"type": "start-step"},
-        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "process_payment"},
-        {
-            "type": "tool-input-available",
-            "toolCallId": "call_1",
-            "toolName": "process_payment",
-            "input": PAY_ALICE,
-        },
-        {"type": "tool-approval-request", "approvalId": approval_id, "toolCallId": "call_1"},
-        {"type": "finish-step"},
-        {"type": "finish", "finishReason": "tool-calls"},
-    ]
+    assert asked.chunks == approval_asked(
+        "process_payment", PAY_ALICE, "msg1", "call_1", approval_id
+    )
     waiting = {
         "type": "tool-process_payment",
         "toolCallId": "call_1",

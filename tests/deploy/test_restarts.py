@@ -28,25 +28,13 @@ from tests.deploy.test_double_approval import APPROVED_STREAM as PAID
 from tests.e2e.node_client import drive_chat
 from tests.live.test_live_connection import HELLO
 from tests.servers import uvicorn_server
+from tests.streams import approval_asked
 from tests.support import answer, normalize_ids, parse_sse
 
 pytestmark = pytest.mark.backing
 
 APP = "tests.deploy.payment_app:app"
-PAUSED = [
-    {"type": "start", "messageId": "<msg1>"},
-    {"type": "start-step"},
-    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
-    {
-        "type": "tool-input-available",
-        "toolCallId": "<call1>",
-        "toolName": "process_payment",
-        "input": PAY_ALICE,
-    },
-    {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
-    {"type": "finish-step"},
-    {"type": "finish", "finishReason": "tool-calls"},
-]
+PAUSED = approval_asked("process_payment", PAY_ALICE)
 
 
 class Deployment:

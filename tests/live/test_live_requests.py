@@ -39,6 +39,7 @@ from tests.live.test_live_connection import (
     serve,
     squash,
 )
+from tests.streams import PAY_ALICE, approval_asked
 from tests.support import answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -48,20 +49,7 @@ HELLO = (
     'You said: "hello". I can try "weather in Paris", "pay 5 to alice", "play track 3" or'
     ' "where am i" (join them with "and" or "then").'
 )
-PAUSED = [
-    {"type": "start", "messageId": "<msg1>"},
-    {"type": "start-step"},
-    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
-    {
-        "type": "tool-input-available",
-        "toolCallId": "<call1>",
-        "toolName": "process_payment",
-        "input": {"amount": 5, "recipient": "alice", "currency": "USD"},
-    },
-    {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
-    {"type": "finish-step"},
-    {"type": "finish", "finishReason": "tool-calls"},
-]
+PAUSED = approval_asked("process_payment", PAY_ALICE)
 """The paused payment (``pay 5 to alice``), ids normalised."""
 DENIED = [
     {"type": "start", "messageId": "<msg1>"},

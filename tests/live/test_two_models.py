@@ -50,6 +50,7 @@ from adk_asgi.testing import (
 )
 from adk_asgi.testing.gemini_server import GeminiStandIn
 from tests.live.test_live_connection import open_live, serve
+from tests.streams import approval_asked
 from tests.support import counter, normalize_ids
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -296,20 +297,7 @@ async def test_thinking_then_the_answer(agent: Callable[..., LlmAgent], transpor
     assert [folded(chunks) for chunks in responses] == [THINKING, THINKING]
 
 
-PAUSED = [
-    {"type": "start", "messageId": "<msg1>"},
-    {"type": "start-step"},
-    {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "pay"},
-    {
-        "type": "tool-input-available",
-        "toolCallId": "<call1>",
-        "toolName": "pay",
-        "input": {"amount": 5, "to": "alice"},
-    },
-    {"type": "tool-approval-request", "approvalId": "<approval1>", "toolCallId": "<call1>"},
-    {"type": "finish-step"},
-    {"type": "finish", "finishReason": "tool-calls"},
-]
+PAUSED = approval_asked("pay", {"amount": 5, "to": "alice"})
 
 
 async def test_an_approval_over_sse(agent: Callable[..., LlmAgent]) -> None:
