@@ -29,9 +29,8 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any, Final
 
 import uvicorn
-from google.adk.agents._streaming_mode import StreamingMode  # run_config re-exports it implicitly
 from google.adk.agents.base_agent import BaseAgent
-from google.adk.agents.run_config import RunConfig
+from google.adk.agents.run_config import RunConfig, StreamingMode  # type: ignore[attr-defined]
 from google.adk.apps.app import App
 from google.adk.cli.utils.base_agent_loader import BaseAgentLoader
 from google.adk.runners import Runner
