@@ -31,9 +31,15 @@ def uvicorn_server(
     env: Mapping[str, str] | None = None,
     ready_path: str = "/",
     args: Sequence[str] = (),
+    python: str | Path = sys.executable,
+    cwd: Path = ROOT,
+    environ: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
 ) -> Iterator[str]:
     """Run ``uvicorn <app>`` on a fresh loopback port; yield its base URL. ``args`` are
-    appended to uvicorn's command line."""
+    appended to uvicorn's command line. By default this venv's Python runs it in the checkout,
+    with this environment less ``GOOGLE_*`` plus ``env``; ``python``, ``cwd`` and ``environ``
+    (the whole environment) run it elsewhere, as a user would (tests/recipes)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # uvicorn wraps an inherited fd as a Unix socket, so asyncio never sets TCP_NODELAY on its
@@ -42,10 +48,13 @@ def uvicorn_server(
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    child_env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
-    child_env.update(env or {})
+    if environ is None:
+        child_env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
+        child_env.update(env or {})
+    else:
+        child_env = {**environ, **(env or {})}
     command = [
-        sys.executable,
+        str(python),
         "-m",
         "uvicorn",
         app,
@@ -56,11 +65,11 @@ def uvicorn_server(
         "--no-access-log",
         *args,
     ]
-    process = subprocess.Popen(command, cwd=ROOT, env=child_env, pass_fds=[sock.fileno()])
+    process = subprocess.Popen(command, cwd=cwd, env=child_env, pass_fds=[sock.fileno()])
     sock.close()
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_ready(base + ready_path, process)
+        wait_ready(base + ready_path, process, timeout)
         yield base
     finally:
         process.terminate()

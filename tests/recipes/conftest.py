@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
-from tests.servers import ROOT, wait_ready
+from tests.servers import ROOT, uvicorn_server
 
 HOSTS = {
     "starlette": "starlette_app:app",
@@ -51,7 +49,6 @@ def examples_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy
 
 
-@contextmanager
 def example_server(
     python: Path,
     cwd: Path,
@@ -59,44 +56,12 @@ def example_server(
     *,
     env: Mapping[str, str] | None = None,
     args: Sequence[str] = (),
-) -> Iterator[str]:
-    """``python -m uvicorn <app>`` run in ``cwd`` on a fresh loopback port; yield its base URL.
-
-    As tests.servers.uvicorn_server does, the socket is bound here and handed over as a file
-    descriptor (TCP_NODELAY set on it), so the port is known before the server starts."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    port = sock.getsockname()[1]
-    command = [
-        str(python),
-        "-m",
-        "uvicorn",
-        app,
-        "--fd",
-        str(sock.fileno()),
-        "--log-level",
-        "warning",
-        "--no-access-log",
-        *args,
-    ]
-    process = subprocess.Popen(
-        command, cwd=cwd, env=user_env(**(env or {})), pass_fds=[sock.fileno()]
+) -> AbstractContextManager[str]:
+    """``python -m uvicorn <app>`` run in ``cwd`` as a user runs it (:func:`user_env`) on a
+    fresh loopback port; its base URL."""
+    return uvicorn_server(
+        app, python=python, cwd=cwd, environ=user_env(**(env or {})), args=args, timeout=60
     )
-    sock.close()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(base + "/", process, timeout=60)
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="session")
