@@ -98,9 +98,14 @@
 //   is that run's usage error; one that comes between runs (the late end of a closed socket,
 //   after which a run of its own had exited) goes to stderr.
 
-import { createInterface } from 'node:readline';
-
-import { errorText, parseSdkArg, printJsonAndExit, readStdinJson, runMain } from './lib/cli.mjs';
+import {
+  errorText,
+  parseSdkArg,
+  printJsonAndExit,
+  readStdinJson,
+  runMain,
+  serveLines,
+} from './lib/cli.mjs';
 import { ChatDriver } from './lib/driver.mjs';
 import { loadSdk } from './lib/sdk.mjs';
 
@@ -127,23 +132,14 @@ async function serve(loaded) {
   };
   process.on('unhandledRejection', onUncaught);
   process.on('uncaughtException', onUncaught);
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  for await (const line of lines) {
-    if (!line.trim()) {
-      continue;
-    }
-    let reply;
+  await serveLines(async spec => {
     try {
       const crashed = new Promise((_, reject) => {
         uncaught = reject;
       });
-      const driver = new ChatDriver(loaded, JSON.parse(line));
-      reply = { report: await Promise.race([driver.run(), crashed]) };
-    } catch (err) {
-      reply = { usageError: errorText(err) };
+      return { report: await Promise.race([new ChatDriver(loaded, spec).run(), crashed]) };
     } finally {
       uncaught = null;
     }
-    await new Promise(resolve => process.stdout.write(`${JSON.stringify(reply)}\n`, resolve));
-  }
+  });
 }

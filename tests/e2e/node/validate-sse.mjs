@@ -17,14 +17,12 @@
 //               them, in order (what the page renders as a call's input streams)
 // Exit code 0 when JSON was printed, 2 on usage errors.
 
-import { createInterface } from 'node:readline';
-
 import {
-  errorText,
   parseSdkArg,
   printJsonAndExit,
   readStdinJson,
   runMain,
+  serveLines,
   UsageError,
 } from './lib/cli.mjs';
 import { loadSdk } from './lib/sdk.mjs';
@@ -37,19 +35,7 @@ runMain(async () => {
     // One JSON array per line in, one line out: {"results": [...]} or {"usageError": text}.
     // The test process keeps one such process per SDK, instead of starting Node (and loading
     // the SDK) for every body it checks; each line is checked on its own, as a run would be.
-    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (!line.trim()) {
-        continue;
-      }
-      let reply;
-      try {
-        reply = { results: await validateAll(loaded, JSON.parse(line)) };
-      } catch (err) {
-        reply = { usageError: errorText(err) };
-      }
-      await new Promise(resolve => process.stdout.write(`${JSON.stringify(reply)}\n`, resolve));
-    }
+    await serveLines(async items => ({ results: await validateAll(loaded, items) }));
     return;
   }
   printJsonAndExit(await validateAll(loaded, await readStdinJson()));

@@ -1,4 +1,7 @@
-// Small helpers shared by the harness entry points: argv, stdin JSON, JSON output, error text.
+// Small helpers shared by the harness entry points: argv, stdin JSON, JSON output, error text,
+// and the --serve loop.
+
+import { createInterface } from 'node:readline';
 
 import { SUPPORTED_SDKS } from './sdk.mjs';
 
@@ -57,4 +60,25 @@ export function runMain(main) {
     process.stderr.write(`${err instanceof UsageError ? '' : (err?.stack ?? '')}\n${errorText(err)}\n`);
     process.exit(2);
   });
+}
+
+/**
+ * The --serve loop: one JSON value per line of stdin, one line of stdout for each, until stdin
+ * ends. `answer(value)` gives the reply object; whatever it throws is the reply
+ * `{"usageError": "Name: message"}` (what a run of its own would have exited 2 for).
+ */
+export async function serveLines(answer) {
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) {
+      continue;
+    }
+    let reply;
+    try {
+      reply = await answer(JSON.parse(line));
+    } catch (err) {
+      reply = { usageError: errorText(err) };
+    }
+    await new Promise(resolve => process.stdout.write(`${JSON.stringify(reply)}\n`, resolve));
+  }
 }
