@@ -206,7 +206,10 @@ class _Pool:
         check_node_harness()  # (every call, as a run of its own would: the hint stays)
         with self.lock:
             served = self.idle.pop() if self.idle else None
-        if served is None or not served.alive:
+        if served is not None and not served.alive:
+            served.stop()  # (gone by itself: its pipes and stderr file are still open)
+            served = None
+        if served is None:
             served = _Served(self.script, self.sdk)
         reply = served.ask(payload, timeout)  # raises, and ends the process, on failure
         with self.lock:
