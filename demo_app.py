@@ -44,7 +44,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from adk_asgi import AdkApp, InMemoryStreamStore, client_tool
+from adk_asgi import AdkApp, InMemoryStreamStore, Stores, client_tool
 from adk_asgi.testing import demo_model, demo_responder
 from adk_asgi.testing.demo_grammar import PLANNER, planner_model, planner_responder
 from adk_asgi.testing.gemini_server import GeminiStandIn
@@ -216,7 +216,7 @@ def agent_app(agent: LlmAgent | None = None, **options: Any) -> AdkApp:
 
 def create_app(agent: LlmAgent | None = None, **options: Any) -> Starlette:
     # Answers outlive a reload: the page resumes them (useChat({ resume: true })).
-    options.setdefault("streams", InMemoryStreamStore())
+    options.setdefault("stores", Stores(streams=InMemoryStreamStore()))
     chat = agent_app(agent, **options)
 
     @asynccontextmanager

@@ -23,6 +23,7 @@ from adk_asgi.middleware import AdkMiddleware
 from adk_asgi.server_answers import CallAlreadyAnswered, CallNotOpen, UnknownCall
 from adk_asgi.serving.data_parts import DataPartError, send_data
 from adk_asgi.serving.identity import Identify, Unauthorized
+from adk_asgi.serving.options import Limits, Messages, Security, Stores, Streaming
 from adk_asgi.serving.user_bounds import OverBound, UserBounds
 from adk_asgi.stores.claims import Claims, InMemoryClaims
 from adk_asgi.stores.locks import ChatBusy, ChatLocks, InMemoryChatLocks, Lease
@@ -54,12 +55,17 @@ __all__ = [
     "InMemoryClaims",
     "InMemoryStreamStore",
     "Lease",
+    "Limits",
     "MessageMetadata",
     "MessageMoment",
+    "Messages",
     "OverBound",
     "PreliminaryOutputError",
     "RequestError",
+    "Security",
+    "Stores",
     "StreamStore",
+    "Streaming",
     "TranslationError",
     "UIMessage",
     "Unauthorized",

@@ -12,7 +12,7 @@ and point the page on http://localhost:3000 at it, with the browser's cookies::
 listed origins read the answers, cookies included (``allow_credentials``). It never refuses a
 request itself: CORS only decides what a page may *read*.
 
-``AdkApp(allowed_origins=...)`` refuses what CORS cannot stop: a WebSocket handshake (browsers
+``Security(allowed_origins=...)`` refuses what CORS cannot stop: a WebSocket handshake (browsers
 do not apply CORS to WebSockets) or a ``POST``/``DELETE`` sent without a preflight, from a page
 on an origin that is neither the server's own nor listed (``403`` with a JSON reason). Such a
 request would otherwise carry the browser's cookies (the identity cookie is ``SameSite=Lax``,
@@ -36,7 +36,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Mount
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Security
 
 FRONTEND_ORIGINS = ["http://localhost:3000"]
 """The origins (scheme://host[:port], no path) whose pages use the agent, besides this server's
@@ -63,7 +63,7 @@ agent = LlmAgent(
     instruction="Be brief. Ask get_weather for the weather.",
     tools=[get_weather],
 )
-chat = AdkApp(agent, allowed_origins=FRONTEND_ORIGINS)
+chat = AdkApp(agent, security=Security(allowed_origins=FRONTEND_ORIGINS))
 
 
 @asynccontextmanager

@@ -89,7 +89,7 @@ class EventConverter:
     :meth:`fail` first, when the run raised). Each returns the chunks to send, in order.
     ``known_calls`` are call ids the client already holds a tool part for (a continuation's
     earlier calls), so their results can be shown. ``on_error``: the text the client is shown
-    for a failure (``AdkApp(on_error=)``; this default shows the error itself). ``files_at``:
+    for a failure (``Messages(on_error=)``; this default shows the error itself). ``files_at``:
     the chat's path (``<mount>/chat/<id>``), whose file route serves the images code execution
     drew (:attr:`files_at`).
     """

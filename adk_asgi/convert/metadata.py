@@ -5,7 +5,7 @@ The AI SDK's own servers take a ``messageMetadata`` callback that is called for 
 ``start``, ``finish-step`` and ``finish`` parts (with the model, the step's usage and finish
 reason); the client merges each dict it returns into ``message.metadata``: ``start``'s and
 ``finish``'s on those chunks, a step's in a ``message-metadata`` chunk just before its
-``finish-step``, as ai@7's ``toUIMessageStream`` sends it. ``AdkApp(message_metadata=hook)``
+``finish-step``, as ai@7's ``toUIMessageStream`` sends it. ``Messages(message_metadata=hook)``
 is that callback, called with what ADK knows of the response: a :class:`MessageMoment`.
 
 History calls the same hook with the same moments, rebuilt from the stored events by the same
@@ -65,7 +65,7 @@ class MessageMoment(msgspec.Struct, frozen=True, kw_only=True):
 
 
 MessageMetadata = Callable[[MessageMoment], Mapping[str, Any] | None]
-"""``AdkApp(message_metadata=)``: the metadata a moment adds to its message, or ``None``."""
+"""``Messages(message_metadata=)``: the metadata a moment adds to its message, or ``None``."""
 
 
 def agent_model(agent: object) -> str | None:
@@ -164,7 +164,7 @@ class ResponseFacts:
 
 
 class AppMetadata:
-    """``AdkApp(message_metadata=)`` for one message: the hook's dict for a moment, as a plain
+    """``Messages(message_metadata=)`` for one message: the hook's dict for a moment, as a plain
     ``dict`` (``None``: nothing to send). A hook that raises is the app's bug: it is logged and
     told to ``failed`` (once a message: the converter's guarded ``on_error``, which does not
     raise), and the message goes on without that metadata, since the answer it decorates has

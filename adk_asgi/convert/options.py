@@ -24,7 +24,7 @@ class ConverterOptions:
     """The app's hook for the metadata of ``start``, ``finish-step`` and ``finish``
     (:mod:`.metadata`)."""
     on_error: ErrorHandler = show_errors
-    """The text the client is shown for a failure (``AdkApp(on_error=)``)."""
+    """The text the client is shown for a failure (``Messages(on_error=)``)."""
     speakers: bool = False
     """A tree of agents: text and reasoning parts name the agent that wrote them."""
     model: str | None = None

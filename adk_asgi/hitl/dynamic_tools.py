@@ -14,7 +14,7 @@ and both transports:
   a ``BaseTool``), in an app whose agents have a toolset. The tools ADK adds itself
   (:data:`ADK_OWN`: ``transfer_to_agent``, the questions it asks the page…) are never dynamic;
   an app with no toolset has no dynamic tool;
-* ``AdkApp(dynamic_tools=...)`` replaces that rule: a collection of names (exactly those are
+* ``Messages(dynamic_tools=...)`` replaces that rule: a collection of names (exactly those are
   dynamic; empty: none is) or a predicate of the name.
 """
 
@@ -30,7 +30,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from adk_asgi.hitl.interrupts import ASKING_THE_USER
 
 DynamicTools = Collection[str] | Callable[[str], bool]
-"""``AdkApp(dynamic_tools=...)``: the names of the dynamic tools, or a predicate of a name."""
+"""``Messages(dynamic_tools=...)``: the names of the dynamic tools, or a predicate of a name."""
 
 ADK_OWN: Final = frozenset(
     {

@@ -132,7 +132,7 @@ class _Connection:
             client_activity=services.client_activity(audio=self.audio),
             converting=services.converting,
             wall_clock=time.time,
-            write_interval=limits.live_write_interval,
+            write_interval=services.streaming.live_write_interval,
             under_load=load.under_load,
             stored_streams=services.streams is not None,
             chats_at=websocket.url.path.removesuffix("/live") + "/chat",
@@ -263,7 +263,7 @@ class _Connection:
     # --- socket → agent ----------------------------------------------------------------------
 
     async def _reader(self) -> None:
-        limit = self.services.limits.max_frame_size
+        limit = self.services.limits.frame_size
         while True:
             await self.outbox.room()  # a client that floods waits for its answers to go out
             try:

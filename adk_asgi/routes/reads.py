@@ -104,8 +104,8 @@ class ResumeEndpoint:
             replay,
             abort=asyncio.Event(),
             headers=headers,
-            write_interval=services.limits.sse_write_interval,
-            keep_alive=services.limits.sse_keep_alive,
+            write_interval=services.streaming.sse_write_interval,
+            keep_alive=services.streaming.sse_keep_alive,
         )
 
 

@@ -6,7 +6,7 @@ reads with the *server's* credentials: on Vertex AI a ``gs://`` URL names any ob
 service account can read, another user's uploads included. So by default a user message may
 carry only ``data:`` URLs (the bytes themselves) and the URLs history hands back for the chat's
 own uploads (``<root>/chat/<id>/files/<name>``, :mod:`adk_asgi.routes.files`); anything else is
-refused with ``422`` unless the app's hook, ``AdkApp(allowed_file_url=callable(url, user_id) ->
+refused with ``422`` unless the app's hook, ``Security(allowed_file_url=callable(url, user_id) ->
 bool)``, allows it (an app whose artifacts live in its own bucket allows that user's objects there).
 
 Every user message of a request is checked, not only the new one: the stock client re-sends
@@ -36,7 +36,7 @@ AllowFileUrl = Callable[[str, str], bool]
 
 REFUSED: Final = (
     "only data: URLs and this chat's own uploads are accepted "
-    "(the app allows others with AdkApp(allowed_file_url=...))"
+    "(the app allows others with Security(allowed_file_url=...))"
 )
 
 

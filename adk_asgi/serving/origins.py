@@ -6,7 +6,7 @@ subdomain (or for an app whose own auth cookie is ``SameSite=None``). A page of 
 could then talk live as the user. The handshake's ``Origin`` header is the one thing the
 browser vouches for, so it is compared with the origins the app serves: the request's own
 (scheme and host, as the browser addressed it) and those the app lists
-(``AdkApp(allowed_origins=...)``). The writes (``POST``, ``DELETE``) are checked the same way:
+(``Security(allowed_origins=...)``). The writes (``POST``, ``DELETE``) are checked the same way:
 the JSON content type already needs a CORS preflight there, but a host whose CORS allows an
 origin with credentials would let it in, and one rule for every route is easier to reason
 about. Reads are not checked: a page of another origin cannot read their answers without CORS.
@@ -148,7 +148,7 @@ class OriginPolicy:
         return ClientError(
             403,
             f"origin {origin!r} is not allowed: this app serves its own origin only"
-            " (AdkApp(allowed_origins=...) lists others)",
+            " (Security(allowed_origins=...) lists others)",
         )
 
 

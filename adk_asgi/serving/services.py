@@ -39,6 +39,7 @@ from adk_asgi.serving.identity import (
     Unauthorized,
     resolve_identity,
 )
+from adk_asgi.serving.options import Limits, Streaming
 from adk_asgi.serving.request_state import RequestState
 from adk_asgi.serving.user_bounds import UserLoad
 from adk_asgi.stores.claims import Claims
@@ -60,25 +61,6 @@ def _transient(exc: BaseException) -> bool:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Limits:
-    """How long and how much the endpoints wait and accept (``AdkApp``'s keyword arguments)."""
-
-    max_body_size: int
-    max_frame_size: int
-    """The largest live frame, in bytes (a larger one closes the connection with 1009)."""
-    body_timeout: float
-    """How long a request body may pause mid-way before the request is refused (408)."""
-    busy_timeout: float
-    approval_timeout: float
-    client_tool_timeout: float
-    sse_write_interval: float
-    sse_keep_alive: float | None
-    live_write_interval: float
-    live_detached_timeout: float
-    """How long a live answer goes on after its socket closed (with a stream store)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Services:
     runner: Runner
     live_runner: Runner
@@ -97,6 +79,7 @@ class Services:
     """Where SSE streams are kept for resuming (:mod:`adk_asgi.stores.resumable`), or ``None``:
     off."""
     limits: Limits
+    streaming: Streaming
     run_config: RunConfig
     """The SSE run options (``StreamingMode.SSE``)."""
     live_run_config: RunConfig

@@ -3,7 +3,7 @@
 ADK's SQL session services refuse an append to a session that storage has moved past
 (``StaleSessionError``). The chat lock keeps the bridge's own runs apart, so what is left is a
 writer the chat lock does not cover: another part of the app appending to the session, or a
-worker with a lock of its own (an explicit in-process ``locks=`` on several workers).
+worker with a lock of its own (an explicit in-process ``Stores(locks=)`` on several workers).
 
 * The run's first write comes before its first event (ADK stores the user's message, or the
   answers, first). Refused there, the run has done nothing: no event was streamed and nothing

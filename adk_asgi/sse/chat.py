@@ -244,8 +244,8 @@ class ChatEndpoint:
         body = self._kept(
             sse_body(events, plan.converter, encoder, lead=plan.lead), identity, chat, plan
         )
-        interval = services.limits.sse_write_interval
-        keep_alive = services.limits.sse_keep_alive
+        interval = services.streaming.sse_write_interval
+        keep_alive = services.streaming.sse_keep_alive
         store = services.streams
         if store is None:
             response = SSEResponse(

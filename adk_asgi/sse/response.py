@@ -28,13 +28,9 @@ from starlette.types import Receive, Scope, Send
 from adk_asgi.convert.events import EventConverter
 from adk_asgi.errors import log_failure
 from adk_asgi.serving import load
+from adk_asgi.serving.options import DEFAULT_KEEP_ALIVE, DEFAULT_WRITE_INTERVAL
 from adk_asgi.serving.pace import RunSignal
-from adk_asgi.sse.writer import (
-    DEFAULT_KEEP_ALIVE,
-    DEFAULT_WRITE_INTERVAL,
-    MAX_BUFFER,
-    CoalescedWriter,
-)
+from adk_asgi.sse.writer import MAX_BUFFER, CoalescedWriter
 from adk_asgi.wire.chunks import UIMessageChunk
 from adk_asgi.wire.encoding import SSE_DONE, SSE_HEADERS, ChunkEncoder
 

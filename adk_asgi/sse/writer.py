@@ -23,15 +23,8 @@ from typing import Final
 from starlette.types import Send
 
 from adk_asgi.serving import load
+from adk_asgi.serving.options import DEFAULT_WRITE_INTERVAL
 from adk_asgi.wire.encoding import SSE_KEEP_ALIVE
-
-DEFAULT_WRITE_INTERVAL: Final = 0.01
-"""Seconds: at most one body write per interval (finer than a 60 Hz frame)."""
-
-DEFAULT_KEEP_ALIVE: Final = 15.0
-"""Seconds of silence after which a comment is written: proxies (nginx, Next.js rewrites,
-load balancers) cut a response that sends nothing for 30 to 60 s, and a tool or the model can
-think that long."""
 
 MAX_BUFFER: Final = 64 * 1024
 """Bytes waiting for the writer beyond which the run waits too (backpressure, as when the run

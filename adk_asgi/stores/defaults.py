@@ -1,5 +1,5 @@
-"""The chat locks and claims an app gets without ``locks=`` / ``claims=``: kept where its
-sessions are kept.
+"""The chat locks and claims an app gets without ``Stores(locks=)`` /
+``Stores(claims=)``: kept where its sessions are kept.
 
 Two runs of one chat must never overlap, in one worker or across several (ADK's SQL session
 services refuse the later one's writes with ``StaleSessionError``, which used to reach the user

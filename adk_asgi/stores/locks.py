@@ -10,7 +10,7 @@ gives up with :class:`ChatBusy` after ``wait`` seconds.
 :class:`ChatLocks` is the interface. :class:`InMemoryChatLocks` serializes the requests of one
 process; several workers need a shared engine: ``SqliteChatLocks`` (:mod:`.locks_sqlite`),
 ``PostgresChatLocks`` (:mod:`.locks_postgres`) or ``RedisChatLocks`` (:mod:`.locks_redis`). An
-app without ``locks=`` keeps them in its session database (:mod:`.defaults`).
+app without ``Stores(locks=)`` keeps them in its session database (:mod:`.defaults`).
 Each grant carries a fencing token that grows with every grant of the same chat, so a holder
 whose lease ran out can be told from the one that holds the chat now.
 """

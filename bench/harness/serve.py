@@ -40,9 +40,9 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.supervisors.multiprocess import Multiprocess
 
-from adk_asgi import AdkApp, UserBounds
+from adk_asgi import AdkApp, Stores, Streaming, UserBounds
 from adk_asgi.serving.a2a_import import skip_failed_a2a_import
-from adk_asgi.stores.locks import InMemoryChatLocks
+from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
 from adk_asgi.stores.resumable import InMemoryStreamStore, StreamStore
 from adk_asgi.wire.encoding import SSE_DONE
 from bench.harness.agent import (
@@ -79,8 +79,8 @@ the bench can show what coalescing changes, side by side on one server."""
 
 
 RESUMABLE: Final = "/agent-resumable"
-"""The same app with a stream store (``streams=``): every answer kept while it streams, so the
-bench shows what resumable streams cost next to the same app without them."""
+"""The same app with a stream store (``Stores(streams=)``): every answer kept while it streams,
+so the bench shows what resumable streams cost next to the same app without them."""
 
 
 def stream_store() -> StreamStore:
@@ -100,14 +100,13 @@ def adk_asgi_app() -> ASGIApp:
         make_agent(),
         identify=lambda conn: USER_ID,
         user_bounds=ONE_USER_FOR_MANY,
-        sse_write_interval=0,
-        live_write_interval=0,
+        streaming=Streaming(sse_write_interval=0, live_write_interval=0),
     )
     resumable = AdkApp(
         make_agent(),
         identify=lambda conn: USER_ID,
         user_bounds=ONE_USER_FOR_MANY,
-        streams=stream_store(),
+        stores=Stores(streams=stream_store()),
     )
 
     @asynccontextmanager
@@ -243,18 +242,21 @@ def shared_app() -> ASGIApp:
             closing.append(clients[url].aclose)
         return clients[url]
 
-    if locks_url not in ("memory", "default"):
+    locks: ChatLocks | None = None
+    streams: StreamStore | None = None
+    if locks_url == "memory":
+        locks = InMemoryChatLocks()
+    elif locks_url != "default":
         from adk_asgi.stores.locks_redis import RedisChatLocks
 
-        options["locks"] = RedisChatLocks(redis(locks_url))
+        locks = RedisChatLocks(redis(locks_url))
     if streams_url == "memory":
-        options["streams"] = InMemoryStreamStore()
+        streams = InMemoryStreamStore()
     elif streams_url != "none":
         from adk_asgi.stores.resumable_redis import RedisStreamStore
 
-        options["streams"] = RedisStreamStore(redis(streams_url))
-    if locks_url == "memory":
-        options["locks"] = InMemoryChatLocks()
+        streams = RedisStreamStore(redis(streams_url))
+    options["stores"] = Stores(locks=locks, streams=streams)
     if os.environ.get("BENCH_USER_HEADER") == "1":
         options["identify"] = lambda conn: conn.headers.get("x-user", USER_ID)
     else:

@@ -58,7 +58,7 @@ NO_DEFLATE: Final = "adk_asgi, no deflate"
 FRAME_PER_DELTA: Final = "adk_asgi, frame per delta"
 """``live_write_interval=0``: what coalescing the deltas changes (text and speech rows)."""
 RESUMABLE_ROW: Final = "adk_asgi, resumable"
-"""The app with a stream store (``streams=``): every answer recorded for a resume (text)."""
+"""The app with a stream store (``Stores(streams=)``): every answer recorded for a resume (text)."""
 
 
 # --- floor: Runner.run_live in this process -------------------------------------------------

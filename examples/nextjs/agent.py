@@ -20,7 +20,7 @@ from google.adk.tools.function_tool import FunctionTool
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Security
 
 if not os.environ.get("GOOGLE_API_KEY"):
     from adk_asgi.testing import offline_gemini
@@ -64,7 +64,7 @@ chat = AdkApp(
         instruction=INSTRUCTION,
         tools=TOOLS,
     ),
-    allowed_origins=[PAGE_ORIGIN],
+    security=Security(allowed_origins=[PAGE_ORIGIN]),
 )
 
 

@@ -11,7 +11,7 @@ from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgen
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.tool_context import ToolContext
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import Call, ChatClient, ScriptedLlm, Text, read_ui_message
 from demo_app import build_team
 from tests.support import counter, parse_sse, user_body
@@ -36,7 +36,7 @@ def speaker(name: str, text: str) -> LlmAgent:
 
 
 async def stream_and_history(root: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    app = AdkApp(root, message_id_factory=counter("msg"), identify=lambda c: "u")
+    app = AdkApp(root, messages=Messages(message_id_factory=counter("msg")), identify=lambda c: "u")
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         response = await client.post("/chat", json=user_body("go"))
@@ -220,7 +220,9 @@ async def test_a_loop_agent_streams_a_step_per_round_until_it_escalates() -> Non
 
 async def test_the_demo_team_hands_a_trip_over_and_takes_the_user_back() -> None:
     """The demo's multi-agent example (``plan a trip to <city>``), as its page shows it."""
-    app = AdkApp(build_team(), message_id_factory=counter("msg"), identify=lambda c: "u")
+    app = AdkApp(
+        build_team(), messages=Messages(message_id_factory=counter("msg")), identify=lambda c: "u"
+    )
     said: list[list[tuple[str, str]]] = []
     async with ChatClient(app, chat_id="chat-1") as chat:
         messages = chat.messages

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.claims import InMemoryClaims
 from adk_asgi.stores.locks import InMemoryChatLocks
 from adk_asgi.stores.resumable import InMemoryStreamStore
@@ -36,7 +36,9 @@ class CountedStreams(InMemoryStreamStore):
 
 async def test_aclose_runs_every_close_and_raises_the_first_failure() -> None:
     claims, streams = CountedClaims(), CountedStreams()
-    app = AdkApp(scripted_agent([]), locks=BrokenLocks(), claims=claims, streams=streams)
+    app = AdkApp(
+        scripted_agent([]), stores=Stores(locks=BrokenLocks(), claims=claims, streams=streams)
+    )
     with pytest.raises(ConnectionError, match="the lock backend is gone"):
         await app.aclose()
     assert (claims.closed, streams.closed) == (1, 1)

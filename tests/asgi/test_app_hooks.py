@@ -6,6 +6,7 @@ the frame. Now ``on_error`` hears the failure once and words it, the request get
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import secrets
@@ -17,7 +18,7 @@ import httpx
 import pytest
 from starlette.requests import HTTPConnection
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages, Security
 from adk_asgi.convert.failures import MASKED, AgentError
 from adk_asgi.convert.metadata import MessageMoment
 from adk_asgi.serving.identity import USER_ID_RULE
@@ -61,9 +62,11 @@ def with_url(url: str, chat_id: str = "pics") -> dict[str, Any]:
     return {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": parts}]}
 
 
-def app(heard: Heard, **hooks: Any) -> AdkApp:
+def app(heard: Heard, messages: Messages | None = None, **options: Any) -> AdkApp:
+    """An app whose ``on_error`` is ``heard``, with ``messages``' other hooks."""
     agent = scripted_agent(responder=lambda contents: [Text("ok")])
-    return AdkApp(agent, on_error=heard, **hooks)
+    hooks = dataclasses.replace(messages or Messages(), on_error=heard)
+    return AdkApp(agent, messages=hooks, **options)
 
 
 def client(chat: AdkApp) -> httpx.AsyncClient:
@@ -73,7 +76,7 @@ def client(chat: AdkApp) -> httpx.AsyncClient:
 @pytest.mark.asyncio
 async def test_an_allowed_file_url_hook_that_raises_is_a_500_in_on_errors_words() -> None:
     heard = Heard()
-    async with client(app(heard, allowed_file_url=naive_allow)) as browser:
+    async with client(app(heard, security=Security(allowed_file_url=naive_allow))) as browser:
         failed = await browser.post("/chat", json=with_url("gs://["))
         after = await browser.post("/chat", json=with_url(PICTURE["url"]))
     assert (failed.status_code, failed.json()) == (
@@ -119,7 +122,7 @@ async def test_a_user_id_the_artifact_services_refuse_is_the_identify_hooks_fail
 @pytest.mark.asyncio
 async def test_a_live_send_whose_file_url_hook_raises_gets_an_error_frame_and_goes_on() -> None:
     heard = Heard()
-    async with serve(app(heard, allowed_file_url=naive_allow)) as url:
+    async with serve(app(heard, security=Security(allowed_file_url=naive_allow))) as url:
         live, socket = await open_live(url)
         async with socket:
             request_id = secrets.token_hex(4)
@@ -193,7 +196,7 @@ async def test_a_message_metadata_hook_that_raises_leaves_the_answer_whole_witho
     """It is called as the answer starts and ends, inside the stream: raising there broke the
     stream. The answer goes on without that metadata; on_error hears the failure once."""
     heard = Heard()
-    async with client(app(heard, message_metadata=broken_metadata)) as browser:
+    async with client(app(heard, messages=Messages(message_metadata=broken_metadata))) as browser:
         sent = await browser.post("/chat", json=user_body("hi"))
         assert sent.status_code == 200
         assert normalize_ids(parse_sse(sent.content)) == OK_ANSWER
@@ -208,7 +211,7 @@ async def test_a_message_metadata_hook_that_raises_leaves_the_answer_whole_witho
 @pytest.mark.asyncio
 async def test_a_live_answer_whose_message_metadata_hook_raises_streams_whole() -> None:
     heard = Heard()
-    async with serve(app(heard, message_metadata=broken_metadata)) as url:
+    async with serve(app(heard, messages=Messages(message_metadata=broken_metadata))) as url:
         live, socket = await open_live(url)
         async with socket:
             answered = await live.turn("hi")
@@ -237,7 +240,7 @@ async def test_an_on_error_that_raises_leaves_the_masked_words_and_a_clean_end()
         raise RuntimeError("the model is down")
 
     agent = scripted_agent(responder=failing)
-    async with client(AdkApp(agent, on_error=raising_on_error)) as browser:
+    async with client(AdkApp(agent, messages=Messages(on_error=raising_on_error))) as browser:
         sent = await browser.post("/chat", json=user_body("hi"))
     assert sent.status_code == 200
     assert normalize_ids(parse_sse(sent.content)) == FAILED_ANSWER

@@ -14,7 +14,7 @@ import pytest
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.sessions import DatabaseSessionService
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits
 from adk_asgi.serving import checks
 from adk_asgi.serving.checks import MAX_METADATA, MAX_PARTS
 from adk_asgi.sse import chat
@@ -199,7 +199,7 @@ async def test_an_assistant_messages_metadata_is_not_held_to_the_user_limit() ->
 
 
 async def test_a_body_that_stops_mid_way_gets_408_and_its_connection_is_closed() -> None:
-    async with in_loop_uvicorn(echo_app(body_timeout=0.3)) as url:
+    async with in_loop_uvicorn(echo_app(limits=Limits(body_timeout=0.3))) as url:
         host, port = url.removeprefix("http://").split(":")
         reader, writer = await asyncio.open_connection(host, int(port))
         writer.write(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from typing import Any
@@ -15,7 +16,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from starlette.requests import HTTPConnection
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits, Messages
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.testing import Call, Fail, Text
 from adk_asgi.wire.values import CHAT_ID_RULE
@@ -26,8 +27,9 @@ JSON = {"content-type": "application/json"}
 
 
 def make_app(agent: LlmAgent, **options: Any) -> AdkApp:
-    options.setdefault("message_id_factory", counter("msg"))
-    return AdkApp(agent, **options)
+    messages = options.pop("messages", Messages())
+    ids = messages.message_id_factory or counter("msg")
+    return AdkApp(agent, messages=dataclasses.replace(messages, message_id_factory=ids), **options)
 
 
 def client_for(app: AdkApp) -> httpx.AsyncClient:
@@ -140,7 +142,7 @@ async def test_model_error_mid_stream_is_an_error_chunk_and_a_clean_end(
 async def test_on_error_chooses_what_the_client_reads_of_a_failure() -> None:
     app = make_app(
         scripted_agent([[Fail("backend exploded")]]),
-        on_error=lambda error: f"failed ({error.code})",
+        messages=Messages(on_error=lambda error: f"failed ({error.code})"),
     )
     async with client_for(app) as client:
         response = await client.post("/chat", json=user_body("hi"))
@@ -155,7 +157,9 @@ async def test_on_error_chooses_what_the_client_reads_of_a_failure() -> None:
 
 
 async def test_a_failure_with_nothing_shown_keeps_only_the_error_in_history() -> None:
-    app = make_app(scripted_agent([[Fail("backend exploded")]]), on_error=show_errors)
+    app = make_app(
+        scripted_agent([[Fail("backend exploded")]]), messages=Messages(on_error=show_errors)
+    )
     async with client_for(app) as client:
         response = await client.post("/chat", json=user_body("hi"))
         cookie = response.headers["set-cookie"].split(";")[0]
@@ -321,7 +325,7 @@ async def test_a_chat_busy_for_too_long_is_a_409() -> None:
             await answer.wait()
 
     agent = scripted_agent([[Text("slow answer")], [Text("x")]], before_model_callback=hold)
-    app = make_app(agent, identify=lambda conn: "u", busy_timeout=0.05)
+    app = make_app(agent, identify=lambda conn: "u", limits=Limits(busy_timeout=0.05))
     async with client_for(app) as client:
         slow = asyncio.create_task(client.post("/chat", json=user_body("one")))
         await asyncio.wait_for(answering.wait(), 10)
@@ -405,7 +409,7 @@ async def test_bad_requests_get_a_json_reason_and_touch_nothing(
 
 
 async def test_a_body_over_the_limit_is_a_413_whether_declared_or_streamed() -> None:
-    app = make_app(scripted_agent([]), max_body_size=1000, identify=lambda conn: "u")
+    app = make_app(scripted_agent([]), limits=Limits(max_body_size=1000), identify=lambda conn: "u")
     big = json.dumps(user_body("x" * 2000)).encode()
 
     async def chunked() -> Any:

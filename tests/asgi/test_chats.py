@@ -19,7 +19,7 @@ from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.routes.chats import BUSY_CHAT, CHATS_PAGE, MAX_CHATS_PAGE, UNKNOWN_CHAT
 from adk_asgi.routes.files import NO_FILE
 from adk_asgi.stores.claims import InMemoryClaims
@@ -299,7 +299,7 @@ def process_payment(amount: float, recipient: str, currency: str = "USD") -> dic
 
 async def test_deleting_a_chat_forgets_its_claims_and_its_kept_answers() -> None:
     store = InMemoryStreamStore()
-    chat = payments_app(streams=store)
+    chat = payments_app(stores=Stores(streams=store))
     claims = chat.claims
     assert isinstance(claims, InMemoryClaims)
     async with browser(chat) as client:
@@ -339,7 +339,7 @@ async def test_deleting_a_chat_deletes_its_answers_kept_in_redis(redis_url: str)
     prefix = f"test:{secrets.token_hex(4)}:"
     chat = AdkApp(
         scripted_agent(responder=lambda _: [Text("Hi.")]),
-        streams=RedisStreamStore(redis_url, prefix=prefix),
+        stores=Stores(streams=RedisStreamStore(redis_url, prefix=prefix)),
         identify=lambda _: "alice",
     )
     redis = redis_from_url(redis_url)

@@ -23,7 +23,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.adk.workflow import START, Workflow, node
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import (
     Call,
     ChatClient,
@@ -122,7 +122,9 @@ def chat_on(tool_or_root: Any) -> ChatClient:
     if not isinstance(root, LlmAgent | Workflow):
         model = ScriptedLlm(responder=greeter, id_factory=counter("call_"), chunk_size=200)
         root = LlmAgent(name="agent", model=model, tools=[tool_or_root])
-    app = AdkApp(root, message_id_factory=counter("msg"), identify=lambda c: "ada")
+    app = AdkApp(
+        root, messages=Messages(message_id_factory=counter("msg")), identify=lambda c: "ada"
+    )
     return ChatClient(app, chat_id="chat-1", id_factory=counter("u"))
 
 

@@ -25,7 +25,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages, Streaming
 from adk_asgi.serving.finish_tools import NOT_RUN, FinishRanTools, stored
 from adk_asgi.serving.pace import RunSignal, paced_by
 from adk_asgi.testing import Call, ChatClient, Text, demo_model, read_ui_message
@@ -83,7 +83,9 @@ class Payments:
             model=demo_model(id_factory=counter("call_"), chunk_size=200),
             tools=[FunctionTool(process_payment, require_confirmation=True)],
         )
-        self.app = AdkApp(agent, identify=lambda c: "alice", sse_write_interval=0)
+        self.app = AdkApp(
+            agent, identify=lambda c: "alice", streaming=Streaming(sse_write_interval=0)
+        )
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app), base_url="http://t"
         )
@@ -182,7 +184,9 @@ async def test_a_client_that_leaves_while_a_tool_runs_finds_its_result_stored() 
         [[Call("get_weather", {"city": "Paris"})], [Text("It is sunny in Paris.")]],
         tools=[get_weather],
     )
-    app = AdkApp(agent, identify=lambda c: "u", message_id_factory=counter("msg"))
+    app = AdkApp(
+        agent, identify=lambda c: "u", messages=Messages(message_id_factory=counter("msg"))
+    )
     body = {
         "id": "chat-1",
         "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "weather?"}]}],

@@ -20,7 +20,7 @@ from google.adk.agents.run_config import RunConfig, ToolThreadPoolConfig
 from google.adk.models.llm_request import LlmRequest
 from google.adk.tools import ToolContext
 
-from adk_asgi import AdkApp, DataPartError, send_data
+from adk_asgi import AdkApp, DataPartError, Messages, send_data
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.testing import Call, Text
 from tests.asgi.asgi_socket import websocket
@@ -61,7 +61,10 @@ def weather_app() -> AdkApp:
         before_model_callback=planning,
     )
     return AdkApp(
-        agent, live_agent=agent, message_id_factory=counter("msg"), identify=lambda _: "alice"
+        agent,
+        live_agent=agent,
+        messages=Messages(message_id_factory=counter("msg")),
+        identify=lambda _: "alice",
     )
 
 
@@ -217,7 +220,9 @@ async def test_send_data_outside_a_run_or_with_what_no_client_takes_is_refused()
         return {"done": True}
 
     agent = scripted_agent([[Call("careless", {})], [Text("ok")]], tools=[careless])
-    app = AdkApp(agent, message_id_factory=counter("msg"), identify=lambda _: "alice")
+    app = AdkApp(
+        agent, messages=Messages(message_id_factory=counter("msg")), identify=lambda _: "alice"
+    )
     async with http(app) as client:
         response = await client.post("/chat", json=user_body("go"))
     assert [c["type"] for c in parse_sse(response.content) if c["type"].startswith("data-")] == []

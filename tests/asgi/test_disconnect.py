@@ -10,7 +10,7 @@ import asyncio
 import json
 from typing import Any
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import Text
 from tests.support import counter, on_virtual_clock, scripted_agent, user_body
 
@@ -36,7 +36,9 @@ def http_scope() -> dict[str, Any]:
 async def test_disconnect_mid_stream_aborts_the_run_and_leaves_no_task() -> None:
     long_answer = "word " * 400
     agent = scripted_agent([[Text(long_answer)]], chunk_size=5, delay=0.005)
-    app = AdkApp(agent, identify=lambda conn: "u", message_id_factory=counter("msg"))
+    app = AdkApp(
+        agent, identify=lambda conn: "u", messages=Messages(message_id_factory=counter("msg"))
+    )
     body = json.dumps(user_body("hi")).encode()
     incoming = [{"type": "http.request", "body": body, "more_body": False}]
     gone = asyncio.Event()

@@ -21,7 +21,7 @@ from google.adk.agents import BaseAgent
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import Call, Text
 from tests.asgi.asgi_socket import websocket
 from tests.asgi.test_one_derivation import (
@@ -132,7 +132,11 @@ def results_of(contents: list[types.Content], call_id: str) -> list[Any]:
 async def play_out(mode: Mode, refunds: Refunds) -> tuple[list[dict[str, Any]], AdkApp]:
     """ "refund 5" (approved, when the tool asks), then "thanks": the chat as the client
     built it before "thanks" (history shows the same, then and after "thanks"), and the app."""
-    app = AdkApp(refunds.agent(), identify=lambda _: "alice", message_id_factory=counter("msg"))
+    app = AdkApp(
+        refunds.agent(),
+        identify=lambda _: "alice",
+        messages=Messages(message_id_factory=counter("msg")),
+    )
     async with chat_over(mode, app) as chat:
         await chat.send("refund 5", [])
         await answer_all(chat, {"refund": [True]})
@@ -221,7 +225,11 @@ async def test_an_approval_sent_to_a_new_live_connection_whose_tool_raises() -> 
     first connection): it raises, and the part ends failed there too, in the stream and in
     history."""
     refunds = Refunds(asks=True)
-    app = AdkApp(refunds.agent(), identify=lambda _: "alice", message_id_factory=counter("msg"))
+    app = AdkApp(
+        refunds.agent(),
+        identify=lambda _: "alice",
+        messages=Messages(message_id_factory=counter("msg")),
+    )
     chat = _Reconnecting(app)
     try:
         await chat.send("refund 5", [])

@@ -9,7 +9,7 @@ import logging
 import httpx
 import pytest
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.errors import about, log_failure
 from adk_asgi.testing import Fail, Text
 from tests.live.test_live_connection import open_live, serve
@@ -20,7 +20,7 @@ async def test_a_failed_answer_is_one_error_line_naming_the_chat_and_the_answer(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     agent = scripted_agent([[Text("Partial"), Fail("backend exploded")]])
-    app = AdkApp(agent, message_id_factory=counter("msg"))
+    app = AdkApp(agent, messages=Messages(message_id_factory=counter("msg")))
     transport = httpx.ASGITransport(app=app)
     with caplog.at_level(logging.DEBUG, logger="adk_asgi"):
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:

@@ -15,7 +15,7 @@ from google.genai import types
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Security
 from adk_asgi.testing import Text
 from tests.asgi.asgi_socket import websocket
 from tests.asgi.test_uploads import ASK, DATA_URL, PICTURE
@@ -23,7 +23,7 @@ from tests.support import scripted_agent
 
 REASON = (
     "refused; only data: URLs and this chat's own uploads are accepted"
-    " (the app allows others with AdkApp(allowed_file_url=...))"
+    " (the app allows others with Security(allowed_file_url=...))"
 )
 FOREIGN = [
     ("gs://uploads/app/bob/chat/secret.pdf/0", "gs: URLs are"),
@@ -104,7 +104,7 @@ async def test_the_hook_allows_a_url_for_its_user() -> None:
 
     own = "gs://uploads/app/alice/c1/a.pdf/0"
     other = "gs://uploads/app/bob/c9/b.pdf/0"
-    app = recording_app(seen, allowed_file_url=allowed_file_url)
+    app = recording_app(seen, security=Security(allowed_file_url=allowed_file_url))
     async with client(app) as browser:
         allowed = await browser.post(
             "/chat", json={"id": "c1", "messages": [user("u1", ASK, file_part(own))]}
@@ -151,7 +151,9 @@ async def test_the_chats_own_upload_url_comes_back_with_the_chat() -> None:
 async def test_a_data_url_is_always_accepted() -> None:
     seen: list[list[types.Part]] = []
     body = {"id": "c1", "messages": [user("u1", ASK, {**PICTURE, "url": DATA_URL})]}
-    async with client(recording_app(seen, allowed_file_url=lambda url, uid: False)) as browser:
+    async with client(
+        recording_app(seen, security=Security(allowed_file_url=lambda url, uid: False))
+    ) as browser:
         assert (await browser.post("/chat", json=body)).status_code == 200
     assert seen[0][1].inline_data is not None
 

@@ -16,7 +16,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.pending import APPROVAL_MOVED_ON, INTERRUPTED
 from adk_asgi.testing import Call, ChatClient, ChatResponse, Text, demo_model
@@ -656,7 +656,9 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload() -> None:
     agent = scripted_agent(
         [[Call("book_flight", {"destination": "Oslo"})], [Text("Booked.")]], tools=[book_flight]
     )
-    app = AdkApp(agent, identify=lambda c: "u", message_id_factory=counter("msg"))
+    app = AdkApp(
+        agent, identify=lambda c: "u", messages=Messages(message_id_factory=counter("msg"))
+    )
     async with ChatClient(app, chat_id="f") as chat:
         first = streamed(await chat.send("fly"))
         request = next(x for x in first if x["type"] == "tool-approval-request")

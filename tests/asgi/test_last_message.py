@@ -12,7 +12,7 @@ import httpx
 import pytest
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import Text
 from tests.asgi.test_regenerate import user
 from tests.support import counter, parse_sse, scripted_agent
@@ -33,7 +33,9 @@ def numbered_answers() -> tuple[AdkApp, list[list[str]]]:
         return [Text(f"{next(calls)}: {' / '.join(texts)}")]
 
     agent = scripted_agent(responder=respond, chunk_size=100)
-    return AdkApp(agent, message_id_factory=counter("msg"), identify=lambda c: "u"), seen
+    return AdkApp(
+        agent, messages=Messages(message_id_factory=counter("msg")), identify=lambda c: "u"
+    ), seen
 
 
 def answered(message_id: str, text: str) -> list[dict[str, Any]]:
@@ -214,7 +216,7 @@ GS_FILE = {"type": "file", "mediaType": "image/png", "url": "gs://bucket/cat.png
             {"id": "chat-1", "message": {**USER, "parts": [GS_FILE]}},
             422,
             "message.parts[0].url: gs: URLs are refused; only data: URLs and this chat's own "
-            "uploads are accepted (the app allows others with AdkApp(allowed_file_url=...))",
+            "uploads are accepted (the app allows others with Security(allowed_file_url=...))",
         ),
         (
             {"id": "chat-1", "message": USER, "trigger": "regenerate"},

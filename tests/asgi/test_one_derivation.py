@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -31,7 +32,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.workflow import START, Workflow
 from google.genai import types
 
-from adk_asgi import AdkApp, MessageMoment
+from adk_asgi import AdkApp, Limits, MessageMoment, Messages, Stores
 from adk_asgi.convert.tool_answers import (
     add_tool_output,
     continued_message_id,
@@ -396,7 +397,9 @@ SCENARIOS = {
         "weather and pay", {}, data_agent, live_agent=data_agent
     ),
     "streamed tool input, dynamic": Scenario(
-        "weather", agent=streaming_agent, options={"dynamic_tools": lambda name: True}
+        "weather",
+        agent=streaming_agent,
+        options={"messages": Messages(dynamic_tools=lambda name: True)},
     ),
     **{
         f"calls ADK refuses, dynamic, v{v}": Scenario(
@@ -404,7 +407,7 @@ SCENARIOS = {
             agent=clumsy_agent,
             ai_sdk_version=v,
             live=v == 7,
-            options={"dynamic_tools": lambda name: True},
+            options={"messages": Messages(dynamic_tools=lambda name: True)},
         )
         for v in (6, 7)
     },
@@ -420,12 +423,12 @@ SCENARIOS = {
         "shop",
         {"order_item": [True]},
         agent=shapes.shop,
-        options={"dynamic_tools": {"search_catalog", "order_item", "locate"}},
+        options={"messages": Messages(dynamic_tools={"search_catalog", "order_item", "locate"})},
     ),
     "dynamic tools by a predicate": Scenario(
         "pay 5 to alice and where am i",
         {"process_payment": [True], "get_location": [True]},
-        options={"dynamic_tools": lambda name: name != "process_payment"},
+        options={"messages": Messages(dynamic_tools=lambda name: name != "process_payment")},
     ),
     **SHAPES,
 }
@@ -442,12 +445,12 @@ def scenario_app(scenario: Scenario, **options: Any) -> AdkApp:
     if scenario.live_agent is not None:
         options["live_agent"] = scenario.live_agent()
     options = {**scenario.options, **options}
+    messages = options.pop("messages", Messages())
     return AdkApp(
         scenario.agent(),
         identify=lambda _: "alice",
-        approval_timeout=5,
-        message_metadata=every_fact,
-        send_usage=True,
+        limits=Limits(approval_timeout=5),
+        messages=dataclasses.replace(messages, message_metadata=every_fact, send_usage=True),
         ai_sdk_version=scenario.ai_sdk_version,
         **options,
     )
@@ -734,7 +737,7 @@ async def test_a_regenerated_answer_shows_the_same_chat(scenario: Scenario) -> N
 
 @pytest.mark.parametrize("scenario", SCENARIOS.values(), ids=SCENARIOS.keys())
 async def test_a_resumed_stream_shows_the_same_chat(scenario: Scenario) -> None:
-    app = scenario_app(scenario, streams=InMemoryStreamStore())
+    app = scenario_app(scenario, stores=Stores(streams=InMemoryStreamStore()))
     try:
         chat = ResumingChat(app)
         await play(chat, scenario)
@@ -759,7 +762,7 @@ async def test_a_server_answer_that_is_no_object_is_shown_in_history_as_it_strea
     """The app's answer to a long-running call (``answer_call``) reaches ADK as
     ``{"result": value}`` when it is not an object, as a tool's return value does; the stream
     shows the value, as the app gave it, and so does history."""
-    office = BackOffice(streams=InMemoryStreamStore(), delay=0.05)
+    office = BackOffice(stores=Stores(streams=InMemoryStreamStore()), delay=0.05)
     asked = await office.ask()
     answer = office.app.answer_call("alice", "chat-1", "call_1", "approved")
     answering = asyncio.create_task(answer)

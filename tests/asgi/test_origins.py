@@ -14,7 +14,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Security
 from adk_asgi.serving.origins import OriginPolicy
 from adk_asgi.testing import Text
 from tests.asgi.asgi_socket import Denied, websocket
@@ -27,7 +27,7 @@ EVIL = "https://evil.example"
 def refused(origin: str) -> dict[str, str]:
     return {
         "error": f"origin {origin!r} is not allowed: this app serves its own origin only"
-        " (AdkApp(allowed_origins=...) lists others)"
+        " (Security(allowed_origins=...) lists others)"
     }
 
 
@@ -137,7 +137,9 @@ async def test_a_post_from_the_own_origin_or_without_origin_runs() -> None:
 
 
 async def test_allowed_origins_are_honoured() -> None:
-    app = chat_app(identify=lambda conn: "alice", allowed_origins=["http://localhost:3000"])
+    app = chat_app(
+        identify=lambda conn: "alice", security=Security(allowed_origins=["http://localhost:3000"])
+    )
     async with client(app) as browser:
         listed = await browser.post(
             "/chat", json=user_body("hi"), headers={"origin": "http://localhost:3000"}
@@ -154,14 +156,17 @@ async def test_allowed_origins_are_honoured() -> None:
 
 
 async def test_any_origin_is_allowed_only_when_listed_as_a_star() -> None:
-    await ping(chat_app(identify=lambda conn: "alice", allowed_origins=["*"]), {"origin": EVIL})
+    await ping(
+        chat_app(identify=lambda conn: "alice", security=Security(allowed_origins=["*"])),
+        {"origin": EVIL},
+    )
 
 
 def test_any_origin_with_the_cookie_identity_is_refused_at_construction() -> None:
     """Every site's page could act as the visitor: the cookie goes with every request (the
     docs called it a mistake, and the app took it)."""
     with pytest.raises(ValueError, match=r"allowed_origins=\['\*'\] with the default identity"):
-        chat_app(allowed_origins=["https://app.example", "*"])
+        chat_app(security=Security(allowed_origins=["https://app.example", "*"]))
 
 
 @pytest.mark.parametrize(
@@ -187,7 +192,7 @@ async def test_forwarded_headers_name_the_own_origin_only_when_trusted(
 ) -> None:
     page = {"origin": "https://app.example", **forwarded}
     for trust, status in ((False, 403), (True, 200)):
-        app = chat_app(identify=lambda conn: "alice", trust_forwarded=trust)
+        app = chat_app(identify=lambda conn: "alice", security=Security(trust_forwarded=trust))
         async with client(app, "http://internal:8000") as proxy:
             response = await proxy.post("/chat", json=user_body("hi"), headers=page)
         assert response.status_code == status

@@ -23,7 +23,7 @@ from google.adk.events.event import Event
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.convert.safe_history import MAX_DEPTH, ReadableRequests, lost_result, unreadable
 from adk_asgi.errors import STORE_FAILED
 from adk_asgi.testing import Call, ChatClient, Text, Turn
@@ -89,7 +89,7 @@ class Chat:
             agent,
             session_service=sessions,
             identify=lambda c: "alice",
-            message_id_factory=counter("msg"),
+            messages=Messages(message_id_factory=counter("msg")),
         )
         self.page = ChatClient(self.app, chat_id="chat-1", id_factory=counter("u"))
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import ChatClient, Text, demo_model
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async
@@ -32,7 +32,9 @@ def numbered_answers() -> tuple[AdkApp, list[list[str]]]:
         return [Text(f"{next(calls)}: {texts[-1]}")]
 
     agent = scripted_agent(responder=respond, chunk_size=50)
-    return AdkApp(agent, message_id_factory=counter("msg"), identify=lambda c: "u"), seen
+    return AdkApp(
+        agent, messages=Messages(message_id_factory=counter("msg")), identify=lambda c: "u"
+    ), seen
 
 
 def user(message_id: str, text: str) -> dict[str, Any]:

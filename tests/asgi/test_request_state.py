@@ -15,7 +15,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.errors import ClientError
 from adk_asgi.serving.request_state import state_delta
 from adk_asgi.testing import Call, Text, read_ui_message
@@ -57,7 +57,10 @@ def make_app(hook: Any, seen: Seen, turns: list[Any] | None = None) -> AdkApp:
         chunk_size=100,
     )
     return AdkApp(
-        agent, message_id_factory=counter("msg"), identify=lambda c: "ada", request_state=hook
+        agent,
+        messages=Messages(message_id_factory=counter("msg")),
+        identify=lambda c: "ada",
+        request_state=hook,
     )
 
 
@@ -124,7 +127,10 @@ async def test_a_continuation_writes_its_extras_before_the_approved_tool_runs() 
         instruction="Answer in {mode} mode.",
     )
     app = AdkApp(
-        agent, message_id_factory=counter("msg"), identify=lambda c: "ada", request_state=take_mode
+        agent,
+        messages=Messages(message_id_factory=counter("msg")),
+        identify=lambda c: "ada",
+        request_state=take_mode,
     )
     async with client_for(app) as client:
         asked = await client.post("/chat", json=body(mode="terse"))
@@ -202,7 +208,9 @@ async def test_without_a_hook_the_extras_are_ignored() -> None:
     seen = Seen()
     agent = scripted_agent([[Text("ok")]], instruction="Answer in {mode?} mode.")
     agent.before_model_callback = seen
-    app = AdkApp(agent, message_id_factory=counter("msg"), identify=lambda c: "ada")
+    app = AdkApp(
+        agent, messages=Messages(message_id_factory=counter("msg")), identify=lambda c: "ada"
+    )
     async with client_for(app) as client:
         response = await client.post("/chat", json=body(mode="terse"))
     assert response.status_code == 200, response.text

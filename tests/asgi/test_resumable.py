@@ -1,4 +1,4 @@
-"""Resumable SSE streams (``AdkApp(streams=InMemoryStreamStore())``) under a real uvicorn: a
+"""Resumable SSE streams (``Stores(streams=InMemoryStreamStore())``) under a real uvicorn: a
 reader that leaves does not stop the run, ``GET /chat/{id}/stream`` replays the answer under
 way from its first chunk and follows it to ``[DONE]``, ``204`` when nothing streams or the chat
 is someone else's, and ``DELETE`` stops the answer."""
@@ -13,7 +13,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.locks import ChatKey
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.stores.stops import ATTEMPTS
@@ -34,7 +34,9 @@ ANSWER = (
 async def server() -> AsyncIterator[tuple[AdkApp, str]]:
     agent = scripted_agent(responder=lambda _: [Text(ANSWER)], chunk_size=4, delay=0.02)
     app = AdkApp(
-        agent, streams=InMemoryStreamStore(), identify=lambda c: c.headers.get("x-user", "alice")
+        agent,
+        stores=Stores(streams=InMemoryStreamStore()),
+        identify=lambda c: c.headers.get("x-user", "alice"),
     )
     async with serve(app) as url:
         yield app, url.replace("ws://", "http://", 1).removesuffix("/live")
@@ -202,7 +204,7 @@ class FailingStore(InMemoryStreamStore):
 async def failing() -> AsyncIterator[tuple[FailingStore, str]]:
     store = FailingStore()
     agent = scripted_agent(responder=lambda _: [Text(ANSWER)], chunk_size=4, delay=0.02)
-    async with serve(AdkApp(agent, streams=store)) as url:
+    async with serve(AdkApp(agent, stores=Stores(streams=store))) as url:
         yield store, url.replace("ws://", "http://", 1).removesuffix("/live")
 
 

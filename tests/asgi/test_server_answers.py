@@ -17,7 +17,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
-from adk_asgi import AdkApp, CallAlreadyAnswered, CallNotOpen, ChatBusy, UnknownCall
+from adk_asgi import AdkApp, CallAlreadyAnswered, CallNotOpen, ChatBusy, Limits, Stores, UnknownCall
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import Call, ChatClient, Text, read_ui_message
 from demo_app import change_bgm, get_weather, process_payment
@@ -191,7 +191,7 @@ async def test_the_first_stream_shows_the_call_as_the_servers() -> None:
 
 
 async def test_a_page_following_the_chat_sees_the_servers_answer_and_the_follow_up() -> None:
-    office = BackOffice(streams=InMemoryStreamStore(), delay=0.05)
+    office = BackOffice(stores=Stores(streams=InMemoryStreamStore()), delay=0.05)
     message_id = (await office.ask())["id"]
     answering = asyncio.create_task(office.app.answer_call("alice", "chat-1", "call_1", APPROVED))
     followed: httpx.Response | None = None
@@ -257,7 +257,7 @@ async def test_two_apps_on_one_session_database_take_the_result_once(tmp_path: P
 
 
 async def test_what_the_server_cannot_answer_is_refused_and_nothing_is_taken() -> None:
-    office = BackOffice(busy_timeout=0.05)
+    office = BackOffice(limits=Limits(busy_timeout=0.05))
     with pytest.raises(UnknownCall, match=r"^there is no chat 'chat-1' for this user$"):
         await office.app.answer_call("alice", "chat-1", "call_1", APPROVED)
     message_id = (await office.ask())["id"]
@@ -285,7 +285,7 @@ async def test_an_answer_after_the_user_moved_on_goes_on_in_a_new_message() -> N
     """The user kept chatting while the back office decided: the call's card (in its own
     message) shows the result, and the model's follow-up is a new message at the end, not
     text slipped into an old message above the later turns."""
-    office = BackOffice(streams=InMemoryStreamStore())
+    office = BackOffice(stores=Stores(streams=InMemoryStreamStore()))
     asked = (await office.ask())["id"]
     weather = await office.page.send("weather")
     assert weather.message is not None

@@ -9,7 +9,7 @@ from typing import Any
 from google.adk.agents.run_config import RunConfig
 from google.adk.sessions.base_session_service import GetSessionConfig
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import ChatClient, demo_model
 from demo_app import build_agent
 from tests.support import CountedSessions, counter
@@ -19,7 +19,12 @@ PAID = {"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"}
 
 def demo_app(sessions: CountedSessions, **options: Any) -> AdkApp:
     agent = build_agent(demo_model(id_factory=counter("call_"), chunk_size=200))
-    return AdkApp(agent, session_service=sessions, message_id_factory=counter("msg"), **options)
+    return AdkApp(
+        agent,
+        session_service=sessions,
+        messages=Messages(message_id_factory=counter("msg")),
+        **options,
+    )
 
 
 async def test_each_request_reads_its_session_once() -> None:

@@ -25,10 +25,10 @@ import httpx
 import pytest
 from google.adk.events.event import Event
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages, Streaming
 from adk_asgi.serving import load
+from adk_asgi.serving.options import DEFAULT_WRITE_INTERVAL
 from adk_asgi.sse.response import SSEResponse
-from adk_asgi.sse.writer import DEFAULT_WRITE_INTERVAL
 from adk_asgi.testing import Call, Fail, Text
 from adk_asgi.wire.encoding import SSE_KEEP_ALIVE
 from tests.support import counter, on_virtual_clock, parse_sse, scripted_agent, user_body
@@ -607,7 +607,7 @@ def test_a_negative_interval_is_refused() -> None:
     with pytest.raises(ValueError, match="write_interval"):
         SSEResponse(Feed().body(), abort=asyncio.Event(), write_interval=-1)
     with pytest.raises(ValueError, match="sse_write_interval"):
-        AdkApp(scripted_agent([]), sse_write_interval=-0.01)
+        AdkApp(scripted_agent([]), streaming=Streaming(sse_write_interval=-0.01))
 
 
 # --- whole requests through AdkApp and ADK --------------------------------------------------
@@ -639,8 +639,8 @@ def chat_app(interval: float, *, delay: float = 0.0, turns: list[Any] | None = N
     return AdkApp(
         agent,
         identify=lambda conn: "u",
-        message_id_factory=counter("msg"),
-        sse_write_interval=interval,
+        messages=Messages(message_id_factory=counter("msg")),
+        streaming=Streaming(sse_write_interval=interval),
     )
 
 
@@ -738,8 +738,8 @@ async def test_a_disconnect_mid_stream_aborts_the_run_and_leaves_no_task(
     app = AdkApp(
         scripted_agent([[Text("word " * 400)]], chunk_size=5, delay=0.005),
         identify=lambda conn: "u",
-        message_id_factory=counter("msg"),
-        sse_write_interval=interval,
+        messages=Messages(message_id_factory=counter("msg")),
+        streaming=Streaming(sse_write_interval=interval),
     )
     wire = Wire(json.dumps(user_body("hi")).encode())
     plain_send = wire.send
@@ -778,8 +778,8 @@ async def test_an_oserror_mid_stream_aborts_the_run(interval: float) -> None:
     app = AdkApp(
         scripted_agent([[Text("word " * 400)]], chunk_size=5, delay=0.005),
         identify=lambda conn: "u",
-        message_id_factory=counter("msg"),
-        sse_write_interval=interval,
+        messages=Messages(message_id_factory=counter("msg")),
+        streaming=Streaming(sse_write_interval=interval),
     )
     wire = Wire(json.dumps(user_body("hi")).encode())
     plain_send = wire.send

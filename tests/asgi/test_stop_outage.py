@@ -18,7 +18,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.resumable_redis import RedisStreamStore
 from adk_asgi.testing import Text
 from tests.asgi.test_resumable import until_text
@@ -90,7 +90,7 @@ async def two_workers(redis_url: str) -> AsyncIterator[tuple[CuttableProxy, str,
             stack.push_async_callback(client.aclose)
             store = RedisStreamStore(client, prefix=prefix, poll=0.02)
             agent = scripted_agent(responder=lambda _: [Text(ANSWER)], chunk_size=4, delay=0.02)
-            app = AdkApp(agent, streams=store, identify=lambda _: "alice")
+            app = AdkApp(agent, stores=Stores(streams=store), identify=lambda _: "alice")
             live = await stack.enter_async_context(serve(app))
             urls.append(live.replace("ws://", "http://", 1).removesuffix("/live"))
         try:

@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.requests import HTTPConnection
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import ChatClient, ChatResponse, Text, Thought, demo_model
 from adk_asgi.wire.values import CHAT_ID_RULE
 from demo_app import build_agent
@@ -29,7 +29,7 @@ SENT_ALICE = {"status": "sent", "amount": 5, "recipient": "alice", "currency": "
 def demo_app(**options: Any) -> AdkApp:
     """The demo agent (scripted), with counted ids so every id but ADK's approvals is known."""
     agent = build_agent(demo_model(id_factory=counter("call_"), chunk_size=200))
-    return AdkApp(agent, message_id_factory=counter("msg"), **options)
+    return AdkApp(agent, messages=Messages(message_id_factory=counter("msg")), **options)
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def continuation(messages: Sequence[dict[str, Any]], message_id: str = "msg1") -
 
 async def test_plain_text_with_reasoning() -> None:
     agent = scripted_agent([[Thought("Greet."), Text("Hello there!")]], chunk_size=6)
-    app = AdkApp(agent, message_id_factory=counter("msg"))
+    app = AdkApp(agent, messages=Messages(message_id_factory=counter("msg")))
     async with ChatClient(app, chat_id="c", id_factory=counter("u")) as chat:
         reply = await chat.send("hi")
         assert reply.body == {"id": "c", "messages": [user("hi")], "trigger": "submit-message"}

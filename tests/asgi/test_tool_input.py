@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.convert.ui_message import StreamingMessage
 from adk_asgi.testing import Call, Fail, ScriptedLlm, Text, read_ui_message
 from tests.asgi.asgi_socket import Socket, websocket
@@ -53,7 +53,9 @@ def inputs_seen(chunks: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 async def test_streamed_arguments_show_the_input_growing_then_the_call() -> None:
     turn = [Text("Checking."), Call("get_weather", {"city": "Paris", "days": 2}, stream_args=True)]
     agent = scripted_agent([turn, [Text("Sunny.")]], tools=[get_weather])
-    chunks, history = await chat(AdkApp(agent, message_id_factory=counter("msg")))
+    chunks, history = await chat(
+        AdkApp(agent, messages=Messages(message_id_factory=counter("msg")))
+    )
 
     def delta(text: str) -> dict[str, Any]:
         return {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": text}
@@ -176,7 +178,9 @@ def refused_parts(message_id: str) -> dict[str, Any]:
 
 async def test_calls_adk_refuses_are_tool_input_errors_and_the_model_is_told_adks_words() -> None:
     model_agent = scripted_agent([CLUMSY, [Text("Sorry.")]], tools=[get_weather])
-    chunks, history = await chat(AdkApp(model_agent, message_id_factory=counter("msg")))
+    chunks, history = await chat(
+        AdkApp(model_agent, messages=Messages(message_id_factory=counter("msg")))
+    )
 
     def start(call_id: str, name: str, args: dict[str, Any]) -> list[dict[str, Any]]:
         ids = {"toolCallId": call_id, "toolName": name}
@@ -230,7 +234,7 @@ async def test_live_calls_adk_refuses_are_tool_input_errors_in_stream_and_histor
     app = AdkApp(
         scripted_agent([CLUMSY, [Text("Sorry.")]], tools=[get_weather]),
         identify=lambda _: "alice",
-        message_id_factory=counter("msg"),
+        messages=Messages(message_id_factory=counter("msg")),
     )
     try:
         async with websocket(app, "/live") as socket:
@@ -266,7 +270,7 @@ async def test_for_ai7_history_shows_a_refused_calls_input_as_its_input() -> Non
     """ai@7's reducer keeps a ``tool-input-error``'s input as the part's ``input`` (ai@6's as
     ``rawInput``): history shows what the configured client built."""
     agent = scripted_agent([CLUMSY, [Text("Sorry.")]], tools=[get_weather])
-    app = AdkApp(agent, message_id_factory=counter("msg"), ai_sdk_version=7)
+    app = AdkApp(agent, messages=Messages(message_id_factory=counter("msg")), ai_sdk_version=7)
     _, history = await chat(app)
     v7 = refused_parts(MID)
     for part in v7["parts"][1:3]:
@@ -280,7 +284,9 @@ async def test_an_answer_that_fails_while_a_call_streams_shows_the_call_cut_shor
     answer's record) shows the same part."""
     turn = [Text("Checking."), Call("get_weather", {"city": "Paris"}, stream_args=True), Fail()]
     agent = scripted_agent([turn], tools=[get_weather])
-    chunks, history = await chat(AdkApp(agent, message_id_factory=counter("msg")))
+    chunks, history = await chat(
+        AdkApp(agent, messages=Messages(message_id_factory=counter("msg")))
+    )
     assert chunks[6:12] == [
         {
             "type": "tool-input-start",

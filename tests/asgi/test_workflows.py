@@ -17,7 +17,7 @@ from google.adk.workflow import START, Workflow, node
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import Call, ChatClient, ChatResponse, ScriptedLlm, Text
 from tests.live.test_live_connection import serve
 from tests.support import answer, counter, normalize_ids, parse_sse
@@ -31,7 +31,7 @@ NAME_SCHEMA = {
 
 def chat_on(root: Any) -> ChatClient:
     """The stock client on chat-1 of an app over ``root``, every id counted."""
-    app = AdkApp(root, message_id_factory=counter("msg"), identify=lambda c: "u")
+    app = AdkApp(root, messages=Messages(message_id_factory=counter("msg")), identify=lambda c: "u")
     return ChatClient(app, chat_id="chat-1", id_factory=counter("u"))
 
 

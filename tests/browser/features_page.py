@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from adk_asgi import Messages
 from adk_asgi.testing import Call, Text
 from demo_app import create_app
 from tests.asgi.test_data_parts import get_weather
@@ -61,5 +62,5 @@ def respond(contents: list[types.Content]) -> list[Call | Text]:
 agent = scripted_agent(
     responder=respond, tools=[get_weather, get_forecast, Catalog()], name="demo_agent"
 )
-app = create_app(agent, message_metadata=message_metadata)
+app = create_app(agent, messages=Messages(message_metadata=message_metadata))
 app.router.routes.insert(0, Route("/test/release", release, methods=["POST"]))

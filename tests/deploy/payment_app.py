@@ -7,7 +7,7 @@ Configured by the environment, read when the module is imported:
   (``sqlite+aiosqlite:///…``, ``postgresql+asyncpg://…``), or ``sqlite-native:<path>`` for
   ADK's ``SqliteSessionService`` on that file.
 - ``PAYMENT_LOCKS``: ``process`` (in-process locks), ``redis:<url>`` (``RedisChatLocks``),
-  ``postgres:<dsn>`` (``PostgresChatLocks``) or ``default`` (no ``locks=``: the app's own
+  ``postgres:<dsn>`` (``PostgresChatLocks``) or ``default`` (no ``Stores(locks=)``: the app's own
   choice, the session database).
 - ``PAYMENT_STREAMS``: empty (the default: not resumable) or ``redis:<url>``
   (``RedisStreamStore``); ``PAYMENT_SLOW=1``: the model streams its text slowly (4 characters
@@ -45,7 +45,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.locks import ChatLocks, InMemoryChatLocks
 from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.testing import demo_model
@@ -143,8 +143,7 @@ def create_app(
     chat = AdkApp(
         payment_agent(ledger, slow=slow, stall=stall, gemini=gemini),
         session_service=sessions,
-        locks=locks_from(locks),
-        streams=streams_from(streams),
+        stores=Stores(locks=locks_from(locks), streams=streams_from(streams)),
         identify=lambda conn: conn.headers.get("x-user", "alice"),
     )
 

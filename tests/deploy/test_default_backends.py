@@ -1,6 +1,6 @@
-"""What an ``AdkApp`` without ``locks=`` or ``claims=`` locks chats and claims answers with, per
-session service (docs/deployment.md's table): the session database itself whenever every
-worker shares it, and ``prepare()`` says so in its log."""
+"""What an ``AdkApp`` without ``Stores(locks=)`` or ``Stores(claims=)`` locks chats and claims
+answers with, per session service (docs/deployment.md's table): the session database itself
+whenever every worker shares it, and ``prepare()`` says so in its log."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from tests.support import SqliteSessionService, scripted_agent
 
 pytestmark = pytest.mark.backing
@@ -88,7 +88,9 @@ async def test_an_explicit_lock_backend_wins_over_the_session_database(tmp_path:
 
     locks = InMemoryChatLocks()
     sessions = SqliteSessionService(str(tmp_path / "sessions.db"))
-    app = AdkApp(scripted_agent([]), app_name="app", session_service=sessions, locks=locks)
+    app = AdkApp(
+        scripted_agent([]), app_name="app", session_service=sessions, stores=Stores(locks=locks)
+    )
     try:
         assert app.locks is locks
     finally:

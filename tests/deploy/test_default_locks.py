@@ -1,5 +1,6 @@
-"""Two uvicorn workers on one session database with no ``locks=`` and no ``claims=``: what the
-app picks by itself (the session database) keeps every chat's runs apart.
+"""Two uvicorn workers on one session database with no ``Stores(locks=)`` and no
+``Stores(claims=)``: what the app picks by itself (the session database) keeps every chat's runs
+apart.
 
 Measured before (issue 26, in-process locks by default): two messages of one chat on the two
 workers at once ended both answers in an ``error`` chunk (ADK's ``StaleSessionError``) in 20/20

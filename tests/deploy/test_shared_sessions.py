@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from google.adk.sessions.database_session_service import DatabaseSessionService
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.locks import InMemoryChatLocks
 from adk_asgi.stores.locks_redis import RedisChatLocks
 from adk_asgi.testing import ChatClient, Text, demo_model
@@ -98,9 +98,9 @@ async def test_prepare_warns_of_what_several_workers_cannot_share(
         url = f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}"
         options["session_service"] = DatabaseSessionService(db_url=url)
     if locks == "redis":
-        options["locks"] = RedisChatLocks(request.getfixturevalue("redis_url"))
+        options["stores"] = Stores(locks=RedisChatLocks(request.getfixturevalue("redis_url")))
     elif locks == "process":
-        options["locks"] = InMemoryChatLocks()
+        options["stores"] = Stores(locks=InMemoryChatLocks())
     app = AdkApp(scripted_agent([]), app_name="app", **options)
     try:
         with caplog.at_level("WARNING", logger="adk_asgi"):

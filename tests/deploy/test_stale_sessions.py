@@ -24,7 +24,7 @@ from google.adk.sessions.session import Session
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Messages
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.serving.answers import keep_shown
 from adk_asgi.testing import Call, ChatClient, Text
@@ -105,7 +105,11 @@ async def _chat(services: Services, interloper: Interloper) -> tuple[Any, list[A
     sessions, _ = services
     agent = scripted_agent([[Text("Hello there!")]], chunk_size=6)
     app = AdkApp(
-        agent, app_name="app", session_service=sessions, plugins=[interloper], on_error=show_errors
+        agent,
+        app_name="app",
+        session_service=sessions,
+        plugins=[interloper],
+        messages=Messages(on_error=show_errors),
     )
     try:
         await app.prepare()
@@ -213,7 +217,9 @@ async def test_a_live_session_refused_after_a_tool_ran_keeps_its_result_and_says
 
     agent = scripted_agent([[Call("take_note")], [Text("Noted.")], [Text("Hello again.")]])
     agent.tools.append(take_note)
-    app = AdkApp(agent, app_name="app", session_service=sessions, on_error=show_errors)
+    app = AdkApp(
+        agent, app_name="app", session_service=sessions, messages=Messages(on_error=show_errors)
+    )
     async with serve(app) as url:
         live, socket = await open_live(url)
         async with socket:

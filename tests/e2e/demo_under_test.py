@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 import demo_app
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import ScriptedLlm, demo_responder
 from adk_asgi.testing.live import ScriptedLiveConnection
@@ -141,7 +141,9 @@ def build_agent(runs: ToolRuns, model: BaseLlm | str | None = None) -> LlmAgent:
 
 def create_app(model: BaseLlm | str | None = None) -> Starlette:
     runs = ToolRuns()
-    chat = AdkApp(build_agent(runs, model), streams=InMemoryStreamStore())  # as demo_app does
+    chat = AdkApp(
+        build_agent(runs, model), stores=Stores(streams=InMemoryStreamStore())
+    )  # as demo_app does
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

@@ -29,7 +29,7 @@ from google.genai import types
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from adk_asgi import AdkApp, MessageMoment, deny, preliminary
+from adk_asgi import AdkApp, MessageMoment, Messages, deny, preliminary
 from adk_asgi.testing import Call, ScriptedLlm, Text
 
 LOADING = {"state": "loading"}
@@ -101,8 +101,7 @@ def agent() -> LlmAgent:
 
 def create_app() -> Starlette:
     options: dict[str, Any] = {
-        "dynamic_tools": {"pay_remote"},
-        "message_metadata": message_metadata,
+        "messages": Messages(dynamic_tools={"pay_remote"}, message_metadata=message_metadata),
     }
     apps = {
         "/v6": AdkApp(agent(), ai_sdk_version=6, **options),

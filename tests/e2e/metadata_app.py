@@ -11,7 +11,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from adk_asgi import AdkApp, MessageMoment
+from adk_asgi import AdkApp, MessageMoment, Messages
 from adk_asgi.testing import demo_model
 from demo_app import build_agent
 
@@ -35,7 +35,7 @@ app = Starlette(
             app=AdkApp(
                 build_agent(demo_model()),
                 live_agent=build_agent(demo_model()),
-                message_metadata=message_metadata,
+                messages=Messages(message_metadata=message_metadata),
             ),
         )
     ],

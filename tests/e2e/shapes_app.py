@@ -64,7 +64,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from adk_asgi import AdkApp, client_tool
+from adk_asgi import AdkApp, Messages, client_tool
 from adk_asgi.testing import Call, ScriptedLlm, Segment, Text
 from adk_asgi.testing.live import ScriptedLiveConnection
 
@@ -381,10 +381,14 @@ def create_app() -> Starlette:
         "/workflow-confirm": AdkApp(Workflow(name="paying", edges=[(START, plan, pay)])),
         "/workflow-tool": AdkApp(workflow_tool()),
         "/toolset": AdkApp(shop()),
-        "/dynamic": AdkApp(shop(), dynamic_tools={"search_catalog", "order_item", "locate"}),
+        "/dynamic": AdkApp(
+            shop(), messages=Messages(dynamic_tools={"search_catalog", "order_item", "locate"})
+        ),
         "/refund": AdkApp(clerk()),
         "/dynamic-v5": AdkApp(
-            shop(ordering=False), dynamic_tools={"search_catalog", "locate"}, ai_sdk_version=5
+            shop(ordering=False),
+            messages=Messages(dynamic_tools={"search_catalog", "locate"}),
+            ai_sdk_version=5,
         ),
     }
 

@@ -1,7 +1,7 @@
 """A page reloaded mid-answer, with the real AI SDK clients — over SSE (the stock
 ``DefaultChatTransport``, resumed by ``GET /chat/{id}/stream``) and in live mode: the stock ai@7
 ``WebSocketChatTransport`` ("ws") and the served ``transport.js`` under ai@6 and ai@7 ("ws-js"),
-against ``AdkApp(streams=InMemoryStreamStore())`` under a real uvicorn in this event loop.
+against ``Stores(streams=InMemoryStreamStore())`` under a real uvicorn in this event loop.
 
 The page's socket closes as a browser closes it on unload (no ``abort``), the answer goes on
 without it, and the reloaded page — a new ``Chat`` on the same chat id, hydrated from
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import demo_model
 from tests.e2e.demo_under_test import ToolRuns, build_agent
@@ -63,7 +63,7 @@ async def server() -> AsyncIterator[tuple[AdkApp, str, ToolRuns]]:
     runs = ToolRuns()
     agent = build_agent(runs)
     agent.model = demo_model(chunk_size=2, delay=0.03)
-    app = AdkApp(agent, streams=InMemoryStreamStore())
+    app = AdkApp(agent, stores=Stores(streams=InMemoryStreamStore()))
     async with serve(app) as url:
         yield app, url, runs
 

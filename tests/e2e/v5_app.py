@@ -7,7 +7,7 @@ Its scripted model answers the user's last text (or file):
 * ``hello``: text; ``think``: reasoning, then text; ``roll``: ``Roll <n>.``, ``n`` counting the
   rolls of this server (so a regenerated answer differs from the one it replaces); ``slowly``:
   a long text, one delta every 50 ms (a page can go away mid-answer and resume it: the app keeps
-  its streams, ``streams=InMemoryStreamStore()``);
+  its streams, ``Stores(streams=InMemoryStreamStore())``);
 * ``weather``: calls the server tool ``get_weather``, then says its result;
 * ``play``: calls the browser tool ``change_bgm`` (``addToolResult`` answers it), then says its
   result; ``explode``: some text, then the model fails;
@@ -30,7 +30,7 @@ from google.genai import types
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from adk_asgi import AdkApp, InMemoryStreamStore, client_tool
+from adk_asgi import AdkApp, InMemoryStreamStore, Stores, client_tool
 from adk_asgi.testing import Call, Fail, Segment, Text, Thought
 from tests.e2e.demo_under_test import PacedDemoModel
 
@@ -94,5 +94,5 @@ agent = LlmAgent(
     model=PacedDemoModel(responder=respond),  # "slowly": one response every 50 ms
     tools=[get_weather, change_bgm, send_money],
 )
-chat = AdkApp(agent, ai_sdk_version=5, streams=InMemoryStreamStore())
+chat = AdkApp(agent, ai_sdk_version=5, stores=Stores(streams=InMemoryStreamStore()))
 app = Starlette(routes=[Mount("/agent", chat)])

@@ -15,7 +15,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits
 from adk_asgi.live.endpoint import EARLY_AUDIO_FRAMES
 from adk_asgi.live.outbox import NOT_READING, Outbox
 from adk_asgi.live.outputs import OpenSession, Replay, Settle
@@ -107,7 +107,7 @@ async def test_a_frame_over_max_frame_size_closes_the_socket_with_1009_and_a_rea
             await asyncio.wait_for(ws.recv(), 5)
     assert (ws.close_code, ws.close_reason) == (1009, "a frame is larger than 4194304 bytes")
     async with (
-        serve(echo_app(max_frame_size=1000)) as url,
+        serve(echo_app(limits=Limits(max_frame_size=1000))) as url,
         connect(live_url(url, audio="1"), additional_headers=COOKIE) as ws,
     ):
         await ws.send(b"\x00" * 1001)

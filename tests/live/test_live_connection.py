@@ -22,7 +22,7 @@ from google.genai import types
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits
 from adk_asgi.convert.history import rebuild_messages
 from adk_asgi.serving import load
 from adk_asgi.testing import Call, Text, demo_model, read_ui_message
@@ -44,7 +44,7 @@ async def serve(app: AdkApp) -> AsyncIterator[str]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[tuple[AdkApp, str]]:
-    app = AdkApp(build_agent(), approval_timeout=0.5)
+    app = AdkApp(build_agent(), limits=Limits(approval_timeout=0.5))
     async with serve(app) as url:
         yield app, url
 
@@ -719,7 +719,7 @@ PLAY_TRACK_2 = [
 
 
 async def test_a_browser_tool_that_never_answers_times_out_and_the_turn_goes_on() -> None:
-    app = AdkApp(build_agent(), client_tool_timeout=0.2)
+    app = AdkApp(build_agent(), limits=Limits(client_tool_timeout=0.2))
     async with serve(app) as url:
         live, socket = await open_live(url)
         async with socket:

@@ -16,7 +16,7 @@ import pytest_asyncio
 from google.adk.agents import LlmAgent
 from google.adk.tools.function_tool import FunctionTool
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits
 from adk_asgi.hitl.pending import chat_state
 from adk_asgi.testing import demo_model
 from demo_app import build_agent
@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[tuple[AdkApp, str]]:
-    app = AdkApp(build_agent(), approval_timeout=0.3)
+    app = AdkApp(build_agent(), limits=Limits(approval_timeout=0.3))
     async with serve(app) as url:
         yield app, url
 
@@ -201,7 +201,9 @@ async def test_a_server_result_next_to_a_wait_outlives_the_connection(
     a reload showed it unrun, and a dropped connection lost it. It is stored as it comes: a
     reload shows the message the stream built, and the model gets the result when the wait is
     answered from a new connection."""
-    app = AdkApp(build_agent(demo_model(id_factory=counter("call_"))), approval_timeout=30)
+    app = AdkApp(
+        build_agent(demo_model(id_factory=counter("call_"))), limits=Limits(approval_timeout=30)
+    )
     async with serve(app) as url:
         live, socket = await open_live(url)
         async with socket:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits
 from adk_asgi.hitl.pending import EXPIRED, INPUT_MOVED_ON
 from adk_asgi.testing import read_ui_message
 from tests.e2e import shapes_app as shapes
@@ -131,7 +131,7 @@ async def test_a_new_message_closes_the_question_and_the_tools_call_live() -> No
 
 
 async def test_a_question_nobody_answers_times_out_and_the_turn_goes_on() -> None:
-    app = AdkApp(shapes.workflow_tool(), client_tool_timeout=0.2)
+    app = AdkApp(shapes.workflow_tool(), limits=Limits(client_tool_timeout=0.2))
     async with serve(app) as url:
         live, socket = await open_live(url)
         async with socket:

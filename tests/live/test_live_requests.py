@@ -22,7 +22,7 @@ import pytest_asyncio
 from google.genai import types
 from websockets.asyncio.client import connect
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits
 from adk_asgi.hitl.pending import APPROVAL_EXPIRED, chat_state
 from adk_asgi.live.endpoint import MAX_AUDIO_BACKLOG
 from adk_asgi.live.queue import LiveQueue
@@ -63,7 +63,7 @@ closed unanswered, not the user's denial; the model read ADK's rejection."""
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[tuple[AdkApp, str]]:
-    app = AdkApp(build_agent(), approval_timeout=TIMEOUT, busy_timeout=0.2)
+    app = AdkApp(build_agent(), limits=Limits(approval_timeout=TIMEOUT, busy_timeout=0.2))
     async with serve(app) as url:
         yield app, url
 

@@ -1,4 +1,4 @@
-"""Live resume from a new connection (``AdkApp(streams=InMemoryStreamStore())``), under a real
+"""Live resume from a new connection (``Stores(streams=InMemoryStreamStore())``), under a real
 uvicorn in the test's event loop: the page's socket closes mid-answer (a reload), the answer goes
 on without it, and a ``resume`` on a new connection — the stock v7 transport's frame: a new
 ``requestId``, the chat's ``id``, no ``lastSequence``, no chat in the URL — replays it from its
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits, Stores
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import demo_model, read_ui_message
 from adk_asgi.wire.encoding import CUT_SHORT
@@ -45,7 +45,7 @@ PROMPTS = {
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[tuple[AdkApp, str]]:
-    app = AdkApp(build_agent(demo_model(delay=0.03)), streams=InMemoryStreamStore())
+    app = AdkApp(build_agent(demo_model(delay=0.03)), stores=Stores(streams=InMemoryStreamStore()))
     async with serve(app) as url:
         yield app, url
 
@@ -130,8 +130,8 @@ async def test_a_resume_that_comes_after_the_answer_ended_finds_it_in_history(
 async def test_an_answer_past_the_detached_timeout_ends_its_replay_with_an_error() -> None:
     app = AdkApp(
         build_agent(demo_model(delay=0.05)),
-        streams=InMemoryStreamStore(),
-        live_detached_timeout=0.2,
+        stores=Stores(streams=InMemoryStreamStore()),
+        limits=Limits(live_detached_timeout=0.2),
     )
     async with serve(app) as url:
         live, socket = await open_live(url)

@@ -13,7 +13,7 @@ import pytest
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
-from adk_asgi import AdkApp, CallAlreadyAnswered, ChatBusy
+from adk_asgi import AdkApp, CallAlreadyAnswered, ChatBusy, Limits
 from adk_asgi.testing import Call, Text
 from tests.asgi.test_server_answers import (
     ANSWERED_PARTS,
@@ -39,7 +39,7 @@ class BackOffice:
             tools=[LongRunningFunctionTool(request_refund)],
             chunk_size=200,
         )
-        self.app = AdkApp(agent, identify=lambda c: "alice", busy_timeout=0.2)
+        self.app = AdkApp(agent, identify=lambda c: "alice", limits=Limits(busy_timeout=0.2))
 
     def respond(self, contents: list[types.Content]) -> list[Any]:
         self.model_calls += 1

@@ -28,7 +28,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from websockets.asyncio.client import ClientConnection
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits
 from adk_asgi.testing import ChatClient, demo_model
 from demo_app import build_agent
 from tests.live.test_live_connection import (
@@ -104,7 +104,7 @@ async def test_a_server_tools_result_is_shown_as_the_agents_callback_made_it() -
 
 async def test_an_approved_tools_result_is_shown_as_the_agents_callback_made_it() -> None:
     redacting = Redacting()
-    app = AdkApp(redacting.agent, approval_timeout=30)
+    app = AdkApp(redacting.agent, limits=Limits(approval_timeout=30))
     async with serve(app) as url:
         live, socket, chunks = await pay_approved(url)
         await wait_until_closed(app)
@@ -118,7 +118,7 @@ async def test_a_result_stored_next_to_a_wait_is_the_agents_callbacks() -> None:
     """Stored as it came, next to a payment that waits, then the connection dropped: the
     reload and the model on the next connection get the callback's result, once."""
     redacting = Redacting()
-    app = AdkApp(redacting.agent, approval_timeout=30)
+    app = AdkApp(redacting.agent, limits=Limits(approval_timeout=30))
     async with serve(app) as url:
         live, socket = await open_live(url)
         async with socket:
@@ -215,7 +215,7 @@ async def test_an_approved_call_meets_the_agents_callback_as_often_as_over_sse()
         paid = await chat.approve("process_payment")
     assert paid is not None
     live_blocking = Blocking()
-    app = AdkApp(live_blocking.agent, approval_timeout=30)
+    app = AdkApp(live_blocking.agent, limits=Limits(approval_timeout=30))
     async with serve(app) as url:
         _, _, chunks = await pay_approved(url)
     assert (
@@ -252,7 +252,7 @@ async def test_a_result_an_apps_plugin_replaced_next_to_an_approval_lets_the_app
 ):
     plugin = RedactingPlugin()
     agent = build_agent(demo_model(id_factory=counter("call_")))
-    app = AdkApp(agent, plugins=[plugin], approval_timeout=30)
+    app = AdkApp(agent, plugins=[plugin], limits=Limits(approval_timeout=30))
     async with serve(app) as url:
         live, socket = await open_live(url)
         async with socket:

@@ -32,7 +32,7 @@ from google.genai import types
 from pydantic import BaseModel
 from websockets.exceptions import ConnectionClosedOK
 
-from adk_asgi import AdkApp, client_tool
+from adk_asgi import AdkApp, Messages, client_tool
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.convert.safe_history import lost_result
 from adk_asgi.hitl.outcomes import APPROVAL_MOVED_ON, MOVED_ON
@@ -552,7 +552,7 @@ async def test_an_answer_gemini_blocks_before_a_word_is_an_error_with_its_reason
 ) -> None:
     """It was an empty assistant message the client kept and history dropped (nothing of it
     is stored but its finish reason): the user read nothing, and a reload showed less."""
-    app = AdkApp(agent(turns=[[Blocked(reason)]]), on_error=show_errors)
+    app = AdkApp(agent(turns=[[Blocked(reason)]]), messages=Messages(on_error=show_errors))
     async with ChatClient(app) as chat:
         reply = await chat.send("hi")
         assert folded(reply.chunks) == blocked_stream(reason)
@@ -562,7 +562,10 @@ async def test_an_answer_gemini_blocks_before_a_word_is_an_error_with_its_reason
 async def test_an_answer_blocked_after_some_words_keeps_them(
     agent: Callable[..., LlmAgent],
 ) -> None:
-    app = AdkApp(agent(turns=[[Text("Some words "), Blocked("SAFETY")]]), on_error=show_errors)
+    app = AdkApp(
+        agent(turns=[[Text("Some words "), Blocked("SAFETY")]]),
+        messages=Messages(on_error=show_errors),
+    )
     async with ChatClient(app) as chat:
         reply = await chat.send("hi")
         assert folded(reply.chunks) == [

@@ -19,7 +19,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.claims import Claims, InMemoryClaims
 from adk_asgi.stores.claims_sql import SqlClaims
 from adk_asgi.stores.claims_sqlite import TABLE, SqliteClaims
@@ -204,12 +204,12 @@ async def test_prepare_warns_when_several_workers_claim_in_memory(
     """Claims in memory quietly made "once across workers" "once per process"."""
     monkeypatch.setenv("WEB_CONCURRENCY", "2")
     sessions = SqliteSessionService(str(tmp_path / "sessions.db"))
-    options: dict[str, Any] = {"session_service": sessions, "locks": RedisChatLocks(redis_url)}
+    stores = Stores(locks=RedisChatLocks(redis_url))
     if claims == "in-memory":
-        options["claims"] = InMemoryClaims()
+        stores = Stores(locks=stores.locks, claims=InMemoryClaims())
     elif claims == "sqlite":
-        options["claims"] = SqliteClaims(str(tmp_path / "claims.db"))
-    app = AdkApp(scripted_agent([]), app_name="app", **options)
+        stores = Stores(locks=stores.locks, claims=SqliteClaims(str(tmp_path / "claims.db")))
+    app = AdkApp(scripted_agent([]), app_name="app", session_service=sessions, stores=stores)
     try:
         with caplog.at_level("WARNING", logger="adk_asgi"):
             await app.prepare()
@@ -221,6 +221,6 @@ async def test_prepare_warns_when_several_workers_claim_in_memory(
 
 CLAIMS_IN_MEMORY = (
     "adk_asgi: several workers claim answers each in its own memory: an approval may be acted "
-    "on once per worker, not once. Pass claims= a store the workers share "
+    "on once per worker, not once. Pass stores=Stores(claims=...), a store the workers share "
     "(docs/deployment.md#exactly-once)."
 )

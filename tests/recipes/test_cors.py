@@ -48,10 +48,10 @@ CORS-safelisted set)."""
 
 
 def refused_origin(origin: str) -> dict[str, str]:
-    """What ``AdkApp(allowed_origins=...)`` answers a page of an origin it does not serve."""
+    """What ``Security(allowed_origins=...)`` answers a page of an origin it does not serve."""
     return {
         "error": f"origin {origin!r} is not allowed: this app serves its own origin only"
-        " (AdkApp(allowed_origins=...) lists others)"
+        " (Security(allowed_origins=...) lists others)"
     }
 
 

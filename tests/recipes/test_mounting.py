@@ -30,7 +30,7 @@ from starlette.types import Message, Receive, Scope, Send
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from adk_asgi import AdkApp, AdkMiddleware
+from adk_asgi import AdkApp, AdkMiddleware, Limits
 from tests.recipes.conftest import RECIPES, user_env
 from tests.support import SSE_HEADERS, normalize_ids, parse_sse, scripted_agent, user_body
 
@@ -550,14 +550,14 @@ def test_the_prefix_is_checked() -> None:
 
 def test_the_chat_can_be_built_from_adk_app_arguments() -> None:
     agent = scripted_agent([])
-    built = AdkMiddleware(host_app, agent=agent, busy_timeout=3.0)
+    built = AdkMiddleware(host_app, agent=agent, limits=Limits(busy_timeout=3.0))
     assert built.chat.services.limits.busy_timeout == 3.0
     # `app=` is AdkApp's (a google.adk App), not the wrapped ASGI app.
     from_app = AdkMiddleware(host_app, app=App(name="from_app", root_agent=scripted_agent([])))
     assert from_app.app is host_app
     assert from_app.chat.app_name == "from_app"
     with pytest.raises(TypeError, match="not both"):
-        AdkMiddleware(host_app, chat=RecordingChat(), busy_timeout=3.0)
+        AdkMiddleware(host_app, chat=RecordingChat(), limits=Limits(busy_timeout=3.0))
 
 
 # --- lifespan --------------------------------------------------------------------------------

@@ -202,7 +202,7 @@ def _an_origin_not_listed_is_refused_through_the_rewrite(page: str) -> None:
     assert refused.status_code == 403
     assert refused.json() == {
         "error": f"origin '{other}' is not allowed: this app serves its own origin only"
-        " (AdkApp(allowed_origins=...) lists others)"
+        " (Security(allowed_origins=...) lists others)"
     }
     with (
         socket.create_connection(("127.0.0.1", port or 0), timeout=10) as sock,
@@ -237,9 +237,11 @@ def test_the_docs_recipe_is_the_examples() -> None:
         'new WebSocketChatTransport({ url: "/agent/live" })',
     ):
         assert transport in chat and transport in recipe, transport
-    assert 'chat = AdkApp(agent, allowed_origins=["http://localhost:3000"])' in recipe
+    assert 'chat = AdkApp(agent, security=Security(allowed_origins=["http://localhost:3000"]))' in (
+        recipe
+    )
     assert 'PAGE_ORIGIN = os.environ.get("PAGE_ORIGIN", "http://localhost:3000")' in agent
-    assert "    allowed_origins=[PAGE_ORIGIN],\n" in agent
+    assert "    security=Security(allowed_origins=[PAGE_ORIGIN]),\n" in agent
 
 
 def _user(text: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import adk_asgi
 
-APPLICATION = {"app", "errors", "middleware", "server_answers", "__init__"}
+APPLICATION = {"app", "bridge", "errors", "middleware", "server_answers", "__init__"}
 """The top-level modules: the application layer itself."""
 
 

@@ -10,7 +10,7 @@ import pytest
 from google.adk.events.event import Event
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Streaming
 from tests.support import scripted_agent
 from tests.unit.live_machine import TURN_COMPLETE, Machine
 
@@ -187,4 +187,4 @@ def test_an_aborted_response_drops_what_it_held() -> None:
 
 def test_a_negative_interval_is_refused() -> None:
     with pytest.raises(ValueError, match="live_write_interval must be >= 0 seconds"):
-        AdkApp(scripted_agent([]), live_write_interval=-1)
+        AdkApp(scripted_agent([]), streaming=Streaming(live_write_interval=-1))

@@ -1,8 +1,9 @@
-"""docs/reference.md documents every option of ``AdkApp``, ``AdkMiddleware`` and ``UserBounds``,
-nothing else, with the defaults the code has; and every name ``adk_asgi`` exports.
+"""docs/reference.md documents every option of ``AdkApp``, ``AdkMiddleware`` and each option
+group (``Limits``, ``Streaming``, ``Messages``, ``Stores``, ``Security``, ``UserBounds``), nothing
+else, with the defaults the code has; and every name ``adk_asgi`` exports.
 
 An entry is a ``#### `name``` heading under the ``## `AdkApp```, ``## `AdkMiddleware``` or
-``## `UserBounds``` section, followed by a ``Type: … · Default: `value``` line (``Required``
+``## `<group>``` section, followed by a ``Type: … · Default: `value``` line (``Required``
 for a parameter without a default)."""
 
 from __future__ import annotations
@@ -17,7 +18,16 @@ from typing import Any
 import pytest
 
 import adk_asgi
-from adk_asgi import AdkApp, AdkMiddleware, UserBounds
+from adk_asgi import (
+    AdkApp,
+    AdkMiddleware,
+    Limits,
+    Messages,
+    Security,
+    Stores,
+    Streaming,
+    UserBounds,
+)
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference.md"
 
@@ -82,25 +92,29 @@ def check_defaults(title: str, text: str, signature: dict[str, inspect.Parameter
             if isinstance(default, float) and isinstance(value, int):
                 same = False  # (write 30.0, as the signature does)
         else:
-            value = eval(written, {"UserBounds": UserBounds})  # (a default that is an object)
+            value = eval(written, GROUP_NAMES)  # (a default that is an object)
             same = value == default
         if not same:
             wrong.append(f"{title} {name}: documented {written}, the code has {default!r}")
     return wrong
 
 
-def user_bounds_fields() -> dict[str, inspect.Parameter]:
-    """``UserBounds``' fields, as parameters with their defaults."""
+GROUPS: list[type[Any]] = [Limits, Streaming, Messages, Stores, Security, UserBounds]
+GROUP_NAMES: dict[str, Any] = {group.__name__: group for group in GROUPS}
+
+
+def fields(group: type[Any]) -> dict[str, inspect.Parameter]:
+    """An option group's fields, as parameters with their defaults."""
     return {
         f.name: inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default)
-        for f in dataclasses.fields(UserBounds)
+        for f in dataclasses.fields(group)
     }
 
 
 SECTIONS = [
     ("`AdkApp`", lambda: parameters(AdkApp.__init__)),
     ("`AdkMiddleware`", lambda: parameters(AdkMiddleware.__init__)),
-    ("`UserBounds`", user_bounds_fields),
+    *[(f"`{group.__name__}`", lambda group=group: fields(group)) for group in GROUPS],
 ]
 
 
@@ -138,12 +152,14 @@ def test_the_exports_table_names_every_export_and_nothing_else() -> None:
 def test_a_missing_entry_is_found() -> None:
     text = REFERENCE.read_text()
     without = re.sub(r"^#### `busy_timeout`\n.*?(?=^#### )", "", text, flags=re.M | re.S)
-    assert "busy_timeout" in set(parameters(AdkApp.__init__)) - set(entries(without, "`AdkApp`"))
+    assert "busy_timeout" in set(fields(Limits)) - set(entries(without, "`Limits`"))
+    without = re.sub(r"^#### `plugins`\n.*?(?=^#### )", "", text, flags=re.M | re.S)
+    assert "plugins" in set(parameters(AdkApp.__init__)) - set(entries(without, "`AdkApp`"))
 
 
 def test_an_entry_that_is_no_parameter_is_found() -> None:
     text = REFERENCE.read_text().replace("#### `busy_timeout`", "#### `busy_timeout_s`")
-    assert "busy_timeout_s" in set(entries(text, "`AdkApp`")) - set(parameters(AdkApp.__init__))
+    assert "busy_timeout_s" in set(entries(text, "`Limits`")) - set(fields(Limits))
 
 
 def test_a_wrong_default_is_found() -> None:
@@ -152,8 +168,17 @@ def test_a_wrong_default_is_found() -> None:
         "Type: `float` (seconds) · Default: `30.0`", "Type: `float` · Default: `31.0`"
     )
     assert wrong != text
-    assert check_defaults("`AdkApp`", wrong, parameters(AdkApp.__init__)) == [
-        "`AdkApp` busy_timeout: documented 31.0, the code has 30.0"
+    assert check_defaults("`Limits`", wrong, fields(Limits)) == [
+        "`Limits` busy_timeout: documented 31.0, the code has 30.0"
     ]
+    for group in GROUPS:
+        name = group.__name__
+        changed = text.replace(f"Default: `{name}()`", f"Default: `{name}(nothing=1)`")
+        assert changed != text, name
+        with pytest.raises(TypeError, match="nothing"):
+            check_defaults("`AdkApp`", changed, parameters(AdkApp.__init__))
     bounds = text.replace("Default: `UserBounds()`", "Default: `UserBounds(requests=5)`")
-    assert check_defaults("`AdkApp`", bounds, parameters(AdkApp.__init__)) != []
+    assert check_defaults("`AdkApp`", bounds, parameters(AdkApp.__init__)) == [
+        "`AdkApp` user_bounds: documented UserBounds(requests=5), the code has UserBounds("
+        "live_sockets=8, requests=4, chat_files=33554432, pause=1.0)"
+    ]
