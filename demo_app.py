@@ -45,9 +45,14 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from adk_asgi import AdkApp, InMemoryStreamStore, Stores, client_tool
-from adk_asgi.testing import demo_model, demo_responder
-from adk_asgi.testing.demo_grammar import PLANNER, planner_model, planner_responder
-from adk_asgi.testing.gemini_server import GeminiStandIn
+from adk_asgi.testing import (
+    PLANNER,
+    GeminiStandIn,
+    demo_model,
+    demo_responder,
+    planner_model,
+    planner_responder,
+)
 
 INSTRUCTION = """You are the adk-asgi demo assistant. Use your tools when they help:
 get_weather for weather questions, process_payment to send money (the user approves each

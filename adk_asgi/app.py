@@ -3,6 +3,9 @@
 The app is a facade: it builds the runners and one frozen
 :class:`~adk_asgi.serving.services.Services` object, and routes to endpoints that receive that
 object, never the app (docs/internals/architecture.md#layers).
+
+Internal: not an import path of the public API; :mod:`adk_asgi` exports its public
+names (docs/reference.md#import-paths).
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ What makes an ADK agent speak the AI SDK's tool protocol in both modes is a set 
 order results, pause an SSE run for a browser's tool, hold a live call until the user answers,
 and pace a run to its reader. They run as one plugin, after the user's own, in the order
 :data:`~adk_asgi.serving.plugin_chain.BRIDGE_ORDER` gives with its reasons.
+
+Internal: not an import path of the public API; :mod:`adk_asgi` exports its public
+names (docs/reference.md#import-paths).
 """
 
 from __future__ import annotations

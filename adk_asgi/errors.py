@@ -11,6 +11,9 @@ without knowing the transport, and only a transport turns it into a response
 
 A failure the server logs is logged here too (:func:`log_failure`): one line with the chat and
 request it failed for, its traceback at ``DEBUG``.
+
+Internal: not an import path of the public API; :mod:`adk_asgi` exports its public
+names (docs/reference.md#import-paths).
 """
 
 from __future__ import annotations

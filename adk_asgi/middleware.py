@@ -5,6 +5,9 @@ Django's ASGI handler serves neither WebSocket nor lifespan scopes. Wrapping the
 application routes the prefix around it instead, so the SSE stream never passes through the
 host's own middleware (nothing there can buffer it) and the live WebSocket route works even when
 the host only speaks HTTP.
+
+Internal: not an import path of the public API; :mod:`adk_asgi` exports its public
+names (docs/reference.md#import-paths).
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ late function response, as the new message of a ``run_async``: the response is s
 going on (same message id), so history shows the call's output and the follow-up in one
 message; with a stream store it is also recorded there as an SSE response, so a page that
 follows the chat (``GET .../stream``) sees it as it is written.
+
+Internal: not an import path of the public API; :mod:`adk_asgi` exports its public
+names (docs/reference.md#import-paths).
 """
 
 from __future__ import annotations

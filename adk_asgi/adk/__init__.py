@@ -3,4 +3,6 @@ google-adk's private modules, names and attributes, each use with the ADK behavi
 why no public API serves, and what upstream change would remove it
 (docs/internals/architecture.md#adks-internals). The bottom layer, sans-I/O: every layer may
 import it, and it imports nothing of the package — only ADK.
+
+Internal: not an import path of the public API (docs/reference.md#import-paths).
 """

@@ -9,6 +9,8 @@ chunks through the AI SDK client's reducer (:mod:`.ui_message`, and the user's a
 progress (:mod:`.progress`) are shown here too.
 Sans-I/O, unit-tested alone like h11: it may import :mod:`adk_asgi.hitl`,
 :mod:`adk_asgi.wire` and :mod:`adk_asgi.errors`, never a transport or a store.
+
+Internal: not an import path of the public API (docs/reference.md#import-paths).
 """
 
 from adk_asgi.convert.events import EventConverter

@@ -8,4 +8,6 @@ the agent tree's tools (:mod:`.policy`, :mod:`.tools`), credentials (:mod:`.cred
 continuation checked against that truth (:mod:`.continuation`) live here. Nothing the client
 says about a call is believed before this layer agrees. Sans-I/O: it may import
 :mod:`adk_asgi.wire`, :mod:`adk_asgi.errors` and ADK's types, never a transport or a store.
+
+Internal: not an import path of the public API (docs/reference.md#import-paths).
 """

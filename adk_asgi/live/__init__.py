@@ -8,4 +8,6 @@ group (:mod:`.endpoint`), the session task (:mod:`.session`), the bounded outbox
 call until the user answers (:mod:`.tools`, and for a workflow run as a tool
 :mod:`.node_tools`). It may import :mod:`adk_asgi.serving` and every
 layer under it, never :mod:`adk_asgi.sse`.
+
+Internal: not an import path of the public API (docs/reference.md#import-paths).
 """

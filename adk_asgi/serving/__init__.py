@@ -8,4 +8,6 @@ sent again (:mod:`.again`), the session read once and handed to the runner
 (:mod:`.refusals`). It may import every lower layer (:mod:`adk_asgi.stores`,
 :mod:`adk_asgi.convert`, :mod:`adk_asgi.hitl`, :mod:`adk_asgi.wire`), never a transport
 (:mod:`adk_asgi.sse`, :mod:`adk_asgi.live`).
+
+Internal: not an import path of the public API (docs/reference.md#import-paths).
 """

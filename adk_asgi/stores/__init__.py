@@ -7,6 +7,9 @@ answer's stream outlives its reader (:mod:`.resumable`) — in memory, in the se
 their module is imported (``adk_asgi.stores.locks_redis``, ``locks_postgres``,
 ``resumable_redis``). This layer does I/O; it may import :mod:`adk_asgi.wire` and
 :mod:`adk_asgi.errors`, and knows nothing of ADK events, HTTP or WebSockets.
+
+Public: this package, and the backends' modules named in docs/reference.md#import-paths;
+the other modules are internal.
 """
 
 from adk_asgi.stores.claims import Claims, InMemoryClaims

@@ -22,6 +22,8 @@ from adk_asgi.stores.claims import Claims
 from adk_asgi.stores.claims_sqlite import TABLE, rows
 from adk_asgi.stores.locks import ChatKey
 
+__all__ = ["SqlClaims"]
+
 _metadata = MetaData()
 _table = Table(
     TABLE,

@@ -23,6 +23,8 @@ from typing import Any, Final
 
 from adk_asgi.stores.leases import LeasedChatLocks
 
+__all__ = ["PostgresChatLocks"]
+
 logger = logging.getLogger("adk_asgi")
 
 TABLE: Final = "adk_asgi_locks"

@@ -26,6 +26,8 @@ from typing import Any, Final
 from adk_asgi.stores.locks import ChatKey, ChatLocks, Lease, busy, let_go
 from adk_asgi.stores.redis_client import cancellable, client_of
 
+__all__ = ["RedisChatLocks"]
+
 logger = logging.getLogger("adk_asgi")
 
 _ACQUIRE: Final = """

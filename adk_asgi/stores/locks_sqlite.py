@@ -36,6 +36,8 @@ import aiosqlite
 from adk_asgi.stores.leases import LeasedChatLocks
 from adk_asgi.stores.locks import LockUnavailable
 
+__all__ = ["SqliteChatLocks"]
+
 logger = logging.getLogger("adk_asgi")
 
 TABLE: Final = "adk_asgi_locks"

@@ -31,6 +31,8 @@ from adk_asgi.stores.redis_client import cancellable, client_of
 from adk_asgi.stores.resumable import StreamStore
 from adk_asgi.wire.encoding import SSE_CUT_SHORT
 
+__all__ = ["RedisStreamStore"]
+
 logger = logging.getLogger("adk_asgi")
 
 

@@ -4,6 +4,8 @@
 usage), so code written against it meets the same event shapes in production; its live
 connection (``ScriptedLlm.connect``, for ``Runner.run_live``) does the same for Gemini Live.
 ``ChatClient`` drives an app like the stock AI SDK client (docs/testing.md#testing-your-app).
+
+Public: this package; its modules are internal (docs/reference.md#import-paths).
 """
 
 from adk_asgi.convert.ui_message import StreamingMessage, UIMessageStreamError, read_ui_message
@@ -13,8 +15,16 @@ from adk_asgi.testing.auto_send import (
     stock_send_automatically_when,
 )
 from adk_asgi.testing.client import ChatClient, ChatResponse, parse_sse_chunks
-from adk_asgi.testing.demo_grammar import demo_model, demo_responder, parse_stages
+from adk_asgi.testing.demo_grammar import (
+    PLANNER,
+    demo_model,
+    demo_responder,
+    parse_stages,
+    planner_model,
+    planner_responder,
+)
 from adk_asgi.testing.echo import echo_responder, offline_gemini
+from adk_asgi.testing.gemini_server import GeminiStandIn
 from adk_asgi.testing.live import (
     OUTPUT_AUDIO_MIME_TYPE,
     ScriptedLiveConnection,
@@ -47,6 +57,7 @@ from adk_asgi.testing.scripted import (
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "OUTPUT_AUDIO_MIME_TYPE",
+    "PLANNER",
     "Blocked",
     "Call",
     "ChatClient",
@@ -54,6 +65,7 @@ __all__ = [
     "Code",
     "CodeResult",
     "Fail",
+    "GeminiStandIn",
     "Image",
     "Responder",
     "ScriptExhaustedError",
@@ -77,6 +89,8 @@ __all__ = [
     "offline_gemini",
     "parse_sse_chunks",
     "parse_stages",
+    "planner_model",
+    "planner_responder",
     "prompt_tokens",
     "read_ui_message",
     "stock_send_automatically_when",

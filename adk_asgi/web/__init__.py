@@ -4,4 +4,7 @@
 or ``module:attribute``), :mod:`.page` serves it with the page this package ships, and
 :mod:`.cli` is the command. The top layer of the package: it may use everything, the offline
 model of :mod:`adk_asgi.testing` included.
+
+Public: the command (``adk-asgi web``, ``python -m adk_asgi.web``); the modules are internal
+(docs/reference.md#import-paths).
 """
