@@ -1,7 +1,7 @@
 """What the live protocol machine asks its connection to do (:mod:`.protocol`).
 
 The machine does no I/O: each of its methods returns a list of these, in order, and the
-connection (:mod:`.endpoint`) carries them out.
+connection (:mod:`.connection`) carries them out.
 """
 
 from __future__ import annotations

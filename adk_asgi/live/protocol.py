@@ -1,6 +1,6 @@
 """The live protocol of one WebSocket connection, as a sans-I/O state machine.
 
-Like h11 or wsproto, it does no I/O and owns no asyncio object: the connection (:mod:`.endpoint`)
+Like h11 or wsproto, it does no I/O and owns no asyncio object: the connection (:mod:`.connection`)
 feeds it the client's text frames (:meth:`LiveProtocol.receive`), ``run_live``'s events
 (:meth:`~LiveProtocol.event`) and the session's fate, and carries out the
 :mod:`~.outputs` each returns. It reads the time from the ``clock`` it is given and

@@ -2,7 +2,7 @@
 
 A new connection (a reloaded page) resumes an answer this connection has nothing of: it is
 being written by the connection that is gone, which goes on until the answer ends
-(:mod:`.endpoint`), into the stream store (:mod:`adk_asgi.stores.resumable`), maybe on another
+(:mod:`.connection`), into the stream store (:mod:`adk_asgi.stores.resumable`), maybe on another
 worker. Each such ``resume`` asks the connection to read the store (:class:`~.outputs.Replay`) and
 is fed the stored pieces back; :class:`~.stored_replay.StoredReplay` turns them into the
 request's frames.

@@ -1,6 +1,6 @@
 """The session task of one live connection: the chat's lock, its stored state, ``run_live``.
 
-A connection (:mod:`.endpoint`) spawns it when its protocol machine asks to open the chat
+A connection (:mod:`.connection`) spawns it when its protocol machine asks to open the chat
 (:class:`~.outputs.OpenSession`). It holds the chat's lock for the session's life,
 settles what the stored session leaves waiting for the user before the model runs, starts
 ``run_live`` and feeds its events to the machine, and tells the machine how the session ended.
@@ -94,7 +94,7 @@ class LiveSession:
                     await self._session(chat_id, key)
                     self.carry_out(self.protocol.session_ended(None))
                 except LiveProtocolError:
-                    raise  # the connection closes with its code (live/endpoint.py)
+                    raise  # the connection closes with its code (live/connection.py)
                 except Exception as exc:
                     # run_live raises without an error event (unlike run_async): the client
                     # reads what ``on_error`` says, and what it was shown is kept

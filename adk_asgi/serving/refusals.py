@@ -4,7 +4,7 @@ The core raises :class:`~adk_asgi.errors.ClientError` without knowing who asked 
 exception module stays sans-I/O); the endpoints — ``POST /chat``, the chat, file and history
 routes, the origin check, the live handshake's denial — answer it here, all in one shape. A
 live connection already open sends the reason in an ``error`` frame instead
-(:mod:`adk_asgi.live.endpoint`).
+(:mod:`adk_asgi.live.connection`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``ScriptedLlm``: the scripted model itself, over the script language of :mod:`.scripted`
-and the live connection of :mod:`adk_asgi.live.endpoint` (it imports both; neither imports it)."""
+and the live connection of :mod:`.live` (it imports both; neither imports it)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
-from adk_asgi.live.endpoint import AUDIO_IN_MIME
+from adk_asgi.live.microphone import AUDIO_IN_MIME
 from bench.harness.agent import APP_NAME, USER_ID, make_agent, user_message
 from bench.harness.live import (
     MIC_FRAME_BYTES,

@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from adk_asgi import AdkApp, Limits
-from adk_asgi.live.endpoint import EARLY_AUDIO_FRAMES
+from adk_asgi.live.microphone import EARLY_AUDIO_FRAMES
 from adk_asgi.live.outbox import NOT_READING, Outbox
 from adk_asgi.live.outputs import OpenSession, Replay, Settle
 from adk_asgi.live.protocol import EARLY_SPEECH, QUEUED_SENDS, REPLAYS

@@ -24,7 +24,7 @@ from websockets.asyncio.client import connect
 
 from adk_asgi import AdkApp, Limits
 from adk_asgi.hitl.pending import APPROVAL_EXPIRED, chat_state
-from adk_asgi.live.endpoint import MAX_AUDIO_BACKLOG
+from adk_asgi.live.microphone import MAX_AUDIO_BACKLOG
 from adk_asgi.live.queue import LiveQueue
 from adk_asgi.testing import Text
 from demo_app import build_agent
