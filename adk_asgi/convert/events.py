@@ -2,7 +2,12 @@
 
 The converter does no I/O and holds no asyncio objects: a transport feeds it events and writes
 out the chunks it returns, so SSE and live mode mean the same thing to a client, and every rule
-below is unit-tested on plain ``Event`` objects.
+below is unit-tested on plain ``Event`` objects. Each kind of part has its module, composed
+here: text and reasoning (:mod:`.text_blocks`), tool cards (:mod:`.tool_cards`), code execution
+(:mod:`.code_execution`), which model call an event ends (:mod:`.model_calls`), agents that
+stream at once (:mod:`.parallel_calls`), failures (:mod:`.failures`), the app's metadata
+(:mod:`.metadata`). What stays in this module is the one state they share: which event goes
+where, the steps, and how the message ends.
 
 The rules it keeps (docs/internals/architecture.md#adk-facts, #the-ui-message-stream):
 

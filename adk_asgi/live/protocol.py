@@ -11,7 +11,9 @@ allow raises :class:`~.phases.LiveProtocolError` before any effect, and the
 transport closes with its code and reason. This module dispatches client frames and keeps the
 session's lifecycle; the other jobs work on a shared :class:`~.context.LiveContext`: user
 turns (:mod:`.turns`), ``run_live`` events and tags (:mod:`.events`), the plugin's
-wait API (:mod:`.waits`, this machine's methods), stored replays (:mod:`.replay`).
+wait API (:mod:`.waits`, this machine's methods), stored replays (:mod:`.replay`). The
+lifecycle is not a job of its own: the ``send`` frames queued while the session opens, or
+settled while stored calls wait, are the frames' dispatch, and both move the one phase.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ The stand-in server (:mod:`.gemini_server`) answers ADK's own ``Gemini`` model t
 google-genai's unchanged HTTP and Live clients, so the JSON it sends must be the JSON Gemini
 sends, in Gemini's order. This module renders a turn of the script language of
 :mod:`.scripted` (``Text``, ``Thought``, ``Call``, ``Code``, ``CodeResult``, ``Image``, ``Fail``…)
-into those messages; it does no I/O.
+into those messages; it does no I/O. The REST and Live dialects render the same segments with
+the same parts and token counts, side by side, so where they differ (call ids, usage fields,
+where calls and the ending go) reads in one place; the servers that send them are apart
+(:mod:`.gemini_server`, :mod:`.gemini_live`).
 
 Where each shape comes from:
 
