@@ -3,18 +3,20 @@
 ``ScriptedLlm`` streams like Gemini (delta partials, one aggregated final response, call ids,
 usage), so code written against it meets the same event shapes in production; its live
 connection (``ScriptedLlm.connect``, for ``Runner.run_live``) does the same for Gemini Live.
-``ChatClient`` drives an app like the stock AI SDK client (docs/testing.md#testing-your-app).
+``ChatClient`` drives an app like the stock AI SDK client, over SSE or the live WebSocket
+(docs/testing.md#testing-your-app).
 
 Public: this package; its modules are internal (docs/reference.md#import-paths).
 """
 
 from adk_asgi.convert.ui_message import StreamingMessage, UIMessageStreamError, read_ui_message
+from adk_asgi.testing.asgi_websocket import Closed
 from adk_asgi.testing.auto_send import (
     last_assistant_message_is_complete_with_approval_responses,
     last_assistant_message_is_complete_with_tool_calls,
     stock_send_automatically_when,
 )
-from adk_asgi.testing.client import ChatClient, ChatResponse, parse_sse_chunks
+from adk_asgi.testing.client import ChatClient, ChatResponse, TransportName, parse_sse_chunks
 from adk_asgi.testing.demo_grammar import (
     PLANNER,
     demo_model,
@@ -31,6 +33,7 @@ from adk_asgi.testing.live import (
     synthesize_utf8,
     transcribe_utf8,
 )
+from adk_asgi.testing.live_transport import LiveFrameError
 from adk_asgi.testing.llm import ScriptedLlm
 from adk_asgi.testing.scripted import (
     DEFAULT_MODEL_NAME,
@@ -62,11 +65,13 @@ __all__ = [
     "Call",
     "ChatClient",
     "ChatResponse",
+    "Closed",
     "Code",
     "CodeResult",
     "Fail",
     "GeminiStandIn",
     "Image",
+    "LiveFrameError",
     "Responder",
     "ScriptExhaustedError",
     "ScriptedLiveConnection",
@@ -77,6 +82,7 @@ __all__ = [
     "StreamingMessage",
     "Text",
     "Thought",
+    "TransportName",
     "Turn",
     "UIMessageStreamError",
     "assign_call_ids",

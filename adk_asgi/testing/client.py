@@ -3,9 +3,11 @@
 An app's own tests should not re-implement the browser: which body a continuation carries, which
 message id it names, when the stock ``sendAutomaticallyWhen`` helpers send a chat by themselves,
 and what the user sees once the chunks are applied. ``ChatClient`` keeps the chat's messages
-like ``useChat`` (``DefaultChatTransport`` + ``toolCallsDone || approvalsDone``, as in
-docs/hitl.md) and talks to the app in process through ``httpx.ASGITransport``: no server, no
-browser, the real request and response bytes.
+like ``useChat`` (``toolCallsDone || approvalsDone``, as in docs/hitl.md) and talks to the app
+in process, no server, no browser, the real request and response bytes, over either stock
+transport: ``DefaultChatTransport``'s SSE (:mod:`.sse_transport`, through
+``httpx.ASGITransport``) or ``WebSocketChatTransport``'s live socket (:mod:`.live_transport`).
+This module is the chat: its messages, what the user does, and how an answer is applied.
 
 It needs httpx (``pip install "adk-asgi[testing]"``), imported when a client is made, so the
 rest of :mod:`adk_asgi.testing` works without it.
@@ -14,13 +16,11 @@ rest of :mod:`adk_asgi.testing` works without it.
 from __future__ import annotations
 
 import copy
-import json
 import secrets
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from starlette.types import ASGIApp
 
@@ -30,14 +30,24 @@ from adk_asgi.convert.tool_answers import (
     respond_to_approval,
 )
 from adk_asgi.convert.ui_message import StreamingMessage
-from adk_asgi.convert.ui_parts import Chunk, UIMessageDict
+from adk_asgi.convert.ui_parts import UIMessageDict
 from adk_asgi.testing.auto_send import SendAutomaticallyWhen, stock_send_automatically_when
-from adk_asgi.wire.sse_frames import DONE, sse_data
+from adk_asgi.testing.live_transport import LiveTransport
+from adk_asgi.testing.response import ChatResponse, Transport
+from adk_asgi.testing.sse_transport import SseTransport, parse_sse_chunks
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["MAX_AUTOMATIC_REQUESTS", "ChatClient", "ChatResponse", "parse_sse_chunks"]
+__all__ = [
+    "MAX_AUTOMATIC_REQUESTS",
+    "ChatClient",
+    "ChatResponse",
+    "TransportName",
+    "parse_sse_chunks",
+]
+
+TransportName = Literal["sse", "live"]
 
 MAX_AUTOMATIC_REQUESTS = 8
 """Automatic requests in a row after which the client gives up: the stock client would go on
@@ -51,68 +61,35 @@ def _generate_id() -> str:
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
 
 
-def parse_sse_chunks(body: str) -> list[Chunk]:
-    """The chunks of a UI message stream body: each event's data, up to ``data: [DONE]``, read
-    as the AI SDK client reads SSE (:mod:`adk_asgi.wire.sse_frames`)."""
-    chunks: list[Chunk] = []
-    for data in sse_data(body):
-        if data == DONE:
-            break
-        chunks.append(json.loads(data))
-    return chunks
-
-
-@dataclass
-class ChatResponse:
-    """One request and what came of it."""
-
-    status: int
-    """The HTTP status: 200 for a stream; 4xx when the app refused the request."""
-    body: dict[str, Any]
-    """The JSON body that was posted, exactly."""
-    chunks: list[Chunk]
-    """The stream's chunks as sent (``[DONE]`` left out); empty when refused."""
-    message: UIMessageDict | None
-    """The assistant message after this response, as the client shows it (a copy); ``None``
-    when the request was refused."""
-    error: str | None
-    """The refusal's ``{"error": …}`` (the body's text if it is not that JSON), or an
-    ``error`` chunk's text: what ``useChat``'s ``error`` would say."""
-    finish_reason: str | None
-    """The ``finish`` chunk's ``finishReason`` (``stop``, ``tool-calls``, ``error``…)."""
-    followup: ChatResponse | None = None
-    """The request the stock client sent by itself right after this one (its
-    ``sendAutomaticallyWhen`` held when the stream ended); normally ``None``."""
-
-    @property
-    def text(self) -> str:
-        """The message's text parts, joined: what the user reads."""
-        if self.message is None:
-            return ""
-        return "".join(p["text"] for p in self.message["parts"] if p.get("type") == "text")
-
-
 class ChatClient:
     """One chat in one browser, over an ASGI app that serves an ``AdkApp``.
 
     ``ChatClient(app, api="/agent/chat")`` — ``api`` as in ``DefaultChatTransport``: the
-    ``POST /chat`` route under the app's mount prefix. ``messages`` holds the chat like
+    ``POST /chat`` route under the app's mount prefix. ``transport="live"`` sends the same
+    requests as ``WebSocketChatTransport`` frames over one ``WS /live`` connection (``live``:
+    its path, by default ``api``'s with ``/live`` for ``/chat``; ``params``: its query, such as
+    ``{"sdk": "6"}`` or ``{"chatId": …}``), opened by the first request and kept until
+    :meth:`disconnect` or :meth:`aclose`. ``messages`` holds the chat like
     ``useChat``'s ``messages`` (JSON ``UIMessage`` dicts); set it to a reloaded history to
-    continue from there. Requests carry ``headers`` (for an ``identify`` of your own) and the
-    cookies the app set, so by default the client is one browser with AdkApp's per-browser
-    cookie; pass ``http`` (another client's ``.http``) for another tab of the same browser.
-    ``id_factory`` makes the chat id and the client's message ids (the AI SDK's
-    ``generateId`` by default). ``send_automatically_when`` decides, after every answer and
-    after ``approve`` / ``tool_result``, whether the chat is sent on its own; ``None`` never
-    sends (then call :meth:`submit`).
+    continue from there. Requests carry ``headers`` (for an ``identify`` of your own; live,
+    on the handshake and in each frame) and the cookies the app set, so by default the client
+    is one browser with AdkApp's per-browser cookie; pass ``http`` (another client's
+    ``.http``) for another tab of the same browser. ``id_factory`` makes the chat id and the
+    client's message ids (the AI SDK's ``generateId`` by default).
+    ``send_automatically_when`` decides, after every answer and after ``approve`` /
+    ``tool_result``, whether the chat is sent on its own; ``None`` never sends (then call
+    :meth:`submit`).
     """
 
     def __init__(
         self,
         app: ASGIApp | None = None,
         *,
+        transport: TransportName = "sse",
         http: httpx.AsyncClient | None = None,
         api: str = "/chat",
+        live: str | None = None,
+        params: Mapping[str, str] | None = None,
         chat_id: str | None = None,
         messages: Iterable[UIMessageDict] = (),
         headers: Mapping[str, str] | None = None,
@@ -120,9 +97,14 @@ class ChatClient:
         id_factory: Callable[[], str] = _generate_id,
         send_automatically_when: SendAutomaticallyWhen | None = stock_send_automatically_when,
     ) -> None:
-        if (app is None) == (http is None):
+        if transport == "live" and app is None:
+            raise TypeError("the live transport needs the ASGI app: its socket is in process")
+        if transport == "sse" and (app is None) == (http is None):
             raise TypeError("pass exactly one of an ASGI app or http=<httpx.AsyncClient>")
-        if app is not None:
+        if transport not in ("sse", "live"):
+            raise ValueError(f"transport: 'sse' or 'live', not {transport!r}")
+        if http is None:
+            assert app is not None
             try:
                 import httpx
             except ImportError as exc:  # pragma: no cover - httpx comes with google-genai
@@ -130,12 +112,21 @@ class ChatClient:
                     'ChatClient needs httpx: pip install "adk-asgi[testing]"'
                 ) from exc
             http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
-        assert http is not None
+            self._owns_http = True
+        else:
+            self._owns_http = False
         self.http: httpx.AsyncClient = http
-        """The HTTP client: cookies, and any request of your own."""
-        self._owns_http = app is not None
+        """The HTTP client: cookies, history, and any request of your own."""
         self.api = api
         self.headers = dict(headers or {})
+        self.transport: Transport
+        """How requests travel (:mod:`.sse_transport`, :mod:`.live_transport`)."""
+        if transport == "live":
+            assert app is not None
+            path = live if live is not None else api.removesuffix("/chat") + "/live"
+            self.transport = LiveTransport(app, http, path, params or {}, self.headers)
+        else:
+            self.transport = SseTransport(http, api, self.headers)
         self.id_factory = id_factory
         self.id = chat_id if chat_id is not None else id_factory()
         """The chat id: the ADK session id of this user's chat."""
@@ -154,9 +145,18 @@ class ChatClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP client, if this client made it."""
-        if self._owns_http:
-            await self.http.aclose()
+        """Close the live connection, and the HTTP client if this client made it."""
+        try:
+            await self.transport.aclose()
+        finally:
+            if self._owns_http:
+                await self.http.aclose()
+
+    async def disconnect(self) -> None:
+        """Live: close the connection now (``transport.close()``, a reload, a dropped
+        network); the next request opens a new one. Over SSE there is none to close."""
+        if isinstance(self.transport, LiveTransport):
+            await self.transport.disconnect()
 
     # --- what the user does ---------------------------------------------------------------
 
@@ -282,8 +282,10 @@ class ChatClient:
     def submit_body(self, *, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The JSON body :meth:`submit` would post now, not posted: for a request of your
         own — sent twice, cut short, from another client — with the page's messages (a
-        copy) as they stand, forged answers included."""
-        return self._body(continued_message_id(self.messages), body, "submit-message")
+        copy) as they stand, forged answers included. Live, the ``send`` frame (it takes a
+        request id)."""
+        message_id = continued_message_id(self.messages)
+        return self.transport.body(self.id, self.messages, "submit-message", message_id, body, None)
 
     async def history(self) -> list[UIMessageDict]:
         """``GET {api}/{chat_id}/messages``: the chat as the server keeps it (what a reloaded
@@ -335,9 +337,9 @@ class ChatClient:
         automatic: int = 0,
         trigger: str = "submit-message",
     ) -> ChatResponse:
-        """``makeRequest({trigger, messageId})``: post the chat, apply the answer to the
+        """``makeRequest({trigger, messageId})``: send the chat, apply the answer to the
         message it continues, then send again if the helpers say so."""
-        body = self._body(message_id, extra, trigger)
+        body = self.transport.body(self.id, self.messages, trigger, message_id, extra, headers)
         index = len(self.messages) - 1
         if message_id is not None:
             index = next((i for i, m in enumerate(self.messages) if m["id"] == message_id), -1)
@@ -347,25 +349,26 @@ class ChatClient:
         earlier_id = None
         if continued is not None and continued["role"] == "assistant":
             earlier_id = continued["id"] if 0 <= index < len(self.messages) - 1 else None
-        response = await self.http.post(
-            self.api, json=body, headers={**self.headers, **(headers or {})}
-        )
-        if not response.is_success:
-            return ChatResponse(response.status_code, body, [], None, _refusal(response), None)
-        chunks = parse_sse_chunks(response.text)
+        exchange = await self.transport.exchange(body, headers)
+        if not exchange.started:
+            return ChatResponse(
+                exchange.status, body, [], None, exchange.error, None, closed=exchange.closed
+            )
         state = StreamingMessage.begin(continued, self.id_factory())
-        for chunk in chunks:
+        for chunk in exchange.chunks:
             if state.apply(chunk):
                 self._write(state.message, earlier_id)
+        error = state.error if state.error is not None else exchange.error
         result = ChatResponse(
-            response.status_code,
+            exchange.status,
             body,
-            chunks,
+            exchange.chunks,
             copy.deepcopy(state.message),
-            state.error,
+            error,
             state.finish_reason,
+            closed=exchange.closed,
         )
-        if state.error is None and self._due():
+        if error is None and self._due():
             if automatic >= MAX_AUTOMATIC_REQUESTS:
                 raise RuntimeError(
                     f"the stock client would send this chat again after {automatic} automatic "
@@ -376,19 +379,6 @@ class ChatClient:
             )
         return result
 
-    def _body(
-        self, message_id: str | None, extra: Mapping[str, Any] | None, trigger: str
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            **(extra or {}),
-            "id": self.id,
-            "messages": copy.deepcopy(self.messages),
-            "trigger": trigger,
-        }
-        if message_id is not None:
-            body["messageId"] = message_id
-        return body
-
     def _write(self, message: UIMessageDict, earlier_id: str | None) -> None:
         """Show the message: replace the one with its id, else the earlier assistant message
         the request continued, else append it."""
@@ -398,12 +388,3 @@ class ChatClient:
                 self.messages[found[-1]] = message
                 return
         self.messages.append(message)
-
-
-def _refusal(response: httpx.Response) -> str:
-    try:
-        reason = response.json()
-    except ValueError:
-        return response.text
-    error = reason.get("error") if isinstance(reason, dict) else None
-    return error if isinstance(error, str) else response.text

@@ -504,12 +504,22 @@ async def test_the_testing_your_app_examples_run() -> None:
     exec(compile("\n".join(blocks), str(DOC), "exec"), namespace)
     tests = sorted(name for name in namespace if name.startswith("test_"))
     assert tests == [
+        "test_a_failure_closes_the_connection",
         "test_a_payment_is_approved",
         "test_the_answer_depends_on_the_tool_result",
         "test_the_greeting",
+        "test_the_greeting_either_way",
     ]
     for name in tests:
-        await namespace[name]()
+        test = namespace[name]
+        marks = [m for m in getattr(test, "pytestmark", []) if m.name == "parametrize"]
+        if not marks:
+            await test()
+            continue
+        argument, values = marks[0].args  # (one parameter: the transport)
+        assert (argument, values) == ("transport", ["sse", "live"])
+        for value in values:
+            await test(**{argument: value})
 
 
 def test_the_route_table_of_sse_md_lists_every_route() -> None:
