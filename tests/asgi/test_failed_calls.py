@@ -12,8 +12,6 @@ runs unasked and for one the user approved first.
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import pytest
@@ -23,16 +21,14 @@ from google.genai import types
 
 from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import Call, Text
-from tests.asgi.asgi_socket import websocket
 from tests.asgi.test_one_derivation import (
     USER_METADATA,
-    Chat,
-    LiveChat,
-    SseChat,
     answer_all,
     as_json,
+    client,
     get_outlook,
     history_of,
+    streamed,
 )
 from tests.support import counter, scripted_agent
 
@@ -73,37 +69,6 @@ class Refunds:
         return scripted_agent(responder=respond, tools=[get_outlook, tool], chunk_size=3)
 
 
-@asynccontextmanager
-async def chat_over(mode: Mode, app: AdkApp) -> AsyncIterator[Chat]:
-    """A page over ``mode``. Live, the socket closes after the failure (1011): each message
-    goes over a connection of its own, as the stock transport reconnects."""
-    if mode == "sse":
-        chat = SseChat(app)
-        async with chat.client:
-            yield chat
-        return
-    yield _Reconnecting(app)
-
-
-class _Reconnecting:
-    def __init__(self, app: AdkApp) -> None:
-        self.app = app
-        self.messages: list[dict[str, Any]] = []
-        self._ids = counter("u")
-
-    async def send(self, text: str, files: list[dict[str, Any]]) -> None:
-        await self._over_a_connection("send", text)
-
-    async def submit(self) -> None:
-        await self._over_a_connection("submit", "")
-
-    async def _over_a_connection(self, what: str, text: str) -> None:
-        async with websocket(self.app, "/live") as socket:
-            chat = LiveChat(socket)
-            chat.messages, chat._ids = self.messages, self._ids
-            await (chat.send(text, []) if what == "send" else chat.submit())
-
-
 def tool_part(call_id: str = "call_1", **fields: Any) -> dict[str, Any]:
     return {"type": "tool-refund", "toolCallId": call_id, "input": {"amount": 5}, **fields}
 
@@ -137,12 +102,13 @@ async def play_out(mode: Mode, refunds: Refunds) -> tuple[list[dict[str, Any]], 
         identify=lambda _: "alice",
         messages=Messages(message_id_factory=counter("msg")),
     )
-    async with chat_over(mode, app) as chat:
-        await chat.send("refund 5", [])
+    async with client(app, mode) as chat:  # (live: the socket closes after the failure, 1011,
+        # and "thanks" goes over a new connection, as the stock transport reconnects)
+        streamed(await chat.send("refund 5", metadata=USER_METADATA))
         await answer_all(chat, {"refund": [True]})
         before = copy.deepcopy(chat.messages)
         assert await history_of(app) == as_json(before)
-        await chat.send("thanks", [])
+        streamed(await chat.send("thanks", metadata=USER_METADATA))
         after = await history_of(app)
         # (Live, the new connection's model answers the stored history first, as Gemini Live
         # does when it ends with the user's turn, here the failed call's result: an answer
@@ -230,11 +196,12 @@ async def test_an_approval_sent_to_a_new_live_connection_whose_tool_raises() -> 
         identify=lambda _: "alice",
         messages=Messages(message_id_factory=counter("msg")),
     )
-    chat = _Reconnecting(app)
+    chat = client(app, "live")
     try:
-        await chat.send("refund 5", [])
+        streamed(await chat.send("refund 5", metadata=USER_METADATA))
         waiting = chat.messages[1]["parts"][1]
         assert waiting["state"] == "approval-requested"
+        await chat.disconnect()  # the page left
         await answer_all(chat, {"refund": [True]})
         approval = {"id": waiting["approval"]["id"], "approved": True}
         failed = tool_part(state="output-error", approval=approval, **MASKED)
@@ -242,4 +209,5 @@ async def test_an_approval_sent_to_a_new_live_connection_whose_tool_raises() -> 
         assert await history_of(app) == as_json(chat.messages)
         assert refunds.runs == [5]
     finally:
+        await chat.aclose()
         await app.aclose()

@@ -17,7 +17,14 @@ import asyncio
 import copy
 import dataclasses
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -43,15 +50,16 @@ from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import (
     Call,
     ChatClient,
+    ChatResponse,
     ScriptedLlm,
     Text,
     Thought,
+    TransportName,
     demo_model,
     read_ui_message,
 )
 from adk_asgi.testing.auto_send import stock_send_automatically_when
 from demo_app import build_agent
-from tests.asgi.asgi_socket import Socket, websocket
 from tests.asgi.test_data_parts import get_weather, planning
 from tests.asgi.test_server_answers import BackOffice
 from tests.e2e import shapes_app as shapes
@@ -457,13 +465,37 @@ def scenario_app(scenario: Scenario, **options: Any) -> AdkApp:
 
 
 class Chat(Protocol):
-    """A page over one transport: its messages, ``sendMessage`` and ``sendMessage()``."""
+    """A page: its messages, ``sendMessage`` and ``sendMessage()`` — :class:`ChatClient` over
+    either transport, or :class:`ResumingChat`."""
 
     messages: list[dict[str, Any]]
 
-    async def send(self, text: str, files: list[dict[str, Any]]) -> None: ...
+    async def send(
+        self, text: str, *, files: Sequence[Mapping[str, Any]], metadata: Any
+    ) -> ChatResponse | None: ...
 
-    async def submit(self) -> None: ...
+    async def submit(self) -> ChatResponse | None: ...
+
+
+def client(app: AdkApp, transport: TransportName = "sse") -> ChatClient:
+    """The stock client over ``transport``, answering tool calls only when told
+    (:func:`next_answer`)."""
+    return ChatClient(
+        app,
+        transport=transport,
+        chat_id="chat-1",
+        id_factory=counter("u"),
+        send_automatically_when=None,
+    )
+
+
+def streamed(reply: ChatResponse | None) -> None:
+    """The request was answered with a stream: not refused, no ``error`` frame, no connection
+    lost mid-answer (an ``error`` chunk of the stream is the response's error)."""
+    if reply is not None:
+        assert reply.status == 200, reply.error
+        errors = [c["errorText"] for c in reply.chunks if c["type"] == "error"]
+        assert reply.error == (errors[0] if errors else None), reply.error
 
 
 def next_answer(
@@ -494,7 +526,7 @@ async def play(chat: Chat, scenario: Scenario) -> None:
     """Send the scenario's message, then answer as the user and the page do, sending the chat
     whenever the stock ``sendAutomaticallyWhen`` helpers would."""
     decisions = copy.deepcopy(scenario.approvals)
-    await chat.send(scenario.text, scenario.files)
+    streamed(await chat.send(scenario.text, files=scenario.files, metadata=USER_METADATA))
     await answer_all(chat, decisions, scenario.outputs, scenario.unanswered)
 
 
@@ -506,87 +538,7 @@ async def answer_all(
 ) -> None:
     while next_answer(chat.messages, decisions, outputs, unanswered):
         if stock_send_automatically_when(chat.messages):
-            await chat.submit()
-
-
-class SseChat:
-    """``ChatClient`` that answers tool calls only when told (:func:`next_answer`)."""
-
-    def __init__(self, app: AdkApp) -> None:
-        self.client = ChatClient(
-            app, chat_id="chat-1", id_factory=counter("u"), send_automatically_when=None
-        )
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        return self.client.messages
-
-    async def send(self, text: str, files: list[dict[str, Any]]) -> None:
-        await self.client.send(text, files=files, metadata=USER_METADATA)
-
-    async def submit(self) -> None:
-        await self.client.submit()
-
-    async def regenerate(self) -> None:
-        """``regenerate({messageId})`` of the last answer: it goes, its user message is sent
-        again."""
-        last = self.messages[-1]
-        assert last["role"] == "assistant", last
-        reply = await self.client.regenerate(last["id"])
-        assert reply.status == 200, reply.error
-
-    async def history(self) -> list[dict[str, Any]]:
-        return await self.client.history()
-
-
-class LiveChat:
-    """The stock ``WebSocketChatTransport``'s frames over one in-process connection."""
-
-    def __init__(self, socket: Socket) -> None:
-        self.socket = socket
-        self.messages: list[dict[str, Any]] = []
-        self._ids = counter("u")
-        self._requests = counter("r")
-
-    async def send(self, text: str, files: list[dict[str, Any]]) -> None:
-        parts = [*files, {"type": "text", "text": text}]
-        message = {"id": self._ids(), "role": "user", "parts": parts, "metadata": USER_METADATA}
-        self.messages.append(message)
-        await self._request(None)
-
-    async def submit(self) -> None:
-        await self._request(continued_message_id(self.messages))
-
-    async def _request(self, message_id: str | None) -> None:
-        request_id = self._requests()
-        frame = {
-            "type": "send",
-            "requestId": request_id,
-            "id": "chat-1",
-            "trigger": "submit-message",
-            "messageId": message_id,
-            "messages": copy.deepcopy(self.messages),
-            "headers": {},
-            "body": {},
-            "metadata": None,
-        }
-        await self.socket.send_json(frame)
-        chunks: list[dict[str, Any]] = []
-        while True:
-            reply = await self.socket.receive_json()
-            if reply.get("requestId") != request_id:
-                continue
-            if reply["type"] == "chunk":
-                chunks.append(reply["chunk"])
-            elif reply["type"] == "end":
-                break
-            else:
-                assert reply["type"] == "start", reply
-        last = self.messages[-1]
-        if last["role"] == "assistant":
-            self.messages[-1] = read_ui_message(chunks, last)
-        else:
-            self.messages.append(read_ui_message(chunks))
+            streamed(await chat.submit())
 
 
 async def history_of(app: AdkApp) -> list[dict[str, Any]]:
@@ -614,9 +566,9 @@ class ResumingChat:
         self.messages: list[dict[str, Any]] = []
         self._ids = counter("u")
 
-    async def send(self, text: str, files: list[dict[str, Any]]) -> None:
+    async def send(self, text: str, *, files: Sequence[Mapping[str, Any]], metadata: Any) -> None:
         parts = [*files, {"type": "text", "text": text}]
-        message = {"id": self._ids(), "role": "user", "parts": parts, "metadata": USER_METADATA}
+        message = {"id": self._ids(), "role": "user", "parts": parts, "metadata": metadata}
         self.messages.append(message)
         await self._request(None)
 
@@ -706,11 +658,10 @@ async def call(
 
 
 @asynccontextmanager
-async def sse_chat(scenario: Scenario) -> AsyncIterator[SseChat]:
+async def sse_chat(scenario: Scenario) -> AsyncIterator[ChatClient]:
     app = scenario_app(scenario)
-    chat = SseChat(app)
     try:
-        async with chat.client:
+        async with client(app) as chat:
             yield chat
     finally:
         await app.aclose()
@@ -728,8 +679,11 @@ async def test_a_regenerated_answer_shows_the_same_chat(scenario: Scenario) -> N
     """The first answer regenerated at once (a payment waiting for approval included), then
     played out."""
     async with sse_chat(scenario) as sse:
-        await sse.send(scenario.text, scenario.files)
-        await sse.regenerate()
+        streamed(await sse.send(scenario.text, files=scenario.files, metadata=USER_METADATA))
+        last = sse.messages[-1]
+        assert last["role"] == "assistant", last
+        regenerated = await sse.regenerate(last["id"])  # it goes, its user message is sent again
+        streamed(regenerated)
         decisions = copy.deepcopy(scenario.approvals)
         await answer_all(sse, decisions, scenario.outputs, scenario.unanswered)
         assert await sse.history() == as_json(sse.messages)
@@ -750,10 +704,9 @@ async def test_a_resumed_stream_shows_the_same_chat(scenario: Scenario) -> None:
 async def test_live_stream_and_history_show_the_same_chat(scenario: Scenario) -> None:
     app = scenario_app(scenario)
     try:
-        async with websocket(app, "/live") as socket:
-            chat = LiveChat(socket)
-            await play(chat, scenario)
-            assert await history_of(app) == as_json(chat.messages)
+        async with client(app, "live") as live:
+            await play(live, scenario)
+            assert await history_of(app) == as_json(live.messages)
     finally:
         await app.aclose()
 
