@@ -66,13 +66,15 @@ def weather_answer(
     call: str = "<call1>",
     block: str = "<block1>",
     *,
+    output: Any = PARIS_WEATHER,
     deltas: Sequence[str] = (WEATHER_SAID,),
 ) -> list[Chunk]:
-    """The demo agent's whole answer to "weather in Paris": ``get_weather`` run by the server,
-    then :data:`WEATHER_SAID` in ``deltas`` (one delta by default)."""
+    """The demo agent's whole answer to "weather in Paris": ``get_weather`` run by the server
+    (returning ``output``), then :data:`WEATHER_SAID` in ``deltas`` (one delta by default); an
+    agent of another ``get_weather`` passes its own ``output`` and ``deltas``."""
     return [
         {"type": "start", "messageId": message},
-        *server_tool_step(call, "get_weather", {"city": "Paris"}, PARIS_WEATHER),
+        *server_tool_step(call, "get_weather", {"city": "Paris"}, output),
         *text_step(block, deltas),
         {"type": "finish", "finishReason": "stop"},
     ]

@@ -32,6 +32,7 @@ from websockets.sync.client import connect
 
 from adk_asgi import AdkApp, AdkMiddleware, Limits
 from tests.recipes.conftest import RECIPES, user_env
+from tests.streams import weather_answer
 from tests.support import SSE_HEADERS, normalize_ids, parse_sse, scripted_agent, user_body
 
 # --- the recipes under real uvicorn -------------------------------------------------------------
@@ -40,31 +41,7 @@ WEATHER_ASK = 'call get_weather {"city": "Paris"}'
 """What makes the offline stand-in call the examples' tool."""
 WEATHER_RESULT = {"city": "Paris", "forecast": "sunny", "temperature_c": 21}
 WEATHER_TEXT = 'get_weather returned {"city": "Paris", "forecast": "sunny", "temperature_c": 21}.'
-WEATHER_CHUNKS = [
-    {"type": "start", "messageId": "<msg1>"},
-    {"type": "start-step"},
-    {
-        "type": "tool-input-start",
-        "toolCallId": "<call1>",
-        "toolName": "get_weather",
-        "providerExecuted": True,
-    },
-    {
-        "type": "tool-input-available",
-        "toolCallId": "<call1>",
-        "toolName": "get_weather",
-        "input": {"city": "Paris"},
-        "providerExecuted": True,
-    },
-    {"type": "tool-output-available", "toolCallId": "<call1>", "output": WEATHER_RESULT},
-    {"type": "finish-step"},
-    {"type": "start-step"},
-    {"type": "text-start", "id": "<block1>"},
-    {"type": "text-delta", "id": "<block1>", "delta": WEATHER_TEXT},
-    {"type": "text-end", "id": "<block1>"},
-    {"type": "finish-step"},
-    {"type": "finish", "finishReason": "stop"},
-]
+WEATHER_CHUNKS = weather_answer(output=WEATHER_RESULT, deltas=[WEATHER_TEXT])
 
 HOME_PAGES = {
     "starlette": ("text/plain", "Hello from Starlette. The agent is at /agent/chat."),
