@@ -23,7 +23,7 @@ from adk_asgi.convert.failures import MASKED, AgentError
 from adk_asgi.convert.metadata import MessageMoment
 from adk_asgi.serving.identity import USER_ID_RULE
 from adk_asgi.testing import Text
-from tests.live.test_live_connection import open_live, serve
+from tests.live.live_socket import open_live, serve
 from tests.live.test_live_requests import next_frame
 from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
 

@@ -27,7 +27,7 @@ from adk_asgi.stores.redis_client import redis_from_url
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.stores.resumable_redis import RedisStreamStore
 from adk_asgi.testing import Text, demo_model, read_ui_message
-from tests.live.test_live_connection import open_live, serve
+from tests.live.live_socket import open_live, serve
 from tests.locks.test_claims import claim_rows
 from tests.support import (
     SqliteSessionService,

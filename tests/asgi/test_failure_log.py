@@ -12,7 +12,7 @@ import pytest
 from adk_asgi import AdkApp, Messages
 from adk_asgi.errors import about, log_failure
 from adk_asgi.testing import Fail, Text
-from tests.live.test_live_connection import open_live, serve
+from tests.live.live_socket import open_live, serve
 from tests.support import counter, parse_sse, scripted_agent, user_body
 
 

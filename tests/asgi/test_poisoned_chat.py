@@ -28,7 +28,7 @@ from adk_asgi.convert.safe_history import MAX_DEPTH, ReadableRequests, lost_resu
 from adk_asgi.errors import STORE_FAILED
 from adk_asgi.testing import Call, ChatClient, Text, Turn
 from demo_app import change_bgm
-from tests.live.test_live_connection import serve
+from tests.live.live_socket import serve
 from tests.support import counter, normalize_ids, scripted_agent
 
 DEPTH = 950

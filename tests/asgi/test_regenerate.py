@@ -15,7 +15,7 @@ from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import ChatClient, Text, demo_model
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async
-from tests.live.test_live_connection import open_live, serve
+from tests.live.live_socket import open_live, serve
 from tests.support import answer, counter, scripted_agent
 
 pytestmark = pytest.mark.asyncio

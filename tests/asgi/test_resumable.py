@@ -19,7 +19,7 @@ from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.stores.stops import ATTEMPTS
 from adk_asgi.testing import Text, read_ui_message
 from tests.e2e.node_client import drive_chat_async
-from tests.live.test_live_connection import serve
+from tests.live.live_socket import serve
 from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]

@@ -22,7 +22,7 @@ from adk_asgi import AdkApp, Stores
 from adk_asgi.stores.resumable_redis import RedisStreamStore
 from adk_asgi.testing import Text
 from tests.asgi.test_resumable import until_text
-from tests.live.test_live_connection import serve
+from tests.live.live_socket import serve
 from tests.support import parse_sse, scripted_agent, user_body
 
 pytestmark = [pytest.mark.backing, pytest.mark.e2e]

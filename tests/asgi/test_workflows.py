@@ -19,7 +19,7 @@ from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import Call, ChatClient, ChatResponse, ScriptedLlm, Text
-from tests.live.test_live_connection import serve
+from tests.live.live_socket import serve
 from tests.support import answer, counter, normalize_ids, parse_sse
 
 NAME_SCHEMA = {

@@ -26,7 +26,7 @@ from tests.asgi.test_hitl import CLOSING_ALICE, PAY_ALICE
 from tests.deploy.on_gemini import on_gemini
 from tests.deploy.test_double_approval import APPROVED_STREAM as PAID
 from tests.e2e.node_client import drive_chat
-from tests.live.test_live_connection import HELLO
+from tests.live.live_chunks import HELLO
 from tests.servers import uvicorn_server
 from tests.streams import approval_asked
 from tests.support import answer, normalize_ids, parse_sse

@@ -18,15 +18,8 @@ from adk_asgi.testing import read_ui_message
 from tests.deploy.on_gemini import on_gemini
 from tests.e2e.node_client import drive_chat
 from tests.e2e.test_reload_mid_answer import comparable, responses
-from tests.live.test_live_connection import (
-    HELLO,
-    cookie_of,
-    open_live,
-    send_resume,
-    squash,
-    text_frames_until_end,
-    unframe,
-)
+from tests.live.live_chunks import HELLO, squash
+from tests.live.live_socket import cookie_of, open_live, send_resume, text_frames_until_end, unframe
 from tests.live.test_live_resume import leave_mid_answer
 from tests.servers import uvicorn_server
 from tests.support import normalize_ids, parse_sse

@@ -28,7 +28,7 @@ from adk_asgi import AdkApp, Messages
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.serving.answers import keep_shown
 from adk_asgi.testing import Call, ChatClient, Text
-from tests.live.test_live_connection import cookie_of, http_history, open_live, serve
+from tests.live.live_socket import cookie_of, http_history, open_live, serve
 from tests.support import SqliteSessionService, normalize_ids, scripted_agent
 
 pytestmark = pytest.mark.backing

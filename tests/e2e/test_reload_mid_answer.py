@@ -26,13 +26,9 @@ from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import demo_model
 from tests.e2e.demo_under_test import ToolRuns, build_agent
 from tests.e2e.node_client import drive_chat_async
-from tests.live.test_live_connection import (
-    http_history,
-    joined,
-    serve,
-    unframe,
-    wait_until_closed,
-)
+from tests.live.live_chunks import joined
+from tests.live.live_server import wait_until_closed
+from tests.live.live_socket import http_history, serve, unframe
 from tests.support import normalize_ids
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]

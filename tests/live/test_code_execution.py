@@ -33,7 +33,7 @@ from adk_asgi.testing import (
     Text,
     Turn,
 )
-from tests.live.test_live_connection import open_live, serve
+from tests.live.live_socket import open_live, serve
 from tests.live.test_two_models import (
     HELLO,
     agent,

@@ -18,7 +18,9 @@ from websockets.exceptions import InvalidStatus
 from adk_asgi import AdkApp
 from adk_asgi.hitl.pending import INPUT_MOVED_ON
 from adk_asgi.testing import Call, ScriptedLlm, Text
-from tests.live.test_live_connection import _history, open_live, serve, squash
+from tests.live.live_chunks import squash
+from tests.live.live_server import stored_history
+from tests.live.live_socket import open_live, serve
 from tests.support import answer, counter, normalize_ids
 
 pytestmark = [pytest.mark.e2e]
@@ -83,7 +85,7 @@ async def test_a_transfer_ends_when_the_new_agent_completes_its_turn() -> None:
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
-        history = await _history(app, live.chat_id)
+        history = await stored_history(app, live.chat_id)
         assert history[1] == {**live.assistant, "role": "assistant"}
 
 
@@ -146,7 +148,7 @@ async def test_the_request_input_tool_waits_for_the_users_answer() -> None:
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
-        history = await _history(app, live.chat_id)
+        history = await stored_history(app, live.chat_id)
         assert history[1] == {**live.assistant, "role": "assistant"}
 
 
@@ -159,7 +161,7 @@ async def test_a_new_message_answers_the_models_question_as_unanswered() -> None
             asked = live.assistant
             _, text = squash(await live.turn("never mind"))
         assert text == f"Answer: {json.dumps(INPUT_MOVED_ON)}."
-        history = await _history(app, live.chat_id)
+        history = await stored_history(app, live.chat_id)
         assert history[1]["parts"][-1] == {
             **asked["parts"][-1],
             "state": "output-error",

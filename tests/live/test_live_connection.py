@@ -7,39 +7,45 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
 from itertools import accumulate
 from typing import Any
 
 import httpx
-import msgspec
 import pytest
 import pytest_asyncio
-from google.adk.events.event import Event
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp, Limits
-from adk_asgi.convert.history import rebuild_messages
 from adk_asgi.serving import load
 from adk_asgi.testing import Call, Text, demo_model, read_ui_message
 from adk_asgi.wire.values import CHAT_ID_RULE
 from demo_app import build_agent
-from tests.servers import in_loop_uvicorn
+from tests.live.live_chunks import HELLO, closing, joined, squash
+from tests.live.live_server import (
+    answered,
+    leftover_tasks,
+    stored_history,
+    until,
+    wait_until_closed,
+)
+from tests.live.live_socket import (
+    Live,
+    cookie_of,
+    http_history,
+    open_live,
+    send_resume,
+    serve,
+    text_frames_until_end,
+    unframe,
+)
 from tests.streams import WEATHER_SAID, chunked, text_step, weather_answer
 from tests.support import CountedSessions, answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
-
-
-@asynccontextmanager
-async def serve(app: AdkApp) -> AsyncIterator[str]:
-    """``app`` under uvicorn in this event loop; yields the live URL."""
-    async with in_loop_uvicorn(app) as base:
-        yield base.replace("http://", "ws://", 1) + "/live"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -47,171 +53,6 @@ async def server() -> AsyncIterator[tuple[AdkApp, str]]:
     app = AdkApp(build_agent(), limits=Limits(approval_timeout=0.5))
     async with serve(app) as url:
         yield app, url
-
-
-class Live:
-    """One browser's live connection, speaking the WebSocketChatTransport frames."""
-
-    def __init__(self, socket: ClientConnection, chat_id: str) -> None:
-        self.socket = socket
-        self.chat_id = chat_id
-        self.count = 0
-        self.user: dict[str, Any] = {}
-        self.assistant: dict[str, Any] = {}
-        self.body: dict[str, Any] = {}
-        """Extra body keys of the next ``send`` (``sendMessage(..., {body})``)."""
-
-    async def send(self, text: str | None = None) -> str:
-        self.count += 1
-        request_id = f"r{self.count}"
-        if text is not None:
-            self.user = {
-                "id": f"u{self.count}",
-                "role": "user",
-                "parts": [{"type": "text", "text": text}],
-            }
-            messages = [self.user]
-        else:
-            messages = [self.user, self.assistant]
-        frame = {
-            "type": "send",
-            "requestId": request_id,
-            "id": self.chat_id,
-            "trigger": "submit-message",
-            "messageId": None,
-            "messages": messages,
-            "headers": {},
-            "body": self.body,
-            "metadata": None,
-        }
-        await self.socket.send(json.dumps(frame))
-        return request_id
-
-    async def response(self, request_id: str) -> list[dict[str, Any]]:
-        """The chunks of one request, checking its frames: start, contiguous sequences, end."""
-        chunks: list[dict[str, Any]] = []
-        started = False
-        while True:
-            message = await asyncio.wait_for(self.socket.recv(), 10)
-            if isinstance(message, bytes):
-                continue  # the model's audio
-            frame = json.loads(message)
-            if frame.get("requestId") != request_id:
-                continue
-            if frame["type"] == "start":
-                started = True
-            elif frame["type"] == "chunk":
-                assert started and frame["sequence"] == len(chunks), frame
-                chunks.append(frame["chunk"])
-            elif frame["type"] == "end":
-                return chunks
-            else:
-                raise AssertionError(frame)
-
-    async def turn(self, text: str | None = None) -> list[dict[str, Any]]:
-        chunks = await self.response(await self.send(text))
-        if text is not None:
-            self.assistant = {"role": "assistant"}
-        self.assistant = read_ui_message(chunks, self.assistant)
-        return chunks
-
-
-async def open_live(
-    url: str, chat_id: str | None = None, *, cookie: str | None = None, **params: str
-) -> tuple[Live, ClientConnection]:
-    """A new connection; a new browser (identity cookie) unless ``cookie`` is given."""
-    query = "&".join(f"{k}={v}" for k, v in params.items())
-    cookie = cookie or f"adk_asgi_uid={secrets.token_urlsafe(24)}"
-    socket = await connect(f"{url}?{query}", additional_headers={"cookie": cookie})
-    return Live(socket, chat_id or f"chat-{secrets.token_hex(4)}"), socket
-
-
-def closing(text: str) -> list[dict[str, Any]]:
-    return [
-        {"type": "start-step"},
-        {"type": "text-start", "id": "<block1>"},
-        *([{"type": "text-delta", "id": "<block1>", "delta": "~"}]),
-        {"type": "text-end", "id": "<block1>"},
-        {"type": "finish-step"},
-    ]
-
-
-def squash(chunks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
-    """Chunks with the text deltas folded into one marker, and the text they spelled."""
-    text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
-    folded: list[dict[str, Any]] = []
-    for chunk in normalize_ids(chunks):
-        if chunk["type"] == "text-delta":
-            if folded[-1]["type"] == "text-delta":
-                continue
-            chunk = {**chunk, "delta": "~"}
-        folded.append(chunk)
-    return folded, text
-
-
-async def wait_until_closed(app: AdkApp) -> None:
-    """Wait for every task of the server's live connections to end (they are named)."""
-    tasks = [t for t in asyncio.all_tasks() if t.get_name().startswith("adk_asgi live")]
-    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 10)
-    assert len(app.locks) == 0, "the connection's lock outlived it"
-
-
-async def leftover_tasks(baseline: set[asyncio.Task[Any]]) -> list[asyncio.Task[Any]]:
-    """The tasks started since ``baseline`` that do not end (within 10 s): waits for them, and
-    for any they start meanwhile, instead of for some time."""
-    deadline = asyncio.get_running_loop().time() + 10
-    while pending := {t for t in asyncio.all_tasks() - baseline if not t.done()}:
-        remaining = deadline - asyncio.get_running_loop().time()
-        if remaining <= 0:
-            return sorted(pending, key=lambda t: t.get_name())
-        await asyncio.wait(pending, timeout=remaining)
-    return []
-
-
-async def until(condition: Callable[[], Awaitable[bool]], what: str) -> None:
-    """Poll ``condition`` (state with no event to wait on) until it holds; fail after 10 s."""
-    try:
-        async with asyncio.timeout(10):
-            while not await condition():  # noqa: ASYNC110 (a bounded poll on a condition)
-                await asyncio.sleep(0.01)
-    except TimeoutError:
-        raise AssertionError(f"not within 10 s: {what}") from None
-
-
-def answers(events: list[Event]) -> int:
-    """How many of the model's turns in ``events`` ended (``turn_complete``) with an answer: text
-    or the transcript of speech, not tool calls waiting for their results."""
-    count = 0
-    last: str | None = None  # what the turn under way said last: "answer", "tool" or "user"
-    for event in events:
-        parts = (event.content.parts or []) if event.content is not None else []
-        if any(p.function_call or p.function_response for p in parts):
-            last = "tool"
-        elif any(p.text for p in parts) or event.input_transcription:
-            last = "user" if event.author == "user" or event.input_transcription else "answer"
-        elif event.output_transcription and event.output_transcription.finished:
-            last = "answer"
-        if event.turn_complete:
-            count += last == "answer"
-            last = None
-    return count
-
-
-async def answered(app: AdkApp, chat_id: str, turns: int = 1) -> None:
-    """Wait until the session of ``chat_id`` records ``turns`` answers of the model, each turn
-    complete: the observable end of a turn nobody's request reads (ADK stores every finished
-    live event, ``turn_complete`` ones too)."""
-
-    async def done() -> bool:
-        for user_id in _users(app, chat_id):
-            session = await app.session_service.get_session(
-                app_name=app.app_name, user_id=user_id, session_id=chat_id
-            )
-            if session is not None and answers(session.events) >= turns:
-                return True
-        return False
-
-    await until(done, f"{turns} answered turn(s) stored in chat {chat_id}")
 
 
 async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
@@ -238,7 +79,7 @@ async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
         {"type": "finish", "finishReason": "stop"},
     ]
     assert text == HELLO
-    history = await _history(app, live.chat_id)
+    history = await stored_history(app, live.chat_id)
     payment = history[1]["parts"][1]
     # closed unanswered by the new message, not denied by the user
     assert (payment["toolCallId"], payment["state"], payment["errorText"]) == (
@@ -246,27 +87,6 @@ async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
         "output-error",
         "Not run: a new message was sent before the approval was answered.",
     )
-
-
-async def _history(app: AdkApp, chat_id: str) -> list[dict[str, Any]]:
-    sessions = app.session_service
-    for user_id in _users(app, chat_id):
-        session = await sessions.get_session(
-            app_name=app.app_name, user_id=user_id, session_id=chat_id
-        )
-        if session is not None:
-            result: list[dict[str, Any]] = msgspec.to_builtins(
-                rebuild_messages(
-                    session.events, app.services.tools, speakers=app.services.converting.speakers
-                )
-            )
-            return result
-    raise AssertionError(f"no session for {chat_id}")
-
-
-def _users(app: AdkApp, chat_id: str) -> list[str]:
-    sessions = app.session_service.sessions  # type: ignore[attr-defined]
-    return [user for user, chats in sessions.get(app.app_name, {}).items() if chat_id in chats]
 
 
 async def test_abort_stops_a_response_and_the_connection_goes_on(
@@ -450,7 +270,7 @@ async def test_a_new_message_closes_the_browser_calls_left_open(
         hello = await live.turn("hello")
     assert [c for c in hello if c["type"].startswith("tool-")] == []  # not this message's
     await wait_until_closed(app)
-    history = await _history(app, live.chat_id)
+    history = await stored_history(app, live.chat_id)
     tools = [p for m in history for p in m["parts"] if p["type"].startswith("tool-")]
     assert [(t["toolCallId"], t["state"], t.get("errorText")) for t in tools] == [
         (bgm[3]["toolCallId"], "output-error", "The user moved on before the browser answered.")
@@ -533,7 +353,7 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload(approved: bool) ->
             live.body = {"confirmationPayloads": {"approval-call_1": {"seat": "14C"}}}
             second = await live.turn()
         await wait_until_closed(app)
-        history = await _history(app, live.chat_id)
+        history = await stored_history(app, live.chat_id)
     outcome = (
         {
             "type": "tool-output-available",
@@ -567,12 +387,6 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload(approved: bool) ->
 
 # --- disconnects, timeouts, barge-in and history, each with its own server --------------------
 
-HELLO = (
-    'You said: "hello". I can try "weather in Paris", "pay 5 to alice", "play track 3" or'
-    ' "where am i" (join them with "and" or "then").'
-)
-"""The demo model's whole answer to "hello" (docs/testing.md#the-demo-grammar)."""
-
 
 def deltas(block: str, text: str, size: int = 8) -> list[dict[str, Any]]:
     """The text deltas of ``text`` as the scripted model streams them (``chunk_size`` 8)."""
@@ -580,18 +394,6 @@ def deltas(block: str, text: str, size: int = 8) -> list[dict[str, Any]]:
         {"type": "text-delta", "id": block, "delta": text[i : i + size]}
         for i in range(0, len(text), size)
     ]
-
-
-def joined(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``chunks`` with each run of text deltas of one block joined into one delta."""
-    result: list[dict[str, Any]] = []
-    for chunk in chunks:
-        last = result[-1] if result else {}
-        if chunk["type"] == last.get("type") == "text-delta" and chunk["id"] == last["id"]:
-            result[-1] = {**last, "delta": last["delta"] + chunk["delta"]}
-        else:
-            result.append(chunk)
-    return result
 
 
 def text_block(block: str, text: str) -> list[dict[str, Any]]:
@@ -603,52 +405,6 @@ def weather_turn(message: str, call: str, block: str) -> list[dict[str, Any]]:
     """The whole response to "weather in Paris", ids as ``normalize_ids`` names them, its text
     in the deltas the demo model streams (``chunk_size`` 8)."""
     return weather_answer(message, call, block, deltas=chunked(WEATHER_SAID, 8))
-
-
-async def text_frames_until_end(socket: ClientConnection, request_id: str) -> list[dict[str, Any]]:
-    """Every frame up to the ``end`` of ``request_id``; all of them must be text frames."""
-    frames: list[dict[str, Any]] = []
-    while not frames or frames[-1] != {"type": "end", "requestId": request_id}:
-        message = await asyncio.wait_for(socket.recv(), 10)
-        assert isinstance(message, str), message
-        frames.append(json.loads(message))
-    return frames
-
-
-def unframe(frames: list[dict[str, Any]], request_id: str) -> list[dict[str, Any]]:
-    """The chunks of one request's frames, checking the framing exactly: ``start``, chunks
-    numbered from 0, ``end``, and nothing else in between."""
-    chunks = [frame.get("chunk", {}) for frame in frames[1:-1]]
-    assert frames == [
-        {"type": "start", "requestId": request_id},
-        *(
-            {"type": "chunk", "requestId": request_id, "sequence": number, "chunk": chunk}
-            for number, chunk in enumerate(chunks)
-        ),
-        {"type": "end", "requestId": request_id},
-    ]
-    return chunks
-
-
-async def send_resume(socket: ClientConnection, chat_id: str, request_id: str) -> None:
-    frame = {"type": "resume", "requestId": request_id, "id": chat_id, "headers": {}, "body": {}}
-    await socket.send(json.dumps(frame))
-
-
-def cookie_of(socket: ClientConnection) -> str:
-    assert socket.request is not None
-    cookie: str = socket.request.headers["cookie"]
-    return cookie
-
-
-async def http_history(url: str, cookie: str, chat_id: str) -> list[dict[str, Any]]:
-    """``GET /chat/{id}/messages`` as the browser with ``cookie``, as a page reload does."""
-    base = url.replace("ws://", "http://").removesuffix("/live")
-    async with httpx.AsyncClient() as client:
-        reply = await client.get(f"{base}/chat/{chat_id}/messages", headers={"cookie": cookie})
-    assert reply.status_code == 200, reply.text
-    messages: list[dict[str, Any]] = reply.json()
-    return messages
 
 
 async def test_disconnect_mid_stream_leaves_no_task_and_frees_the_chat() -> None:

@@ -20,7 +20,8 @@ from google.adk.tools.tool_context import ToolContext
 from adk_asgi import AdkApp
 from adk_asgi.testing import demo_model
 from tests.asgi.test_hitl import PAY_ALICE, SENT_ALICE
-from tests.live.test_live_connection import _history, open_live, serve, wait_until_closed
+from tests.live.live_server import stored_history, wait_until_closed
+from tests.live.live_socket import open_live, serve
 from tests.support import answer, counter
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -72,7 +73,7 @@ async def test_an_approval_cut_after_1_2_or_3_chunks_stores_the_payment_exactly_
                 if frame.get("requestId") == request_id and frame["type"] == "chunk":
                     read += 1
         await wait_until_closed(app)
-        payment = (await _history(app, live.chat_id))[1]["parts"][1]
+        payment = (await stored_history(app, live.chat_id))[1]["parts"][1]
         shown = json.dumps(payment.get("output"), sort_keys=True)
         outcomes[(bank.runs[live.chat_id], payment["state"], shown)] += 1
     assert payment["input"] == PAY_ALICE

@@ -20,17 +20,9 @@ from adk_asgi import AdkApp, Limits
 from adk_asgi.hitl.pending import chat_state
 from adk_asgi.testing import demo_model
 from demo_app import build_agent
-from tests.live.test_live_connection import (
-    _history,
-    _users,
-    closing,
-    cookie_of,
-    http_history,
-    open_live,
-    serve,
-    squash,
-    wait_until_closed,
-)
+from tests.live.live_chunks import closing, squash
+from tests.live.live_server import chat_users, stored_history, wait_until_closed
+from tests.live.live_socket import cookie_of, http_history, open_live, serve
 from tests.support import answer, counter, normalize_ids
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -72,7 +64,7 @@ async def test_a_browser_call_left_open_is_answered_from_a_new_connection(
         {"type": "finish", "finishReason": "stop"},
     ]
     assert text == 'Here you go: change_bgm: {"playing": 2}.'
-    history = await _history(app, live.chat_id)
+    history = await stored_history(app, live.chat_id)
     assert [p["state"] for p in history[1]["parts"] if p["type"] == "tool-change_bgm"] == [
         "output-available"
     ]
@@ -104,7 +96,7 @@ async def test_an_approval_past_its_wait_is_closed_when_the_chat_opens_again(
             " not answered in time.)"
         ),
     }
-    history = await _history(app, live.chat_id)
+    history = await stored_history(app, live.chat_id)
     assert [
         (p["state"], p["errorText"])
         for p in history[1]["parts"]
@@ -117,7 +109,7 @@ async def past_the_recorded_wait(app: AdkApp, chat_id: str) -> None:
     (``approval_timeout`` after it was asked). The server reads the wall clock against that
     expiry only when the chat is opened again: no event happens at the expiry itself, so this
     waits for the wall clock to pass it, the instant read from the session (no margin)."""
-    [user_id] = _users(app, chat_id)
+    [user_id] = chat_users(app, chat_id)
     session = await app.session_service.get_session(
         app_name=app.app_name, user_id=user_id, session_id=chat_id
     )
@@ -218,7 +210,7 @@ async def test_a_server_result_next_to_a_wait_outlives_the_connection(
             _, said = squash(await again.turn())
             history = await http_history(url, cookie, live.chat_id)
         session = await app.session_service.get_session(
-            app_name=app.app_name, user_id=_users(app, live.chat_id)[0], session_id=live.chat_id
+            app_name=app.app_name, user_id=chat_users(app, live.chat_id)[0], session_id=live.chat_id
         )
     assert history == [again.user, again.assistant]
     assert session is not None

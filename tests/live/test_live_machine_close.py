@@ -15,7 +15,8 @@ from websockets.exceptions import ConnectionClosed
 from adk_asgi import AdkApp
 from adk_asgi.live.queue import LiveQueue
 from adk_asgi.testing import Call, Text
-from tests.live.test_live_connection import open_live, serve, wait_until_closed
+from tests.live.live_server import wait_until_closed
+from tests.live.live_socket import open_live, serve
 from tests.support import scripted_agent
 
 pytestmark = [pytest.mark.e2e]

@@ -16,18 +16,16 @@ from adk_asgi import AdkApp, Limits
 from adk_asgi.hitl.pending import EXPIRED, INPUT_MOVED_ON
 from adk_asgi.testing import read_ui_message
 from tests.e2e import shapes_app as shapes
-from tests.live.test_live_connection import (
-    _history,
-    answered,
+from tests.live.live_chunks import squash
+from tests.live.live_server import answered, stored_history, wait_until_closed
+from tests.live.live_socket import (
     cookie_of,
     http_history,
     open_live,
     send_resume,
     serve,
-    squash,
     text_frames_until_end,
     unframe,
-    wait_until_closed,
 )
 from tests.support import answer, normalize_ids
 
@@ -112,7 +110,7 @@ async def test_the_question_of_a_workflow_tool_is_answered_live_and_the_tool_ret
             {"type": "finish", "finishReason": "stop"},
         ]
         assert live.assistant["parts"][1]["state"] == "output-available"
-        history = await _history(app, live.chat_id)
+        history = await stored_history(app, live.chat_id)
         assert history[1] == {**live.assistant, "role": "assistant"}
 
 
@@ -124,7 +122,7 @@ async def test_a_new_message_closes_the_question_and_the_tools_call_live() -> No
             await live.turn("hi")
             left = [dict(part) for part in live.assistant["parts"]]
             await live.turn("never mind")
-        history = await _history(app, live.chat_id)
+        history = await stored_history(app, live.chat_id)
     closed = {"state": "output-error", "errorText": INPUT_MOVED_ON["error"]}
     assert history[1]["parts"] == [left[0], {**left[1], **closed}, {**left[2], **closed}]
     assert history[3] == {**live.assistant, "role": "assistant"}

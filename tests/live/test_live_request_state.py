@@ -26,14 +26,8 @@ from adk_asgi.convert.failures import MASKED
 from adk_asgi.testing import Call, ScriptedLlm, Text, Turn
 from adk_asgi.wire.decoding import OFF_LOOP
 from tests.e2e.node_client import drive_chat_async
-from tests.live.test_live_connection import (
-    _history,
-    _users,
-    cookie_of,
-    open_live,
-    serve,
-    wait_until_closed,
-)
+from tests.live.live_server import chat_users, stored_history, wait_until_closed
+from tests.live.live_socket import cookie_of, open_live, serve
 from tests.live.test_live_requests import next_frame
 from tests.support import answer as answer_call
 from tests.support import normalize_ids, scripted_agent
@@ -115,7 +109,7 @@ def answer(mode: str) -> list[dict[str, Any]]:
 
 
 async def state_of(app: AdkApp, chat_id: str) -> dict[str, Any]:
-    [user_id] = _users(app, chat_id)
+    [user_id] = chat_users(app, chat_id)
     session = await app.session_service.get_session(
         app_name=app.app_name, user_id=user_id, session_id=chat_id
     )
@@ -143,7 +137,7 @@ async def test_each_turn_reads_its_extras_and_a_refused_one_changes_nothing(
         live.body = {"mode": "terse"}
         assert normalize_ids(await live.turn("short")) == answer("terse")
     assert await state_of(app, live.chat_id) == {"mode": "terse"}
-    history = await _history(app, live.chat_id)
+    history = await stored_history(app, live.chat_id)
     users = [m["parts"][0]["text"] for m in history if m["role"] == "user"]
     assert users == ["hello", "more", "again", "short"]  # the refused message never ran
 

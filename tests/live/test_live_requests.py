@@ -29,16 +29,9 @@ from adk_asgi.live.queue import LiveQueue
 from adk_asgi.testing import Text
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async, validate_sse
-from tests.live.test_live_connection import (
-    Live,
-    _history,
-    _users,
-    answered,
-    closing,
-    open_live,
-    serve,
-    squash,
-)
+from tests.live.live_chunks import closing, squash
+from tests.live.live_server import answered, chat_users, stored_history
+from tests.live.live_socket import Live, open_live, serve
 from tests.streams import PAY_ALICE, approval_asked
 from tests.support import answer, normalize_ids, scripted_agent
 
@@ -114,7 +107,7 @@ async def test_a_timed_out_approval_is_resumed_as_the_whole_message(
         await resume(live, "resume-2")  # it was claimed: nothing is left to replay
         assert await next_frame(live) == {"type": "no-active", "requestId": "resume-2"}
     # stored as a timeout, not as the user's denial
-    [user_id] = _users(app, live.chat_id)
+    [user_id] = chat_users(app, live.chat_id)
     session = await app.session_service.get_session(
         app_name=app.app_name, user_id=user_id, session_id=live.chat_id
     )
@@ -237,7 +230,7 @@ async def test_an_aborted_answer_cut_short_by_the_next_message_stays_out_of_its_
         assert text == "About the second thing: " + "and so on " * 30
         # history keeps the cut answer in its place, before the next message (ADK stores its
         # end after that message: the model finished or was interrupted after it arrived)
-        history = await _history(app, live.chat_id)
+        history = await stored_history(app, live.chat_id)
     assert [(m["role"], m["id"] == chunks[0]["messageId"]) for m in history] == [
         ("user", False),
         ("assistant", False),

@@ -20,17 +20,16 @@ from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.testing import demo_model, read_ui_message
 from adk_asgi.wire.encoding import CUT_SHORT
 from demo_app import build_agent
-from tests.live.test_live_connection import (
+from tests.live.live_server import leftover_tasks, wait_until_closed
+from tests.live.live_socket import (
     Live,
     cookie_of,
     http_history,
-    leftover_tasks,
     open_live,
     send_resume,
     serve,
     text_frames_until_end,
     unframe,
-    wait_until_closed,
 )
 from tests.support import answer, normalize_ids
 

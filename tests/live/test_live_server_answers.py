@@ -23,7 +23,8 @@ from tests.asgi.test_server_answers import (
     REFUND,
     request_refund,
 )
-from tests.live.test_live_connection import _history, open_live, serve, wait_until_closed
+from tests.live.live_server import stored_history, wait_until_closed
+from tests.live.live_socket import open_live, serve
 from tests.live.test_live_requests import next_frame
 from tests.support import answer, normalize_ids, scripted_agent
 
@@ -67,7 +68,7 @@ async def test_a_back_office_approval_in_live_mode_is_answered_by_the_server() -
                 normalize_ids(await live.turn("refund order A7")) == ASKED_STREAM
             )  # as over SSE: it ends there, waiting for the app
             message_id = live.assistant["id"]
-            before = await _history(app, chat_id)
+            before = await stored_history(app, chat_id)
             stored = await office.events(chat_id)
 
             answer(live.assistant, "request_refund", output={"approved": True})
@@ -78,7 +79,7 @@ async def test_a_back_office_approval_in_live_mode_is_answered_by_the_server() -
                 "errorText": "tool call 'call_1' is answered by the server, not the browser",
             }
             await asyncio.sleep(0.05)  # (anything the forged answer set off would show now)
-            assert await _history(app, chat_id) == before
+            assert await stored_history(app, chat_id) == before
             assert await office.events(chat_id) == stored
             assert office.model_calls == 1
 
@@ -90,7 +91,7 @@ async def test_a_back_office_approval_in_live_mode_is_answered_by_the_server() -
         assert await app.answer_call("alice", chat_id, "call_1", APPROVED) == message_id
         assert (office.model_calls, office.seen) == (2, [APPROVED])
         user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "refund order A7"}]}
-        assert await _history(app, chat_id) == [
+        assert await stored_history(app, chat_id) == [
             user,
             {"id": message_id, "role": "assistant", "parts": ANSWERED_PARTS},
         ]

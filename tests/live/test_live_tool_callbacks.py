@@ -31,15 +31,9 @@ from websockets.asyncio.client import ClientConnection
 from adk_asgi import AdkApp, Limits
 from adk_asgi.testing import ChatClient, demo_model
 from demo_app import build_agent
-from tests.live.test_live_connection import (
-    Live,
-    cookie_of,
-    http_history,
-    open_live,
-    serve,
-    squash,
-    wait_until_closed,
-)
+from tests.live.live_chunks import squash
+from tests.live.live_server import wait_until_closed
+from tests.live.live_socket import Live, cookie_of, http_history, open_live, serve
 from tests.support import answer, counter
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]

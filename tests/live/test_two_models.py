@@ -49,7 +49,7 @@ from adk_asgi.testing import (
     read_ui_message,
 )
 from adk_asgi.testing.gemini_server import GeminiStandIn
-from tests.live.test_live_connection import open_live, serve
+from tests.live.live_socket import open_live, serve
 from tests.streams import approval_asked
 from tests.support import counter, normalize_ids
 
