@@ -3,8 +3,7 @@
 The converter does no I/O and holds no asyncio objects: a transport feeds it events and writes
 out the chunks it returns, so SSE and live mode mean the same thing to a client, and every rule
 below is unit-tested on plain ``Event`` objects. Each kind of part has its module, composed
-here: text and reasoning (:mod:`.text_blocks`), tool cards (:mod:`.tool_cards`; a step's
-later calls held for their approvals, :mod:`.held_calls`), code execution
+here: text and reasoning (:mod:`.text_blocks`), tool cards (:mod:`.tool_cards`), code execution
 (:mod:`.code_execution`), which model call an event ends (:mod:`.model_calls`), agents that
 stream at once (:mod:`.parallel_calls`), failures (:mod:`.failures`), the app's metadata
 (:mod:`.metadata`). What stays in this module is the one state they share: which event goes
@@ -57,13 +56,12 @@ from adk_asgi.convert.failures import (
     show_errors,
     unstored,
 )
-from adk_asgi.convert.held_calls import HeldCalls
 from adk_asgi.convert.metadata import AppMetadata, MessageMetadata, ResponseFacts, merged
 from adk_asgi.convert.model_calls import ModelCalls
 from adk_asgi.convert.parallel_calls import ParallelCalls
 from adk_asgi.convert.progress import progress_of
 from adk_asgi.convert.text_blocks import HeardSpeech, TextBlocks
-from adk_asgi.convert.tool_cards import ToolCards
+from adk_asgi.convert.tool_cards import HeldCalls, ToolCards
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.hitl.interrupts import workflow_answer
 from adk_asgi.hitl.pending import CONFIRMATION_TOOL, REJECTED

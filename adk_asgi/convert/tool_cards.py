@@ -1,8 +1,8 @@
 """The tool parts of one assistant message: calls, approvals, results (sans-I/O).
 
 Part of :class:`~.events.EventConverter`, which decides *when* a call is shown (its
-step, the order of a step's calls and their approval requests: :mod:`.held_calls`); this
-decides *what* the client is shown of it:
+step, the order of a step's calls and their approval requests); this decides *what* the
+client is shown of it:
 
 * a call is announced by the id the client will answer it under
   (:mod:`adk_asgi.hitl.interrupts`), with ``providerExecuted`` when the server runs it with
@@ -17,12 +17,14 @@ decides *what* the client is shown of it:
   as JSON text (``tool-input-delta``, :mod:`.streamed_input`) until the final event completes
   it;
 * a call the server runs when the run raises ran and failed: it ends with the error the
-  client is shown (:mod:`.running_calls`).
+  client is shown (:class:`RunningCalls`);
+* over SSE, a step's later calls are held until the next event says whether they ask
+  (:class:`HeldCalls`), so each approval request follows its own call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from google.adk.events.event import Event
@@ -32,7 +34,6 @@ from adk_asgi.convert.adk_values import tool_result_chunk
 from adk_asgi.convert.failures import FailedCall
 from adk_asgi.convert.progress import Progress
 from adk_asgi.convert.returned import kept_calls
-from adk_asgi.convert.running_calls import RunningCalls
 from adk_asgi.convert.streamed_input import StreamedInput, streams_arguments
 from adk_asgi.convert.text_blocks import TextBlocks
 from adk_asgi.convert.tool_looks import (
@@ -74,6 +75,56 @@ from adk_asgi.wire.chunks import (
 )
 
 _NOT_STREAMED: frozenset[str] = frozenset({CONFIRMATION_TOOL, REQUEST_CREDENTIAL, *ASKING_THE_USER})
+
+
+class RunningCalls:
+    """The calls the server runs in one response, until their result (sans-I/O).
+
+    Part of :class:`ToolCards`: a run that raises leaves each of these without a
+    result, and none will come (ADK stores none for a tool that raised, nor for the step's calls
+    cut with it), so they ran and failed: each ends with the error the client is shown for the
+    answer, and is kept for the answer's record (:mod:`.failures`). A call runs from the moment it
+    is announced with nothing asked of the page (not a browser tool, not its approval, not ADK's
+    questions for the user, not a long-running call) until its result, or from the request that
+    approved it (ADK's confirmation, live mode's gate); a call whose tool asks the user waits
+    instead.
+    """
+
+    def __init__(self, policy: ToolPolicy | None) -> None:
+        self.policy = policy
+        self._running: dict[str, FailedCall] = {}
+        """By the id the client knows each call by."""
+        self.failed: list[FailedCall] = []
+        """The calls the run was running when it raised (:meth:`fail`)."""
+
+    def announced(self, call: FailedCall, args: dict[str, Any]) -> None:
+        """A call announced (not long-running): it runs now unless the page answers it."""
+        name = call.name
+        if name in ASKING_THE_USER or waits_for_approval(self.policy, name, args):
+            return
+        if self.policy is None or not self.policy.is_client_tool(name):
+            self._running[call.id] = call
+
+    def approved(self, call: FailedCall) -> None:
+        """A call approved in this request: the server runs it now."""
+        self._running[call.id] = call
+
+    def asked(self, call_id: str) -> None:
+        """The call's tool asks the user first: it waits, it does not run."""
+        self._running.pop(call_id, None)
+
+    def fail(self, error_text: str, settled: Collection[str]) -> list[ToolOutputError]:
+        """The run raised: the calls still running (not ``settled``, those with a result shown)
+        end with ``error_text``."""
+        failed = [c for i, c in self._running.items() if i not in settled]
+        self._running.clear()
+        self.failed += failed
+        return [
+            ToolOutputError(
+                tool_call_id=c.id, error_text=error_text, dynamic=dynamic(self.policy, c.name)
+            )
+            for c in failed
+        ]
 
 
 class ToolCards:
@@ -410,3 +461,53 @@ class ToolCards:
         return [
             ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args, dynamic=is_dynamic)
         ]
+
+
+class HeldCalls:
+    """Over SSE, a step's later calls held until the next event says whether they ask (sans-I/O).
+
+    The AI SDK's own server requests each approval right after its call. ADK records a step's
+    calls in one event and their confirmation requests in the next, so the converter
+    (:class:`~.events.EventConverter`) holds the chunks of a step's second and later calls until
+    that next event: when it asks approvals, each request goes out right after its call; when it
+    does not, the calls go out as they were.
+    """
+
+    def __init__(self) -> None:
+        self.held: list[tuple[str, list[UIMessageChunk]]] = []
+        """Each held call's id and its chunks, in call order (an app's data part sent
+        meanwhile joins them with no id, :mod:`.data_parts`)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.held)
+
+    def hold(self, call_id: str, chunks: list[UIMessageChunk]) -> None:
+        self.held.append((call_id, chunks))
+
+    def release(self) -> list[UIMessageChunk]:
+        held, self.held = self.held, []
+        return [chunk for _, chunks in held for chunk in chunks]
+
+    def with_approvals(self, event: Event, cards: ToolCards) -> list[UIMessageChunk] | None:
+        """If ``event`` asks approvals for the step's calls: the held calls released, each
+        followed by its request. ``None`` when it asks none."""
+        asks = [c for c in event.get_function_calls() if c.name == CONFIRMATION_TOOL]
+        if event.partial or not asks:
+            return None
+        requests: dict[str, list[UIMessageChunk]] = {}
+        for ask in asks:
+            chunks: list[UIMessageChunk] = []
+            cards.call(ask, event, chunks)
+            for chunk in chunks:
+                if isinstance(chunk, ToolApprovalRequest):
+                    requests.setdefault(chunk.tool_call_id, []).append(chunk)
+        held, self.held = self.held, []
+        held_ids = {call_id for call_id, _ in held}
+        out: list[UIMessageChunk] = []
+        for call_id in [c for c in requests if c not in held_ids]:
+            out.extend(requests.pop(call_id))  # a call sent before the held ones
+        for call_id, chunks in held:
+            out.extend(chunks + requests.pop(call_id, []))
+        for rest in requests.values():
+            out.extend(rest)
+        return out
