@@ -36,7 +36,8 @@ def every_module() -> list[str]:
 def docstring(name: str) -> str:
     """A module's docstring, read from its file."""
     path = PACKAGE.parent.joinpath(*name.split("."))
-    source = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    # (a module, else a package: web/page.py sits beside web/page/, the page's files)
+    source = path.with_suffix(".py") if path.with_suffix(".py").is_file() else path / "__init__.py"
     return ast.get_docstring(ast.parse(source.read_text())) or ""
 
 
