@@ -65,8 +65,10 @@ class ChatClient:
     """One chat in one browser, over an ASGI app that serves an ``AdkApp``.
 
     ``ChatClient(app, api="/agent/chat")`` — ``api`` as in ``DefaultChatTransport``: the
-    ``POST /chat`` route under the app's mount prefix. ``transport="live"`` sends the same
-    requests as ``WebSocketChatTransport`` frames over one ``WS /live`` connection (``live``:
+    ``POST /chat`` route under the app's mount prefix. Without an app, ``base_url`` is a
+    running server's (``http://127.0.0.1:8000``), reached over the network, sockets
+    included. ``transport="live"`` sends the same requests as ``WebSocketChatTransport``
+    frames over one ``WS /live`` connection (``live``:
     its path, by default ``api``'s with ``/live`` for ``/chat``; ``params``: its query, such as
     ``{"sdk": "6"}`` or ``{"chatId": …}``), opened by the first request and kept until
     :meth:`disconnect` or :meth:`aclose`. ``messages`` holds the chat like
@@ -93,25 +95,28 @@ class ChatClient:
         chat_id: str | None = None,
         messages: Iterable[UIMessageDict] = (),
         headers: Mapping[str, str] | None = None,
-        base_url: str = "http://testserver",
+        base_url: str | None = None,
         id_factory: Callable[[], str] = _generate_id,
         send_automatically_when: SendAutomaticallyWhen | None = stock_send_automatically_when,
     ) -> None:
-        if transport == "live" and app is None:
-            raise TypeError("the live transport needs the ASGI app: its socket is in process")
-        if transport == "sse" and (app is None) == (http is None):
-            raise TypeError("pass exactly one of an ASGI app or http=<httpx.AsyncClient>")
         if transport not in ("sse", "live"):
             raise ValueError(f"transport: 'sse' or 'live', not {transport!r}")
+        if app is None and http is None and base_url is None:
+            raise TypeError("pass an ASGI app, http=<httpx.AsyncClient> or a server's base_url")
+        if transport == "sse" and app is not None and http is not None:
+            raise TypeError("pass exactly one of an ASGI app or http=<httpx.AsyncClient>")
         if http is None:
-            assert app is not None
             try:
                 import httpx
             except ImportError as exc:  # pragma: no cover - httpx comes with google-genai
                 raise ImportError(
                     'ChatClient needs httpx: pip install "adk-asgi[testing]"'
                 ) from exc
-            http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
+            if app is None:  # a running server, over the network
+                http = httpx.AsyncClient(base_url=base_url or "")
+            else:
+                asgi = httpx.ASGITransport(app=app)
+                http = httpx.AsyncClient(transport=asgi, base_url=base_url or "http://testserver")
             self._owns_http = True
         else:
             self._owns_http = False
@@ -122,7 +127,6 @@ class ChatClient:
         self.transport: Transport
         """How requests travel (:mod:`.sse_transport`, :mod:`.live_transport`)."""
         if transport == "live":
-            assert app is not None
             path = live if live is not None else api.removesuffix("/chat") + "/live"
             self.transport = LiveTransport(app, http, path, params or {}, self.headers)
         else:

@@ -21,19 +21,34 @@ import itertools
 import json
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlencode
 
 from starlette.types import ASGIApp
 
 from adk_asgi.convert.ui_parts import Chunk, UIMessageDict
-from adk_asgi.testing.asgi_websocket import Closed, Denied, Socket, websocket
+from adk_asgi.testing.asgi_websocket import Closed, Denied, websocket
+from adk_asgi.testing.network_websocket import open_network_socket
 from adk_asgi.testing.response import Exchange
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = ["LiveFrameError", "LiveTransport", "closed_error"]
+
+
+class Socket(Protocol):
+    """The client's side of a connection: in process
+    (:class:`~adk_asgi.testing.asgi_websocket.Socket`) or to a real server
+    (:class:`~adk_asgi.testing.network_websocket.NetworkSocket`)."""
+
+    accept_headers: list[tuple[bytes, bytes]]
+
+    async def send_text(self, text: str) -> None: ...
+
+    async def receive(self) -> str | bytes | Closed: ...
+
+    def receive_nowait(self) -> str | bytes | Closed | None: ...
 
 
 class LiveFrameError(Exception):
@@ -50,13 +65,14 @@ def closed_error(closed: Closed) -> str:
 class LiveTransport:
     def __init__(
         self,
-        app: ASGIApp,
+        app: ASGIApp | None,
         http: httpx.AsyncClient,
         path: str,
         params: Mapping[str, str],
         headers: Mapping[str, str],
     ) -> None:
         self.app = app
+        """The app, in process; ``None``: the server at ``http``'s base URL, over the network."""
         self.http = http
         """The chat's HTTP client: its cookies are the browser's, on both transports."""
         self.path = path
@@ -114,9 +130,17 @@ class LiveTransport:
             handshake["cookie"] = cookies
         stack = AsyncExitStack()
         url = self.http.base_url
-        socket = await stack.enter_async_context(
-            websocket(self.app, self.path + query, handshake, host=url.host)
-        )
+        socket: Socket
+        if self.app is not None:
+            socket = await stack.enter_async_context(
+                websocket(self.app, self.path + query, handshake, host=url.host)
+            )
+        else:
+            scheme = "wss" if url.scheme == "https" else "ws"
+            address = url.copy_with(scheme=scheme, raw_path=(self.path + query).encode())
+            network = await open_network_socket(str(address), handshake)
+            stack.push_async_callback(network.close)
+            socket = network
         self._stack, self.socket = stack, socket
         self._keep_cookies(socket, url.join(self.path))
         return socket

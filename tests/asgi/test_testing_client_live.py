@@ -25,6 +25,7 @@ from adk_asgi.testing import (
     TransportName,
 )
 from tests.asgi.test_testing_client import SENT_ALICE, closing, demo_app, user
+from tests.servers import in_loop_uvicorn
 from tests.streams import PAY_ALICE, approval_asked, text_step, weather_answer
 from tests.support import counter, scripted_agent
 
@@ -86,12 +87,26 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
-async def played(transport: TransportName, play: Play) -> tuple[list[Any], list[Any]]:
+async def played(
+    transport: TransportName, play: Play, served: bool = False
+) -> tuple[list[Any], list[Any]]:
     """Each response's chunks; each response's status, message, error, finish reason and
-    close, and the chat they built."""
-    async with ChatClient(
-        demo_app(), transport=transport, chat_id="chat-1", id_factory=counter("u")
-    ) as chat:
+    close, and the chat they built. ``served``: the app under uvicorn, over the network."""
+    app = demo_app()
+    if not served:
+        return await played_on(ChatClient(app, transport=transport, **chat_one()), play)
+    async with in_loop_uvicorn(app) as base:
+        chat = ChatClient(base_url=base, transport=transport, **chat_one())
+        return await played_on(chat, play)
+
+
+def chat_one() -> dict[str, Any]:
+    """The chat's id, and counted ids for its messages."""
+    return {"chat_id": "chat-1", "id_factory": counter("u")}
+
+
+async def played_on(chat: ChatClient, play: Play) -> tuple[list[Any], list[Any]]:
+    async with chat:
         replies = [r for r in await play(chat) if r is not None]
         assert all(r.followup is None for r in replies)
         shown = [(r.status, r.message, r.error, r.finish_reason, r.closed) for r in replies]
@@ -122,6 +137,15 @@ async def test_both_transports_show_the_same_chat(scenario: Scenario) -> None:
     for index, chunk in scenario.echoes.items():
         sse_chunks[index].insert(1, chunk)
     assert live_chunks == sse_chunks
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_running_server_is_driven_over_the_network(transport: TransportName) -> None:
+    """``ChatClient(base_url=…)``: the same chat against uvicorn, over real sockets."""
+    for scenario in (SCENARIOS["automatic sending"], SCENARIOS["an approval denied"]):
+        served = await played(transport, scenario.play, served=True)
+        assert served == await played(transport, scenario.play)
 
 
 async def test_a_text_answer_over_live_and_its_frame() -> None:
@@ -299,7 +323,7 @@ async def test_a_frame_out_of_sequence_raises() -> None:
 def test_transport_names_are_checked() -> None:
     with pytest.raises(ValueError, match=r"^transport: 'sse' or 'live', not 'ws'$"):
         ChatClient(demo_app(), transport="ws")  # type: ignore[arg-type]
-    needs = r"^the live transport needs the ASGI app: its socket is in process$"
+    needs = r"^pass an ASGI app, http=<httpx.AsyncClient> or a server's base_url$"
     with pytest.raises(TypeError, match=needs):
         ChatClient(transport="live")
 

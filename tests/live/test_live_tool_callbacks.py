@@ -13,12 +13,15 @@
   a call waiting for approval, the step never paused, the approval was never shown, and it
   closed unanswered when its wait ran out.
 
-Against a real uvicorn in the test's own loop, and the ASGI client for SSE.
+Against a real uvicorn in the test's own loop (``ChatClient`` over the network), and the ASGI
+client for SSE.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -26,15 +29,14 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
-from websockets.asyncio.client import ClientConnection
 
 from adk_asgi import AdkApp, Limits
-from adk_asgi.testing import ChatClient, demo_model
+from adk_asgi.testing import ChatClient, ChatResponse, demo_model
 from demo_app import build_agent
 from tests.live.live_chunks import squash
 from tests.live.live_server import wait_until_closed
-from tests.live.live_socket import Live, cookie_of, http_history, open_live, serve
-from tests.support import answer, counter
+from tests.servers import in_loop_uvicorn
+from tests.support import counter
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
 
@@ -62,14 +64,31 @@ class Redacting:
         return None
 
 
-async def pay_approved(url: str) -> tuple[Live, ClientConnection, list[dict[str, Any]]]:
+@asynccontextmanager
+async def live_chat(app: AdkApp) -> AsyncIterator[ChatClient]:
+    """A new browser's chat with ``app`` under uvicorn, over its live socket."""
+    async with in_loop_uvicorn(app) as base, ChatClient(base_url=base, transport="live") as chat:
+        yield chat
+
+
+def streamed(reply: ChatResponse | None) -> list[dict[str, Any]]:
+    """The chunks of a response that streamed to its end."""
+    assert reply is not None and (reply.status, reply.error) == (200, None), reply
+    return reply.chunks
+
+
+async def reloaded(app: AdkApp, chat: ChatClient) -> list[dict[str, Any]]:
+    """The page left (its socket closed, and the server's connection ended), then reloaded
+    its history."""
+    await chat.disconnect()
+    await wait_until_closed(app)
+    return await chat.history()
+
+
+async def pay_approved(chat: ChatClient) -> list[dict[str, Any]]:
     """A payment asked for, then approved, on one connection; the approval's response."""
-    live, socket = await open_live(url)
-    async with socket:
-        await live.turn("pay 5 to alice")
-        answer(live.assistant, "process_payment", approved=True)
-        chunks = await live.turn()
-    return live, socket, chunks
+    streamed(await chat.send("pay 5 to alice"))
+    return streamed(await chat.approve("process_payment"))
 
 
 def outputs(chunks: list[dict[str, Any]]) -> list[Any]:
@@ -83,28 +102,24 @@ def shown(message: dict[str, Any]) -> list[Any]:
 async def test_a_server_tools_result_is_shown_as_the_agents_callback_made_it() -> None:
     redacting = Redacting()
     app = AdkApp(redacting.agent)
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            chunks = await live.turn("weather in Paris")
-        await wait_until_closed(app)
-        history = await http_history(url, cookie_of(socket), live.chat_id)
+    async with live_chat(app) as chat:
+        chunks = streamed(await chat.send("weather in Paris"))
+        history = await reloaded(app, chat)
     _, said = squash(chunks)
     assert outputs(chunks) == [REDACTED]
     assert said == 'Here you go: get_weather: {"city": "Paris", "forecast": "[redacted]"}.'
-    assert history == [live.user, live.assistant]
+    assert history == chat.messages
     assert redacting.calls == ["get_weather"]
 
 
 async def test_an_approved_tools_result_is_shown_as_the_agents_callback_made_it() -> None:
     redacting = Redacting()
     app = AdkApp(redacting.agent, limits=Limits(approval_timeout=30))
-    async with serve(app) as url:
-        live, socket, chunks = await pay_approved(url)
-        await wait_until_closed(app)
-        history = await http_history(url, cookie_of(socket), live.chat_id)
+    async with live_chat(app) as chat:
+        chunks = await pay_approved(chat)
+        history = await reloaded(app, chat)
     assert outputs(chunks) == [RECEIPT]
-    assert history == [live.user, live.assistant]
+    assert history == chat.messages
     assert redacting.calls == ["process_payment"]
 
 
@@ -113,24 +128,17 @@ async def test_a_result_stored_next_to_a_wait_is_the_agents_callbacks() -> None:
     reload and the model on the next connection get the callback's result, once."""
     redacting = Redacting()
     app = AdkApp(redacting.agent, limits=Limits(approval_timeout=30))
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            first = await live.turn("weather in Paris and pay 5 to alice")
-        await wait_until_closed(app)
-        cookie = cookie_of(socket)
-        reloaded = await http_history(url, cookie, live.chat_id)
-        again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie)
-        again.user, again.assistant = live.user, copy.deepcopy(live.assistant)
-        answer(again.assistant, "process_payment", approved=True)
-        async with socket:
-            _, said = squash(await again.turn())
-        await wait_until_closed(app)
-        history = await http_history(url, cookie, live.chat_id)
+    async with live_chat(app) as chat:
+        first = streamed(await chat.send("weather in Paris and pay 5 to alice"))
+        before = await reloaded(app, chat)
+        shown_first = copy.deepcopy(chat.messages)
+        # the approval goes over a new connection
+        _, said = squash(streamed(await chat.approve("process_payment")))
+        history = await reloaded(app, chat)
     assert outputs(first) == [REDACTED]
-    assert reloaded == [live.user, live.assistant]
+    assert before == shown_first
     assert shown(history[1]) == [REDACTED, RECEIPT]
-    assert history == [again.user, again.assistant]
+    assert history == chat.messages
     assert said == (
         'Here you go: get_weather: {"city": "Paris", "forecast": "[redacted]"}; process_payment:'
         ' {"amount": 5, "currency": "USD", "receipt": "r1", "recipient": "alice", "status":'
@@ -190,14 +198,11 @@ async def test_a_call_the_agents_callback_answers_is_not_asked_about(
     assert tool_chunks(sent.chunks) == answered
     live_blocking = Blocking(tool)
     app = AdkApp(live_blocking.agent)
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            chunks = await live.turn(text)
-        await wait_until_closed(app)
-        history = await http_history(url, cookie_of(socket), live.chat_id)
+    async with live_chat(app) as chat:
+        chunks = streamed(await chat.send(text))
+        history = await reloaded(app, chat)
     assert tool_chunks(chunks) == answered
-    assert history == [live.user, live.assistant]
+    assert history == chat.messages
     assert live_blocking.calls == over_sse.calls == [tool]
 
 
@@ -210,8 +215,8 @@ async def test_an_approved_call_meets_the_agents_callback_as_often_as_over_sse()
     assert paid is not None
     live_blocking = Blocking()
     app = AdkApp(live_blocking.agent, limits=Limits(approval_timeout=30))
-    async with serve(app) as url:
-        _, _, chunks = await pay_approved(url)
+    async with live_chat(app) as chat:
+        chunks = await pay_approved(chat)
     assert (
         outputs(chunks)
         == outputs(paid.chunks)
@@ -247,14 +252,10 @@ async def test_a_result_an_apps_plugin_replaced_next_to_an_approval_lets_the_app
     plugin = RedactingPlugin()
     agent = build_agent(demo_model(id_factory=counter("call_")))
     app = AdkApp(agent, plugins=[plugin], limits=Limits(approval_timeout=30))
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            first = await live.turn("weather in Paris and pay 5 to alice")
-            answer(live.assistant, "process_payment", approved=True)
-            _, said = squash(await live.turn())
-        await wait_until_closed(app)
-        history = await http_history(url, cookie_of(socket), live.chat_id)
+    async with live_chat(app) as chat:
+        first = streamed(await chat.send("weather in Paris and pay 5 to alice"))
+        _, said = squash(streamed(await chat.approve("process_payment")))
+        history = await reloaded(app, chat)
     assert [c["type"] for c in tool_chunks(first)] == [
         "tool-input-start",
         "tool-input-available",
@@ -268,7 +269,7 @@ async def test_a_result_an_apps_plugin_replaced_next_to_an_approval_lets_the_app
         'Here you go: get_weather: {"city": "Paris", "forecast": "[redacted]"}; process_payment:'
         ' {"amount": 5, "currency": "USD", "recipient": "alice", "status": "sent"}.'
     )
-    assert history == [live.user, live.assistant]
+    assert history == chat.messages
     assert plugin.redacted == 1
     assert app.runner.plugin_manager.get_plugin("redacting").redacted == 1  # (still the app's)
 
@@ -284,9 +285,7 @@ async def test_a_tool_that_returns_nothing_meets_the_agents_callback_once() -> N
     redacting.agent.tools[0] = FunctionTool(get_weather)
     redacting.agent.after_tool_callback = lambda **_: redacting.calls.append("get_weather")
     app = AdkApp(redacting.agent)
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            chunks = await live.turn("weather in Paris")
+    async with live_chat(app) as chat:
+        chunks = streamed(await chat.send("weather in Paris"))
     assert outputs(chunks) == [None]
     assert redacting.calls == ["get_weather"]
