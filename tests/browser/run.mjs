@@ -9,16 +9,24 @@
 //
 // The last one makes the README's screenshot (`tour` is no test: it only sets the page up).
 //
-// A fresh browser (fresh profile, so a fresh identity cookie) per run, with the geolocation
-// permission granted and fixed coordinates, in a window of --viewport (900x700 by default; a
-// width under 640 is a phone: touch, and the page's phone layout). The whole run, browser start
-// included, has a deadline (--deadline-ms, 60 s by default; the caller's own timeout must be
-// longer). Exit code 0 when the scenario passed; 1 when it failed or ran out of time, with the
-// reason (and the page's console errors) on stderr and a screenshot at --failure-screenshot; 3
-// when the browser never started (so there is no page and no screenshot); 2 for a usage error.
+// Each run has a new browser context (its own cookies, so a fresh identity cookie, storage and
+// permissions), with the geolocation permission granted and fixed coordinates, in a window of
+// --viewport (900x700 by default; a width under 640 is a phone: touch, and the page's phone
+// layout). The whole run, browser start included, has a deadline (--deadline-ms, 60 s by default;
+// the caller's own timeout must be longer). Exit code 0 when the scenario passed; 1 when it failed
+// or ran out of time, with the reason (and the page's console errors) on stderr and a screenshot
+// at --failure-screenshot; 3 when the browser never started (so there is no page and no
+// screenshot); 2 for a usage error.
+//
+// Run by hand, it starts a browser of its own and closes it. The tests keep one: `run.mjs --serve`
+// (see serve() below, and tests/browser/kept_browser.py) starts Chromium once and takes one run a
+// line, each in a new context: the same browser start-up flags for all (the fake microphone
+// included), so no scenario needs a browser of its own.
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import zlib from "node:zlib";
+
+import { serveLines } from "../e2e/node/lib/cli.mjs";
 
 const require = createRequire(new URL("../../web/package.json", import.meta.url));
 const { chromium } = require("playwright-core");
@@ -929,59 +937,159 @@ function beforeDeadline(work, deadline, what) {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-async function main() {
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    options: {
-      screenshot: { type: "string" },
-      "failure-screenshot": { type: "string" },
-      "deadline-ms": { type: "string", default: String(DEADLINE_MS) },
-      viewport: { type: "string", default: VIEWPORT },
-    },
-  });
+const USAGE =
+  `usage: run.mjs BASE_URL ${Object.keys(MODES).join("|")} SCENARIO [--deadline-ms N] ` +
+  "[--viewport WIDTHxHEIGHT] [--screenshot PATH] [--failure-screenshot PATH]\n" +
+  "       run.mjs --serve\n" +
+  `scenarios: ${Object.keys(SCENARIOS).join(", ")}`;
+
+/** The run that `args` (a command line, less node and this script) asks for, its deadline
+ * counted from now; null when they ask for none. */
+function aRun(args) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        screenshot: { type: "string" },
+        "failure-screenshot": { type: "string" },
+        "deadline-ms": { type: "string", default: String(DEADLINE_MS) },
+        viewport: { type: "string", default: VIEWPORT },
+      },
+    });
+  } catch {
+    return null;
+  }
+  const { positionals, values } = parsed;
   const [base, mode, name] = positionals;
   const deadlineMs = Number(values["deadline-ms"]);
   const [width, height] = (values.viewport.match(/^(\d+)x(\d+)$/) ?? []).slice(1).map(Number);
-  if (!base || !MODES[mode] || !SCENARIOS[name] || !(deadlineMs > 0) || !width) {
-    console.error(
-      `usage: run.mjs BASE_URL ${Object.keys(MODES).join("|")} SCENARIO [--deadline-ms N] ` +
-        "[--viewport WIDTHxHEIGHT] [--screenshot PATH] [--failure-screenshot PATH]",
-    );
-    console.error(`scenarios: ${Object.keys(SCENARIOS).join(", ")}`);
+  if (!base || !MODES[mode] || !SCENARIOS[name] || !(deadlineMs > 0) || !width) return null;
+  const viewport = { width, height };
+  return { base, mode, name, values, viewport, deadlineMs, deadline: Date.now() + deadlineMs };
+}
+
+/** Chromium (`executable`), started before `deadline`; one that starts too late is closed. */
+async function launch(executable, deadline) {
+  const launching = chromium.launch({ executablePath: executable, args: CHROMIUM_ARGS });
+  try {
+    return await beforeDeadline(launching, deadline, "starting Chromium");
+  } catch (error) {
+    launching.then((browser) => browser.close()).catch(() => {});
+    throw error;
+  }
+}
+
+/** One run: the browser `browserFor(executable, deadline)` gives, then the scenario in a new
+ * context of it. Its exit code; what it reports goes to `say`, a line at a time. */
+async function runIn(browserFor, request, env, say) {
+  let browser;
+  try {
+    browser = await browserFor(env.CHROMIUM ?? CHROMIUM, request.deadline);
+  } catch (error) {
+    say(`${request.name} (${request.mode}): the browser never started: ${error.message}`);
+    return BROWSER_NEVER_STARTED;
+  }
+  return run(browser, request, env, say);
+}
+
+/** `node run.mjs BASE_URL MODE SCENARIO ...`: a browser of its own, started and closed. */
+async function once(args) {
+  const request = aRun(args);
+  if (!request) {
+    console.error(USAGE);
     process.exit(2);
   }
-  const deadline = Date.now() + deadlineMs;
+  const { name, mode, deadlineMs } = request;
   // Whatever hangs (closing the browser included), the process ends soon after the deadline.
   setTimeout(() => {
     console.error(`${name} (${mode}): still running ${SCREENSHOT_MS} ms after the deadline`);
     process.exit(1);
   }, deadlineMs + 2 * SCREENSHOT_MS).unref();
-
   let browser;
+  const started = async (executable, deadline) => (browser = await launch(executable, deadline));
+  const code = await runIn(started, request, process.env, (line) => console.error(line));
+  await browser?.close().catch(() => {});
+  // A scenario cut off by the deadline may still hold timers: leave now, with the verdict.
+  process.exit(code);
+}
+
+/** `node run.mjs --serve` (tests/browser/kept_browser.py): Chromium started once, for many runs.
+ * Each line of stdin is a run, `{"args": [command line], "env": {CHROMIUM, FRAMES: overrides of
+ * this process's environment}}`; each is answered with a line of stdout, `{"code", "stdout",
+ * "stderr"}`: what a run of its own exits with and prints. Each run has a new browser context
+ * (its own cookies, storage and permissions: all a fresh browser gave the page) in the kept
+ * browser. A run that fails may leave anything behind (a scenario going on past its deadline, a
+ * browser gone), so its answer says `"closing": true` and the process ends once stdin does: the
+ * caller starts another for the next run. So does a run still going 2 x SCREENSHOT_MS past its
+ * deadline: answered as a run of its own would have exited, then the process exits. What a run
+ * says also goes to stderr as it does, for a caller that has to kill the process. */
+async function serve() {
+  let kept; // { executable, browser }
+  const browserFor = async (executable, deadline) => {
+    if (kept?.executable !== executable || !kept.browser.isConnected()) {
+      await kept?.browser.close().catch(() => {});
+      kept = undefined;
+      kept = { executable, browser: await launch(executable, deadline) };
+    }
+    return kept.browser;
+  };
+  process.once("SIGTERM", async () => {
+    // (kept_browser.py's last resort before SIGKILL, for a run that does not end)
+    await kept?.browser.close().catch(() => {});
+    process.exit(143);
+  });
+  await serveLines(async ({ args, env }) => {
+    const reply = { code: 2, stdout: "", stderr: "" };
+    const say = (line) => {
+      reply.stderr += `${line}\n`;
+      process.stderr.write(`${line}\n`);
+    };
+    const request = aRun(args);
+    if (!request) {
+      say(USAGE);
+      return reply;
+    }
+    const { name, mode, deadlineMs } = request;
+    const watchdog = setTimeout(() => {
+      say(`${name} (${mode}): still running ${SCREENSHOT_MS} ms after the deadline`);
+      const line = JSON.stringify({ ...reply, code: 1, closing: true });
+      process.stdout.write(`${line}\n`, () => process.exit(1));
+    }, deadlineMs + 2 * SCREENSHOT_MS);
+    try {
+      reply.code = await runIn(browserFor, request, { ...process.env, ...env }, say);
+    } finally {
+      clearTimeout(watchdog);
+    }
+    return reply.code === 0 ? reply : { ...reply, closing: true };
+  });
+  await kept?.browser.close().catch(() => {});
+  process.exit(0);
+}
+
+/** The scenario in a new context of `browser` (closed after): its exit code. */
+async function run(browser, request, env, say) {
+  const { viewport } = request;
+  let context;
   try {
-    const launch = chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    browser = await beforeDeadline(launch, deadline, "starting Chromium");
+    context = await browser.newContext({
+      geolocation: HERE,
+      permissions: ["geolocation", "microphone"],
+      viewport,
+      isMobile: viewport.width < 640, // a phone: touch, and the page's meta viewport applies
+      hasTouch: viewport.width < 640,
+    });
+    return await runPage(await context.newPage(), request, env, say);
   } catch (error) {
-    console.error(`${name} (${mode}): the browser never started: ${error.message}`);
-    process.exit(BROWSER_NEVER_STARTED);
-  }
-  try {
-    const viewport = { width, height };
-    await run(browser, { base, mode, name, values, viewport, deadline, deadlineMs });
+    say(`${request.name} (${request.mode}) failed: ${error.message}`); // (no page to show)
+    return 1;
   } finally {
-    await browser.close().catch(() => {});
+    await context?.close().catch(() => {});
   }
 }
 
-async function run(browser, { base, mode, name, values, viewport, deadline, deadlineMs }) {
-  const context = await browser.newContext({
-    geolocation: HERE,
-    permissions: ["geolocation", "microphone"],
-    viewport,
-    isMobile: viewport.width < 640, // a phone: touch, and the page's meta viewport applies
-    hasTouch: viewport.width < 640,
-  });
-  const page = await context.newPage();
+async function runPage(page, { base, mode, name, values, deadline, deadlineMs }, env, say) {
   const problems = [];
   page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
@@ -1010,30 +1118,30 @@ async function run(browser, { base, mode, name, values, viewport, deadline, dead
   };
   try {
     await beforeDeadline(scenario(), deadline, name);
+    return 0;
   } catch (error) {
     const reason =
       error instanceof DeadlinePassed ? `not done within its deadline of ${deadlineMs} ms` : "";
-    console.error(`${name} (${mode}) failed: ${reason || error.message}`);
+    say(`${name} (${mode}) failed: ${reason || error.message}`);
     const shown = await page
       .locator("main")
       .innerText({ timeout: SCREENSHOT_MS })
       .catch(() => "(nothing)");
-    console.error(`the page shows:\n${shown.slice(0, 2000)}\n`);
-    for (const line of problems) console.error(line);
+    say(`the page shows:\n${shown.slice(0, 2000)}\n`);
+    for (const line of problems) say(line);
     if (seen.frames.length) {
-      console.error(`WebSocket frames (the last 40; and ${seen.audioFrames} audio frames in):`);
-      console.error(seen.frames.slice(-(Number(process.env.FRAMES) || 40)).join("\n"));
+      say(`WebSocket frames (the last 40; and ${seen.audioFrames} audio frames in):`);
+      say(seen.frames.slice(-(Number(env.FRAMES) || 40)).join("\n"));
     }
     const path = values["failure-screenshot"];
     if (path) {
       await page
         .screenshot({ path, fullPage: true, timeout: SCREENSHOT_MS })
-        .catch((e) => console.error(`no screenshot: ${e.message}`));
+        .catch((e) => say(`no screenshot: ${e.message}`));
     }
-    process.exitCode = 1;
+    return 1;
   }
 }
 
-await main();
-// A scenario cut off by the deadline may still hold timers: leave now, with the verdict.
-process.exit(process.exitCode ?? 0);
+if (process.argv[2] === "--serve" && process.argv.length === 3) await serve();
+else await once(process.argv.slice(2));

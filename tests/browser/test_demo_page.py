@@ -1,6 +1,8 @@
 """The demo page (``web/``) in a real browser: Debian's Chromium, headless, driven by
-playwright-core (``run.mjs``, one fresh browser per test) against the demo app under uvicorn
-(the session's ``demo_server``), which serves the built page at ``/``.
+playwright-core (``run.mjs``) against the demo app under uvicorn (the session's ``demo_server``),
+which serves the built page at ``/``. Each test process keeps one Chromium (``run.mjs --serve``,
+tests/browser/kept_browser.py) and each test has a new browser context in it: its own cookies,
+storage and permissions, as a fresh browser gave; a failed test's browser is not reused.
 
 Each scenario clicks an example prompt, answers approvals with the cards' buttons and checks what
 a user sees: the tool cards' states, the assistant's last sentence, the errors shown; and what a
@@ -28,18 +30,18 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.browser.kept_browser import KEPT, RUNNER, NoAnswer
 from tests.servers import uvicorn_server
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNNER = Path(__file__).with_name("run.mjs")
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 NODE_DEADLINE_MS = 60_000
 """run.mjs's own deadline for a whole run, browser start included."""
 TIMEOUT = NODE_DEADLINE_MS / 1000 + 30
-"""This side's timeout: past run.mjs's deadline, its screenshot, and closing the browser."""
+"""This side's timeout: past run.mjs's deadline, its screenshot, and closing the context."""
 BROWSER_NEVER_STARTED = 3
 """run.mjs's exit code when Chromium did not start (no page, so no screenshot)."""
 
@@ -81,6 +83,14 @@ CASES = [
 ]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def kept_browser() -> Iterator[None]:
+    """The test process's browser, closed with the session (and at exit, should other tests
+    have run pages after it)."""
+    yield
+    KEPT.close()
+
+
 def case_id(mode: str, scenario: str, viewport: str) -> str:
     return f"{mode}-{scenario}" + ("" if viewport == LAPTOP else f"-{viewport.split('x')[0]}px")
 
@@ -114,31 +124,27 @@ def run_page(
     artifact: str = "",
     **env: str,
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """Run one scenario with ``run.mjs`` in a window of ``viewport`` (``WIDTHxHEIGHT``); the
-    result and where a failure leaves its screenshot (``test-artifacts/browser-<case id>.png``
-    unless ``artifact`` names another)."""
+    """Run one scenario with ``run.mjs`` in a window of ``viewport`` (``WIDTHxHEIGHT``), in the
+    test process's kept browser, with ``env`` added to run.mjs's environment (``CHROMIUM``,
+    ``FRAMES``); the result, as ``node run.mjs ...`` by itself would have exited and printed,
+    and where a failure leaves its screenshot (``test-artifacts/browser-<case id>.png`` unless
+    ``artifact`` names another)."""
     ARTIFACTS.mkdir(exist_ok=True)
     screenshot = ARTIFACTS / f"{artifact or f'browser-{case_id(mode, scenario, viewport)}'}.png"
     screenshot.unlink(missing_ok=True)
-    command = ["node", str(RUNNER), base, mode, scenario, "--deadline-ms", str(deadline_ms)]
-    command += ["--viewport", viewport]
-    command += ["--failure-screenshot", str(screenshot)]
+    args = [base, mode, scenario, "--deadline-ms", str(deadline_ms)]
+    args += ["--viewport", viewport]
+    args += ["--failure-screenshot", str(screenshot)]
     try:
-        result = subprocess.run(
-            command,
-            cwd=ROOT,
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        output = _text(exc.stderr) + _text(exc.stdout)
-        pytest.fail(
-            f"run.mjs outlived its own deadline ({deadline_ms} ms) and was killed after "
-            f"{TIMEOUT:g} s; {left_behind(None, screenshot)}\n{output}"
-        )
+        result = KEPT.run(args, env, TIMEOUT)
+    except NoAnswer as exc:
+        if exc.timed_out:
+            pytest.fail(
+                f"run.mjs outlived its own deadline ({deadline_ms} ms) and was killed after "
+                f"{TIMEOUT:g} s; {left_behind(None, screenshot)}\n{exc.output}"
+            )
+        stderr = f"{exc.output}run.mjs --serve exited ({exc.returncode}) with no answer\n"
+        result = subprocess.CompletedProcess(["node", str(RUNNER), *args], 1, "", stderr)
     return result, screenshot
 
 
@@ -156,10 +162,6 @@ def passed(result: subprocess.CompletedProcess[str], screenshot: Path) -> None:
     assert result.returncode == 0, (
         f"{result.stderr}{result.stdout}\n{left_behind(result.returncode, screenshot)}"
     )
-
-
-def _text(output: str | bytes | None) -> str:
-    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 @pytest.mark.parametrize(("mode", "scenario", "viewport"), CASES, ids=[case_id(*c) for c in CASES])
