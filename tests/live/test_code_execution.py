@@ -12,11 +12,9 @@ was ADK's words, "Saved as artifact: <name>. ".
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.code_executors import BuiltInCodeExecutor
@@ -33,19 +31,18 @@ from adk_asgi.testing import (
     Text,
     Turn,
 )
-from tests.live.live_socket import open_live, serve
 from tests.live.test_two_models import (
     HELLO,
     agent,
     converse,
     folded,
     gemini,
-    history,
     messages_of,
     same_messages,
     server_call,
     text_block,
 )
+from tests.servers import in_loop_uvicorn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -142,18 +139,16 @@ async def test_a_chart_the_code_draws_is_a_file_the_page_fetches(
                 for version in ("9", "x")
             ]
     else:
-        async with serve(app) as url:
-            cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
-            live, socket = await open_live(url, cookie=cookie)
-            async with socket:
-                chunks = await live.turn("draw it")
-            chat_id = live.chat_id
-            base = url.replace("ws://", "http://", 1).removesuffix("/live")
-            async with httpx.AsyncClient(base_url=base, headers={"cookie": cookie}) as http:
-                fetched = [await http.get(path) for path in file_urls(chunks, chat_id)]
-                others = []
-            stored = await history(base, chat_id, cookie)
-            same_messages(stored, messages_of(("draw it",), [chunks]))
+        async with (
+            in_loop_uvicorn(app) as base,
+            ChatClient(base_url=base, transport="live") as chat,
+        ):
+            reply = await chat.send("draw it")
+            assert (reply.status, reply.error) == (200, None), reply
+            chat_id, chunks = chat.id, reply.chunks
+            fetched = [await chat.http.get(path) for path in file_urls(chunks, chat_id)]
+            others = []
+            same_messages(await chat.history(), messages_of(("draw it",), [chunks]))
     [url] = file_urls(chunks, chat_id)
     # Over SSE ADK names the image when the model's call ends, after its text; Gemini Live
     # sends each part as a message of its own, and ADK saves the image as it comes.

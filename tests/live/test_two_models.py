@@ -50,6 +50,7 @@ from adk_asgi.testing import (
 )
 from adk_asgi.testing.gemini_server import GeminiStandIn
 from tests.live.live_socket import open_live, serve
+from tests.servers import in_loop_uvicorn
 from tests.streams import approval_asked
 from tests.support import counter, normalize_ids
 
@@ -169,14 +170,16 @@ async def history(base: str, chat_id: str, cookie: str) -> list[dict[str, Any]]:
 
 
 async def live_turns(app: AdkApp, *texts: str) -> tuple[list[list[dict[str, Any]]], list[Any]]:
-    """Send each text on one live connection; each response's chunks, and the history after."""
-    async with serve(app) as url:
-        cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
-        live, socket = await open_live(url, cookie=cookie)
-        async with socket:
-            responses = [await live.turn(text) for text in texts]
-        base = url.replace("ws://", "http://", 1).removesuffix("/live")
-        return responses, await history(base, live.chat_id, cookie)
+    """Send each text on one live connection (``ChatClient`` over uvicorn's socket); each
+    response's chunks, and the history after."""
+    async with in_loop_uvicorn(app) as base, ChatClient(base_url=base, transport="live") as chat:
+        responses = []
+        for text in texts:
+            reply = await chat.send(text)
+            errors = [c["errorText"] for c in reply.chunks if c["type"] == "error"]
+            assert (reply.status, reply.error) == (200, errors[0] if errors else None), reply
+            responses.append(reply.chunks)
+        return responses, await chat.history()
 
 
 def messages_of(texts: tuple[str, ...], responses: list[list[dict[str, Any]]]) -> list[Any]:
