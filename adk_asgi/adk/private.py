@@ -49,6 +49,7 @@ __all__ = [
     "NodeTool",
     "SqliteLocation",
     "answered_later",
+    "as_answer",
     "check_resume_answer",
     "confirmation_rule",
     "event_queue",
@@ -239,6 +240,28 @@ def answered_later(tool: BaseTool) -> bool:
     Gone when: ADK exposes whether a tool defers its response (e.g. a public property).
     """
     return bool(tool.is_long_running or tool._defers_response)
+
+
+class _EmptyAnswer(dict[str, Any]):
+    """``{}``, but true: ADK's truthiness test takes it for an answer."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def as_answer(result: dict[str, Any]) -> dict[str, Any]:
+    """``result``, an answer to a call, as a function response ADK builds even for a tool it
+    answers later (:func:`answered_later`): an empty object (``{}``, a browser tool's result)
+    is one that tests true; the response ADK builds of it is a plain ``{}``.
+
+    Relies on: ``google.adk.flows.llm_flows.tools._caller`` testing the result's truth (``not
+    function_response``), not ``is None``, before it skips the response, and building the
+    response with pydantic (``Part.from_function_response``), which copies it into a ``dict``.
+    Why private: a long-running tool's ``{}`` reads as "no response yet" there, and no public
+    way says that a callback's ``{}`` answers the call.
+    Gone when: ADK tells an empty result from none (``function_response is None``).
+    """
+    return _EmptyAnswer() if result == {} else result
 
 
 def refuses_arguments(tool: FunctionTool, args: dict[str, Any]) -> bool:

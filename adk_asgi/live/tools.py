@@ -30,7 +30,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from adk_asgi.adk.private import answered_later
+from adk_asgi.adk.private import answered_later, as_answer
 from adk_asgi.convert.adk_values import approval_descriptor
 from adk_asgi.convert.returned import is_wrapper
 from adk_asgi.convert.safe_history import lost_result, readable
@@ -122,7 +122,7 @@ class ToolWaits:
             if needs_approval and not await self._approved(call, record, None):
                 return REJECTED
             result: dict[str, Any] = (await self.answer(call, record))[1]
-            return result
+            return as_answer(result)  # (the page's ``{}`` answers the call too)
         if workflow is not None:
             return await node_tools.run(workflow, args, tool_context, _Page(self, record))
         if confirms is True:
@@ -314,6 +314,7 @@ class LiveToolGate(BasePlugin):
             result = await after_agent_callbacks(tool, tool_args, tool_context, result)
             result = _as_json(result)
             replaced = {"result": None} if result is None else result
+            replaced = as_answer(replaced) if isinstance(replaced, dict) else replaced
         await self._finished(waits, tool, tool_context, result)
         return replaced
 

@@ -266,6 +266,25 @@ def test_a_tool_that_defers_its_response_gets_none_built_when_it_returns_nothing
         assert [private.answered_later(t) for t in task_tools] == [True]  # (_TaskAgentTool)
 
 
+def test_a_long_running_tools_answer_is_tested_for_truth_and_copied_into_a_dict() -> None:
+    from google.adk.flows.llm_flows.tools import _caller
+
+    with relied_on(
+        "as_answer()",
+        "skips the function response of a long-running tool by the truth of its result"
+        " (flows.llm_flows.tools._caller), or builds it into a plain dict",
+    ):
+        assert ") and not function_response:" in inspect.getsource(_caller)
+        answer = private.as_answer({})
+        assert bool(answer) is True
+        built = types.Part.from_function_response(name="change_bgm", response=answer)
+        assert built.function_response is not None
+        response = built.function_response.response
+        assert (type(response), response) == (dict, {})
+        kept = {"playing": 3}
+        assert private.as_answer(kept) is kept
+
+
 def test_function_tool_checks_its_arguments_before_it_runs() -> None:
     tool = FunctionTool(weather)
     with relied_on(

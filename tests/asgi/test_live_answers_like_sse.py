@@ -1,0 +1,115 @@
+"""The live socket takes the page's answers as SSE takes them: a browser tool's result that
+JSON reads as false (``{}``, ``[]``, ``0``, ``""``, ``false``) is a result like any other, and
+a denial's reason stays in history. Each chat is played over both transports with
+:class:`~adk_asgi.testing.ChatClient`; the messages and history are compared whole."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from adk_asgi.testing import ChatClient, ChatResponse
+from tests.asgi.test_testing_client import closing, user
+from tests.asgi.test_testing_client_live import echoed, played
+
+FALSY = [{}, [], 0, "", False]
+"""Results the stock client sends as they are (``addToolOutput({output})``, JSON-encoded)."""
+
+
+def as_stored(output: Any) -> str:
+    """How the demo model reads the result back: ADK's function response, an object."""
+    return json.dumps(output if isinstance(output, dict) else {"result": output})
+
+
+def bgm_chat(output: Any) -> list[dict[str, Any]]:
+    return [
+        user("play track 3"),
+        {
+            "id": "msg1",
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {
+                    "type": "tool-change_bgm",
+                    "toolCallId": "call_1",
+                    "state": "output-available",
+                    "input": {"track": 3},
+                    "output": output,
+                },
+                {"type": "step-start"},
+                {
+                    "type": "text",
+                    "text": f"Here you go: change_bgm: {as_stored(output)}.",
+                    "state": "done",
+                },
+            ],
+        },
+    ]
+
+
+@pytest.mark.parametrize("output", FALSY, ids=json.dumps)
+async def test_a_browser_tools_falsy_result_is_answered_over_both_transports(
+    output: Any,
+) -> None:
+    """Live took ``{}`` for no result (ADK builds no response for a long-running tool whose
+    result is false): nothing was sent and the request hung."""
+
+    async def play(chat: ChatClient) -> list[ChatResponse | None]:
+        return [await chat.send("play track 3"), await chat.tool_result("change_bgm", output)]
+
+    sse_chunks, sse = await played("sse", play)
+    live_chunks, live = await played("live", play)
+    assert sse_chunks[1] == [
+        {"type": "start", "messageId": "msg1"},
+        *closing(f"Here you go: change_bgm: {as_stored(output)}."),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    sse_chunks[1].insert(1, echoed("call_1", output))
+    assert live_chunks == sse_chunks
+    assert live == sse
+    assert sse[1] == bgm_chat(output)  # (played checks history is these messages)
+
+
+async def test_an_approved_browser_tools_empty_result_is_answered_over_both_transports() -> None:
+    """``get_location`` asks for approval, then the browser answers ``{}``."""
+
+    async def play(chat: ChatClient) -> list[ChatResponse | None]:
+        asked = await chat.send("where am i")
+        return [
+            asked,
+            await chat.approve("get_location"),
+            await chat.tool_result("get_location", {}),
+        ]
+
+    sse_chunks, sse = await played("sse", play)
+    live_chunks, live = await played("live", play)
+    assert sse_chunks[2] == [
+        {"type": "start", "messageId": "msg1"},
+        *closing("Here you go: get_location: {}."),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    sse_chunks[2].insert(1, echoed("call_1", {}))
+    assert live_chunks == sse_chunks
+    assert live == sse
+    assert sse[1] == [
+        user("where am i"),
+        {
+            "id": "msg1",
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {
+                    "type": "tool-get_location",
+                    "toolCallId": "call_1",
+                    "state": "output-available",
+                    "input": {},
+                    "approval": {"id": "approval-1", "approved": True},
+                    "output": {},
+                },
+                {"type": "step-start"},
+                {"type": "text", "text": "Here you go: get_location: {}.", "state": "done"},
+            ],
+        },
+    ]
