@@ -2,10 +2,11 @@
 
 ``validate_sse`` checks SSE bodies with the SDK's own parser, schema and stream processing;
 ``drive_chat`` drives the SDK's own ``AbstractChat`` + ``DefaultChatTransport`` against a live
-server. Both run in Node processes the test process keeps (:class:`_Pool`), so Node and the SDK
-load once per process, not once per call. The scripts live in ``tests/e2e/node`` (see the
-headers of ``validate-sse.mjs`` and ``chat-driver.mjs`` for the JSON formats). ``npm ci`` must
-have been run in that directory.
+server; ``reference_chat`` asks the SDK's own server (``streamText``) for the same answer. All
+run in Node processes the test process keeps (:class:`_Pool`), so Node and the SDK load once
+per process, not once per call. The scripts live in ``tests/e2e/node`` (see the headers of
+``validate-sse.mjs``, ``chat-driver.mjs`` and ``reference-server.mjs`` for the JSON formats).
+``npm ci`` must have been run in that directory.
 
 Both functions block; from async tests whose server runs on the test's own event loop use the
 ``*_async`` variants, which run them in a worker thread.
@@ -50,40 +51,17 @@ def check_node_harness() -> None:
         )
 
 
-def _run_node(script: str, sdk: int, payload: Any, timeout: float) -> Any:
-    if sdk not in SUPPORTED_SDKS:
-        raise ValueError(f"sdk must be one of {SUPPORTED_SDKS}, got {sdk!r}")
-    check_node_harness()
-    node = shutil.which("node")
-    assert node is not None  # checked above
-    try:
-        proc = subprocess.run(
-            [node, script, "--sdk", str(sdk)],
-            cwd=NODE_DIR,
-            input=json.dumps(payload).encode(),
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        stderr = (exc.stderr or b"").decode(errors="replace")
-        raise NodeHarnessError(
-            f"node {script} --sdk {sdk} did not finish within {timeout}s; stderr:\n{stderr}"
-        ) from exc
-    stdout = proc.stdout.decode(errors="replace")
-    stderr = proc.stderr.decode(errors="replace")
-    if proc.returncode != 0:
-        raise NodeHarnessError(
-            f"node {script} --sdk {sdk} exited with {proc.returncode}; stderr:\n{stderr}"
-            f"\nstdout:\n{stdout[:2000]}"
-        )
-    try:
-        return json.loads(stdout)
-    except json.JSONDecodeError as exc:
-        raise NodeHarnessError(
-            f"node {script} --sdk {sdk} printed no JSON ({exc}); stdout:\n{stdout[:2000]}"
-            f"\nstderr:\n{stderr}"
-        ) from exc
+def reference_chat(messages: list[dict[str, Any]], sdk: int, timeout: float = 60) -> dict[str, Any]:
+    """The AI SDK's own server (``reference-server.mjs``: ``streamText`` with its mock model and
+    the demo's tools) answering one ``POST /chat`` of ``messages``: ``status``, ``headers``,
+    ``thrown``, ``sse``, and the body as the SDK's client reads it (as :func:`validate_sse`).
+    Runs in a kept ``--serve`` process (:class:`_Pool`), each request answered on its own."""
+    [result] = _pool("reference-server.mjs", sdk, keep=1).ask([{"messages": messages}], timeout)[
+        "results"
+    ]
+    if not isinstance(result, dict):
+        raise NodeHarnessError(f"reference-server.mjs returned {type(result).__name__}")
+    return result
 
 
 def validate_sse(

@@ -61,7 +61,7 @@ import pytest
 
 from adk_asgi import AdkApp
 from demo_app import build_agent
-from tests.e2e.node_client import NodeHarnessError, _run_node, validate_sse
+from tests.e2e.node_client import NodeHarnessError, reference_chat, validate_sse
 from tests.support import SSE_HEADERS, answer, parse_sse
 
 pytestmark = pytest.mark.e2e
@@ -112,15 +112,14 @@ class Ours:
 
 
 class Reference:
-    """The AI SDK's own server (reference-server.mjs), one Node process per request."""
+    """The AI SDK's own server (reference-server.mjs, a kept Node process), one request at a
+    time."""
 
     def __init__(self, sdk: int) -> None:
         self.sdk = sdk
 
     async def post(self, messages: list[dict[str, Any]]) -> Reply:
-        [read] = await anyio.to_thread.run_sync(
-            _run_node, "reference-server.mjs", self.sdk, [{"messages": messages}], 60
-        )
+        read = await anyio.to_thread.run_sync(reference_chat, messages, self.sdk)
         if read["thrown"] is not None or read["status"] != 200:
             raise NodeHarnessError(f"the reference route failed: {read}")
         assert read["ok"], read

@@ -3,7 +3,9 @@
 // four tools; see lib/reference.mjs) answering chat requests, for conformance tests.
 //
 // stdin:  [{"name": str, "messages": [UIMessage, ...]}, ...]   (one POST /chat body's messages)
-// argv:   --sdk 6|7
+// argv:   --sdk 6|7 [--serve]
+//   --serve: read one such array per line until stdin ends, and write one line each:
+//   {"results": [...]} (the stdout below) or {"usageError": "Name: message"}.
 // stdout: [{"name", "status", "headers", "thrown", "sse", "ok", "chunks", "error",
 //           "errorChunks", "message"}, ...]
 //   status  the Response's HTTP status (null if the route handler threw)
@@ -22,6 +24,7 @@ import {
   printJsonAndExit,
   readStdinJson,
   runMain,
+  serveLines,
   UsageError,
 } from './lib/cli.mjs';
 import { referenceChat } from './lib/reference.mjs';
@@ -38,12 +41,21 @@ const EMPTY = {
 };
 
 runMain(async () => {
-  const sdk = parseSdkArg();
-  const input = await readStdinJson();
+  const loaded = await loadSdk(parseSdkArg());
+  if (process.argv.includes('--serve')) {
+    // One JSON array per line in, one line out, as validate-sse.mjs --serve: the test process
+    // keeps this process instead of starting Node (and loading the SDK) for every request.
+    // Each request is answered on its own (a new mock model, ids of its own), as a run would.
+    await serveLines(async input => ({ results: await answerAll(loaded, input) }));
+    return;
+  }
+  printJsonAndExit(await answerAll(loaded, await readStdinJson()));
+});
+
+async function answerAll(loaded, input) {
   if (!Array.isArray(input)) {
     throw new UsageError('stdin must be a JSON array of {name, messages}');
   }
-  const loaded = await loadSdk(sdk);
   const results = [];
   for (const [index, item] of input.entries()) {
     const name = item?.name ?? String(index);
@@ -69,5 +81,5 @@ runMain(async () => {
       ...(await validateBody(loaded, sse, continued)),
     });
   }
-  printJsonAndExit(results);
-});
+  return results;
+}

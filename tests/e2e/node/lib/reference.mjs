@@ -144,7 +144,7 @@ export function respond(prompt, nextId) {
   return parts;
 }
 
-/** Ids unique across requests (each request runs in a fresh process: a counter would repeat). */
+/** Ids unique across requests (each request makes its own: a counter alone would repeat). */
 function makeIds() {
   const run = randomBytes(4).toString('hex');
   const counts = new Map();
