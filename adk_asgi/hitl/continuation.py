@@ -70,6 +70,9 @@ class Continuation:
     confirmed: list[ToolCall] = field(default_factory=list)
     """Calls approved through ADK's confirmation: ADK runs them in the run that takes these
     answers."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Approval id → the user's reason, for the decisions no response here carries (a call the
+    live connection holds: it records the reason with the decision, :mod:`adk_asgi.live`)."""
 
     def shown_denials(self, browser_runs: bool) -> list[str]:
         """The calls to show as denied in this response; ``browser_runs``: a released call
@@ -219,6 +222,8 @@ def _answer_approval(
         raise Conflict(f"approval {approval.id!r} is not open in this chat")
     if state.open_client_call(call.id) is None or call.id in state.approved_client_calls:
         raise Conflict(f"approval {approval.id!r} was already answered")
+    if approval.reason:
+        result.reasons[approval.id] = approval.reason
     if approval.approved:
         result.released.append(call)
     else:

@@ -61,7 +61,9 @@ class LiveCalls:
         self.told_server: set[str] = set()
         """Calls left to the server (:meth:`left_to_server`) whose response ended on them."""
         self.payloads: dict[str, Any] = {}
-        """Call id → the payload the user confirmed it with (``confirmationPayloads``)."""
+        """Call id → the payload the user answered it with (``confirmationPayloads``)."""
+        self.reasons: dict[str, str] = {}
+        """Call id → the reason the user gave with the decision on it."""
         self.stored_early: dict[str, Any] = {}
         """Call id → the result stored as it came (:meth:`store_early`), to take out of the
         step's merged response event when ADK stores it."""
@@ -141,10 +143,10 @@ class LiveCalls:
     def answer(self, answers: Continuation, payloads: dict[str, Any]) -> None:
         """Resolve the waits a checked continuation answers."""
         for call_id in answers.denied:
+            self._keep_answer(call_id, answers, payloads)
             self.resolve(self.waits[call_id], False)
         for call in answers.released:
-            if client_approval_id(call.id) in payloads:
-                self.payloads[call.id] = payloads[client_approval_id(call.id)]
+            self._keep_answer(call.id, answers, payloads)
             if self.tools.is_client_tool(call.name):
                 self.state.approved_client_calls.add(call.id)
             self.resolve(self.waits[call.id], True)
@@ -160,6 +162,15 @@ class LiveCalls:
                 self.resolve(wait, True)
             else:
                 self.resolve(wait, response.response)
+
+    def _keep_answer(self, call_id: str, answers: Continuation, payloads: dict[str, Any]) -> None:
+        """What the user answered the call's approval with besides the decision, for the
+        call to take with it (:meth:`~.waits.ToolMoves.confirmed_payload`)."""
+        approval_id = client_approval_id(call_id)
+        if approval_id in payloads:
+            self.payloads[call_id] = payloads[approval_id]
+        if approval_id in answers.reasons:
+            self.reasons[call_id] = answers.reasons[approval_id]
 
     def left_to_server(self, call_id: str) -> None:
         """A long-running tool returned nothing (a back office decides): its call stays open,

@@ -120,20 +120,29 @@ def waiting_for_browser(call: ToolCall, expires: float) -> list[Event]:
 
 
 def decided(
-    call: ToolCall, approved: bool, *, confirmation: bool, closed: ClosedHow | None = None
+    call: ToolCall,
+    approved: bool,
+    *,
+    confirmation: bool,
+    closed: ClosedHow | None = None,
+    payload: Any | None = None,
 ) -> list[Event]:
     """The decision on ``call`` made on the connection — the user's, or a denial because
     nobody answered (``closed``: the wait ran out, or the user sent a new message; tagged so):
-    the answer to its recorded confirmation, or a browser tool's approval (its denial is the
-    rejection ADK records)."""
+    the answer to its recorded confirmation (with the user's ``payload``, as over SSE: a
+    reason is kept so), or a browser tool's approval (its denial is the rejection ADK
+    records)."""
     tags = None
     if closed == "expired":
         tags = _tags(call, expired=[client_approval_id(call.id) if confirmation else call.id])
     elif closed == "moved-on":
         tags = _tags(call, closed_approvals=[client_approval_id(call.id)])
     if confirmation:
+        response: dict[str, Any] = {"confirmed": approved}
+        if payload is not None:
+            response["payload"] = payload
         answer = types.FunctionResponse(
-            id=client_approval_id(call.id), name=CONFIRMATION_TOOL, response={"confirmed": approved}
+            id=client_approval_id(call.id), name=CONFIRMATION_TOOL, response=response
         )
         content = types.Content(role="user", parts=[types.Part(function_response=answer)])
         return [Event(invocation_id="", author="user", content=content, custom_metadata=tags)]

@@ -119,16 +119,17 @@ class ToolWaits:
                 return answered  # type: ignore[no-any-return]
         if asks:
             needs_approval = isinstance(tool, ClientTool) and tool.needs_approval(args)
-            if needs_approval and not await self._approved(call, record, None):
+            if needs_approval and not (await self._approved(call, record, None)).confirmed:
                 return REJECTED
             result: dict[str, Any] = (await self.answer(call, record))[1]
             return as_answer(result)  # (the page's ``{}`` answers the call too)
         if workflow is not None:
             return await node_tools.run(workflow, args, tool_context, _Page(self, record))
         if confirms is True:
-            if not await self._approved(call, record, ToolConfirmation()):
+            decision = await self._approved(call, record, ToolConfirmation())
+            if not decision.confirmed:
                 return REJECTED
-            tool_context.tool_confirmation = ToolConfirmation(confirmed=True)
+            tool_context.tool_confirmation = decision
         return None
 
     async def confirm(
@@ -148,9 +149,7 @@ class ToolWaits:
         if asked is not None:
             self.protocol.tools.asked(call.id, approval_descriptor(asked.model_dump()))
         asked = asked or ToolConfirmation()
-        approved = await self._approved(call, _Recorder(tool_context), asked)
-        payload = self.protocol.tools.confirmed_payload(call.id) if approved else None
-        tool_context.tool_confirmation = ToolConfirmation(confirmed=approved, payload=payload)
+        tool_context.tool_confirmation = await self._approved(call, _Recorder(tool_context), asked)
         tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
         result = await tool.run_async(args=args, tool_context=tool_context)
         return result if isinstance(result, dict) else {"result": result}
@@ -176,9 +175,10 @@ class ToolWaits:
 
     async def _approved(
         self, call: ToolCall, record: _Recorder, asked: ToolConfirmation | None
-    ) -> bool:
+    ) -> ToolConfirmation:
         """Wait for the user's decision on ``call``: a server tool's (``asked``: what ADK
-        would ask over SSE) or a browser tool's. The wait and the decision are recorded in the
+        would ask over SSE) or a browser tool's; the decision, with the payload the user
+        answered with (a server tool's). The wait and the decision are recorded in the
         session as they happen, so the call outlives this connection (:mod:`.durable`)."""
         limit = self.approval_timeout
         expires = time.time() + limit
@@ -189,9 +189,11 @@ class ToolWaits:
         decision = await self._wait(call, "approval", limit)
         timed_out = call.id in self._timed_out
         self._timed_out.discard(call.id)
+        asked_payload = asked.payload if asked is not None else None
+        payload = self.protocol.tools.confirmed_payload(call.id, asked_payload)
         if await self._taken(client_approval_id(call.id)):
             self.carry_out(self.protocol.tools.decided(call, False))
-            return False  # decided (and recorded) by whoever took it
+            return ToolConfirmation(confirmed=False)  # decided (and recorded) by whoever took it
         approved = decision is True
         closed: durable.ClosedHow | None = None
         if timed_out:
@@ -199,9 +201,14 @@ class ToolWaits:
         elif decision == UNANSWERED:
             closed = "moved-on"
         self.carry_out(self.protocol.tools.decided(call, approved, closed=closed))
-        confirmation = asked is not None
-        await record(durable.decided(call, approved, confirmation=confirmation, closed=closed))
-        return approved
+        if asked is None:  # (a browser tool's approval: no payload, as over SSE)
+            payload = None
+        await record(
+            durable.decided(
+                call, approved, confirmation=asked is not None, closed=closed, payload=payload
+            )
+        )
+        return ToolConfirmation(confirmed=approved, payload=payload)
 
     async def _wait(self, call: ToolCall, kind: WaitKind, limit: float) -> Any:
         future = self._futures[call.id] = asyncio.get_running_loop().create_future()

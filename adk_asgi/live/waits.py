@@ -13,6 +13,7 @@ from typing import Any
 from google.adk.events.event import Event
 
 from adk_asgi.hitl.outcomes import EXPIRED as TIMED_OUT
+from adk_asgi.hitl.outcomes import reason_payload
 from adk_asgi.hitl.pending import ToolCall, client_approval_id
 from adk_asgi.live.calls import ShownResult, WaitKind
 from adk_asgi.live.context import LiveContext
@@ -56,10 +57,16 @@ class ToolMoves:
         self._phases.move("tool")
         self._context.calls.descriptors[call_id] = descriptor
 
-    def confirmed_payload(self, call_id: str) -> Any | None:
-        """The payload the user confirmed the call with (``confirmationPayloads``), taken."""
+    def confirmed_payload(self, call_id: str, asked_payload: Any | None) -> Any | None:
+        """The payload the user answered the call's approval with, taken: its
+        ``confirmationPayloads``, else the user's reason (``{"reason": …}``) when the tool
+        asked with no payload of its own, as over SSE (:mod:`adk_asgi.hitl.continuation`)."""
         self._phases.move("tool")
-        return self._context.calls.payloads.pop(call_id, None)
+        calls = self._context.calls
+        reason = calls.reasons.pop(call_id, None)
+        if call_id in calls.payloads:
+            return calls.payloads.pop(call_id)
+        return reason_payload(reason) if reason and asked_payload is None else None
 
     def wait(self, call: ToolCall, kind: WaitKind) -> list[Output]:
         """``call`` waits for the user's decision or the browser's result; the answer comes

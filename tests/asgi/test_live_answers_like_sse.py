@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from adk_asgi.testing import ChatClient, ChatResponse
-from tests.asgi.test_testing_client import closing, user
+from tests.asgi.test_testing_client import SENT_ALICE, closing, user
 from tests.asgi.test_testing_client_live import echoed, played
+from tests.streams import PAY_ALICE
 
 FALSY = [{}, [], 0, "", False]
 """Results the stock client sends as they are (``addToolOutput({output})``, JSON-encoded)."""
@@ -113,3 +114,59 @@ async def test_an_approved_browser_tools_empty_result_is_answered_over_both_tran
             ],
         },
     ]
+
+
+def payment_chat(approved: bool, text: str) -> list[dict[str, Any]]:
+    settled: dict[str, Any] = (
+        {"state": "output-available", "output": SENT_ALICE}
+        if approved
+        else {"state": "output-denied"}
+    )
+    part = {
+        "type": "tool-process_payment",
+        "toolCallId": "call_1",
+        "input": PAY_ALICE,
+        **settled,
+        "approval": {"id": "approval-1", "approved": approved, "reason": "not today"},
+    }
+    return [
+        user("pay 5 to alice"),
+        {
+            "id": "msg1",
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                part,
+                {"type": "step-start"},
+                {"type": "text", "text": text, "state": "done"},
+            ],
+        },
+    ]
+
+
+PAID = (
+    'Here you go: process_payment: {"amount": 5, "currency": "USD", "recipient": "alice",'
+    ' "status": "sent"}.'
+)
+
+
+@pytest.mark.parametrize(
+    ("approved", "text"),
+    [(False, "Here you go: process_payment was denied."), (True, PAID)],
+    ids=["denied", "approved"],
+)
+async def test_an_approvals_reason_stays_in_history_over_both_transports(
+    approved: bool, text: str
+) -> None:
+    """Live recorded the decision on a server tool's confirmation without the user's reason
+    (SSE stores it as the confirmation's payload): the stream showed it, history did not."""
+
+    async def play(chat: ChatClient) -> list[ChatResponse | None]:
+        asked = await chat.send("pay 5 to alice")
+        return [asked, await chat.approve("process_payment", approved, reason="not today")]
+
+    sse_chunks, sse = await played("sse", play)
+    live_chunks, live = await played("live", play)
+    assert live_chunks == sse_chunks
+    assert live == sse
+    assert sse[1] == payment_chat(approved, text)  # (played checks history is these messages)
