@@ -23,7 +23,7 @@ from google.adk.tools import ToolContext
 from adk_asgi import AdkApp, DataPartError, Messages, send_data
 from adk_asgi.hitl import bookkeeping
 from adk_asgi.testing import Call, Text
-from tests.asgi.asgi_socket import websocket
+from adk_asgi.testing.asgi_websocket import websocket
 from tests.support import counter, parse_sse, scripted_agent, user_body
 
 pytestmark = pytest.mark.asyncio

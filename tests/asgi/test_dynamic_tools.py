@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 
-from tests.asgi.asgi_socket import websocket
 from tests.asgi.test_one_derivation import (
     SCENARIOS,
-    LiveChat,
     Scenario,
     as_json,
+    client,
     history_of,
     play,
     scenario_app,
@@ -113,8 +112,7 @@ async def test_live_dynamic_tools_approved_and_answered(key: str, dynamic_locate
     scenario: Scenario = SCENARIOS[key]
     app = scenario_app(scenario)
     try:
-        async with websocket(app, "/live") as socket:
-            chat = LiveChat(socket)
+        async with client(app, "live") as chat:
             await play(chat, scenario)
         history = await history_of(app)
     finally:
@@ -130,8 +128,7 @@ async def test_a_list_is_shown_as_the_list_and_a_tools_own_result_object_as_it_i
         await play(sse, scenario)
     app = scenario_app(scenario)
     try:
-        async with websocket(app, "/live") as socket:
-            live = LiveChat(socket)
+        async with client(app, "live") as live:
             await play(live, scenario)
     finally:
         await app.aclose()

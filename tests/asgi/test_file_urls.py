@@ -17,7 +17,7 @@ from starlette.routing import Mount
 
 from adk_asgi import AdkApp, Security
 from adk_asgi.testing import Text
-from tests.asgi.asgi_socket import websocket
+from adk_asgi.testing.asgi_websocket import websocket
 from tests.asgi.test_uploads import ASK, DATA_URL, PICTURE
 from tests.support import scripted_agent
 

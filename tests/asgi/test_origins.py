@@ -17,7 +17,7 @@ from websockets.typing import Origin
 from adk_asgi import AdkApp, Security
 from adk_asgi.serving.origins import OriginPolicy
 from adk_asgi.testing import Text
-from tests.asgi.asgi_socket import Denied, websocket
+from adk_asgi.testing.asgi_websocket import Denied, websocket
 from tests.servers import uvicorn_server
 from tests.support import scripted_agent, user_body
 

@@ -10,7 +10,7 @@ import pytest
 from adk_asgi import AdkApp, Messages
 from adk_asgi.convert.ui_message import StreamingMessage
 from adk_asgi.testing import Call, Fail, ScriptedLlm, Text, read_ui_message
-from tests.asgi.asgi_socket import Socket, websocket
+from adk_asgi.testing.asgi_websocket import Socket, websocket
 from tests.support import counter, parse_sse, scripted_agent, user_body
 
 pytestmark = pytest.mark.asyncio
