@@ -7,9 +7,7 @@ the frame. Now ``on_error`` hears the failure once and words it, the request get
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
-import secrets
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,9 +20,7 @@ from adk_asgi import AdkApp, Messages, Security
 from adk_asgi.convert.failures import MASKED, AgentError
 from adk_asgi.convert.metadata import MessageMoment
 from adk_asgi.serving.identity import USER_ID_RULE
-from adk_asgi.testing import Text
-from tests.live.live_socket import open_live, serve
-from tests.live.test_live_requests import next_frame
+from adk_asgi.testing import ChatClient, Text
 from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -122,20 +118,20 @@ async def test_a_user_id_the_artifact_services_refuse_is_the_identify_hooks_fail
 @pytest.mark.asyncio
 async def test_a_live_send_whose_file_url_hook_raises_gets_an_error_frame_and_goes_on() -> None:
     heard = Heard()
-    async with serve(app(heard, security=Security(allowed_file_url=naive_allow))) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            request_id = secrets.token_hex(4)
-            frame = {"type": "send", "requestId": request_id, **with_url("gs://[", live.chat_id)}
-            await socket.send(json.dumps({**frame, "trigger": "submit-message", "body": {}}))
-            refused = await next_frame(live)
-            answered = await live.turn("hi")
-    assert refused == {
-        "type": "error",
-        "requestId": request_id,
-        "errorText": "could not check that: ValueError",
-    }
-    assert answered[-1] == {"type": "finish", "finishReason": "stop"}
+    chat = app(heard, security=Security(allowed_file_url=naive_allow))
+    async with ChatClient(chat, transport="live") as browser:
+        refused = await browser.send("what is this?", files=[{**PICTURE, "url": "gs://["}])
+        connection = browser.transport.socket
+        del browser.messages[-1]  # (the user takes the picture back)
+        answered = await browser.send("hi")
+        assert browser.transport.socket is connection  # the same connection went on
+    assert (refused.status, refused.chunks, refused.error, refused.closed) == (
+        0,
+        [],
+        "could not check that: ValueError",
+        None,
+    )
+    assert answered.chunks[-1] == {"type": "finish", "finishReason": "stop"}
     assert [type(e.exception) for e in heard.errors] == [ValueError]
 
 
@@ -163,16 +159,14 @@ async def test_a_request_state_hook_that_raises_is_a_500_in_on_errors_words() ->
 @pytest.mark.asyncio
 async def test_a_live_send_whose_request_state_hook_raises_gets_on_errors_words() -> None:
     heard = Heard()
-    async with serve(app(heard, request_state=broken_state)) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            request_id = await live.send("hi")
-            refused = await next_frame(live)
-    assert refused == {
-        "type": "error",
-        "requestId": request_id,
-        "errorText": "could not check that: KeyError",
-    }
+    async with ChatClient(app(heard, request_state=broken_state), transport="live") as browser:
+        refused = await browser.send("hi")
+    assert (refused.status, refused.chunks, refused.error, refused.closed) == (
+        0,
+        [],
+        "could not check that: KeyError",
+        None,
+    )
     assert [type(e.exception) for e in heard.errors] == [KeyError]
 
 
@@ -211,12 +205,12 @@ async def test_a_message_metadata_hook_that_raises_leaves_the_answer_whole_witho
 @pytest.mark.asyncio
 async def test_a_live_answer_whose_message_metadata_hook_raises_streams_whole() -> None:
     heard = Heard()
-    async with serve(app(heard, messages=Messages(message_metadata=broken_metadata))) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            answered = await live.turn("hi")
-            again = await live.turn("hi again")
-    assert [normalize_ids(answered), normalize_ids(again)] == [OK_ANSWER, OK_ANSWER]
+    chat = app(heard, messages=Messages(message_metadata=broken_metadata))
+    async with ChatClient(chat, transport="live") as browser:
+        answered = await browser.send("hi")
+        again = await browser.send("hi again")
+    assert [normalize_ids(answered.chunks), normalize_ids(again.chunks)] == [OK_ANSWER, OK_ANSWER]
+    assert (answered.closed, again.closed) == (None, None)
     assert [type(e.exception) for e in heard.errors] == [ZeroDivisionError] * 2  # (a message each)
 
 
