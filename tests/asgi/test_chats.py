@@ -1,5 +1,5 @@
 """``GET /chats`` and ``DELETE /chat/{id}``: a user's chats for a history sidebar, scoped by
-identity, through the ASGI client (and one live turn through a real server)."""
+identity, through the ASGI client (and one chat begun over the live WebSocket)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,7 @@ from adk_asgi.stores.claims import InMemoryClaims
 from adk_asgi.stores.redis_client import redis_from_url
 from adk_asgi.stores.resumable import InMemoryStreamStore
 from adk_asgi.stores.resumable_redis import RedisStreamStore
-from adk_asgi.testing import Text, demo_model, read_ui_message
-from tests.live.live_socket import open_live, serve
+from adk_asgi.testing import ChatClient, Text, demo_model, read_ui_message
 from tests.locks.test_claims import claim_rows
 from tests.support import (
     SqliteSessionService,
@@ -171,16 +170,10 @@ async def test_a_chat_that_is_answering_cannot_be_deleted() -> None:
 
 
 async def test_a_chat_begun_over_live_is_titled_too() -> None:
-    chat = app()
-    async with serve(chat) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            await live.turn("Live from the kitchen")
-            cookie = socket.request.headers["cookie"] if socket.request else ""
-        base = url.replace("ws://", "http://").removesuffix("/live")
-        async with httpx.AsyncClient() as client:
-            listed = (await client.get(f"{base}/chats", headers={"cookie": cookie})).json()
-    assert [(c["id"], c["title"]) for c in listed] == [(live.chat_id, "Live from the kitchen")]
+    async with ChatClient(app(), transport="live") as live:
+        await live.send("Live from the kitchen")
+        listed = await chats(live.http)  # (the same browser, over HTTP)
+    assert [(c["id"], c["title"]) for c in listed] == [(live.id, "Live from the kitchen")]
 
 
 # --- what a deleted chat leaves behind ---------------------------------------------------------
