@@ -11,8 +11,7 @@ import pytest
 
 from adk_asgi import AdkApp, Messages
 from adk_asgi.errors import about, log_failure
-from adk_asgi.testing import Fail, Text
-from tests.live.live_socket import open_live, serve
+from adk_asgi.testing import ChatClient, Fail, Text
 from tests.support import counter, parse_sse, scripted_agent, user_body
 
 
@@ -69,18 +68,16 @@ async def test_a_failed_live_session_names_the_chat_and_the_request(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     agent = scripted_agent([[Fail("backend exploded")]])
-    async with serve(AdkApp(agent)) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            with caplog.at_level(logging.ERROR, logger="adk_asgi"):
-                request_id = await live.send("hi")
-                chunks = await live.response(request_id)
-    assert chunks[-2:] == [
+    async with ChatClient(AdkApp(agent), transport="live") as live:
+        with caplog.at_level(logging.ERROR, logger="adk_asgi"):
+            reply = await live.send("hi")
+    request_id = reply.body["requestId"]
+    assert reply.chunks[-2:] == [
         {"type": "error", "errorText": "An error occurred."},
         {"type": "finish", "finishReason": "error"},
     ]
     assert ours(caplog, logging.ERROR) == [
-        f"adk_asgi: the live session failed (chat {live.chat_id!r}, request {request_id!r}): "
+        f"adk_asgi: the live session failed (chat {live.id!r}, request {request_id!r}): "
         "ScriptedModelError: backend exploded"
     ]
 

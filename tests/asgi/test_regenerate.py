@@ -15,7 +15,7 @@ from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import ChatClient, Text, demo_model
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async
-from tests.live.live_socket import open_live, serve
+from tests.live.live_socket import serve
 from tests.support import answer, counter, scripted_agent
 
 pytestmark = pytest.mark.asyncio
@@ -135,21 +135,19 @@ async def test_a_message_sent_on_a_live_connection_with_others_cannot_be_redone_
     """A live connection is one invocation: ADK would rewind every message of it, so
     regenerating one of them is refused with the reason, and nothing changes."""
     app = AdkApp(build_agent(demo_model()), identify=lambda c: "u")
-    async with serve(app) as url:
-        live, socket = await open_live(url, "chat-1")
-        async with socket:
-            await live.turn("hello")
-            await live.turn("hello again")
-        async with browser(app) as chat:
-            before = await chat.history()
-            chat.messages = list(before)  # a reloaded page
-            refused = await chat.regenerate("u1")
-            assert (refused.status, refused.error, refused.body["messages"]) == (
-                409,
-                "message 'u1' was sent live: it cannot be redone",
-                before[:1],
-            )
-            assert await chat.history() == before
+    async with ChatClient(app, transport="live", chat_id="chat-1", id_factory=counter("u")) as live:
+        await live.send("hello")
+        await live.send("hello again")
+    async with browser(app) as chat:
+        before = await chat.history()
+        chat.messages = list(before)  # a reloaded page
+        refused = await chat.regenerate("u1")
+        assert (refused.status, refused.error, refused.body["messages"]) == (
+            409,
+            "message 'u1' was sent live: it cannot be redone",
+            before[:1],
+        )
+        assert await chat.history() == before
 
 
 @pytest.mark.e2e
