@@ -16,7 +16,7 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 from adk_asgi import AdkApp
-from adk_asgi.testing import read_ui_message
+from adk_asgi.testing import ChatClient, read_ui_message
 from tests.servers import in_loop_uvicorn
 
 
@@ -25,6 +25,18 @@ async def serve(app: AdkApp) -> AsyncIterator[str]:
     """``app`` under uvicorn in this event loop; yields the live URL."""
     async with in_loop_uvicorn(app) as base:
         yield base.replace("http://", "ws://", 1) + "/live"
+
+
+@asynccontextmanager
+async def live_chat(app: AdkApp, **options: Any) -> AsyncIterator[ChatClient]:
+    """A new browser's chat with ``app`` under uvicorn in this event loop, over its live socket
+    (``ChatClient(base_url=…, transport="live", **options)``): for the tests that only play a
+    chat over the network."""
+    async with (
+        in_loop_uvicorn(app) as base,
+        ChatClient(base_url=base, transport="live", **options) as chat,
+    ):
+        yield chat
 
 
 class Live:

@@ -12,16 +12,14 @@ from typing import Any
 import pytest
 from google.adk.agents import LlmAgent, ParallelAgent
 from google.adk.tools import request_input
-from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp
 from adk_asgi.hitl.pending import INPUT_MOVED_ON
 from adk_asgi.testing import Call, ScriptedLlm, Text
 from tests.live.live_chunks import squash
 from tests.live.live_server import stored_history
-from tests.live.live_socket import open_live, serve
-from tests.support import answer, counter, normalize_ids
+from tests.live.live_socket import live_chat
+from tests.support import counter, normalize_ids
 
 pytestmark = [pytest.mark.e2e]
 
@@ -50,11 +48,9 @@ def text_block(block: str, author: str) -> list[dict[str, Any]]:
 
 async def test_a_transfer_ends_when_the_new_agent_completes_its_turn() -> None:
     app = AdkApp(transfer_tree())
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            chunks = await live.turn("I have a bill")
-        folded, text = squash(chunks)
+    async with live_chat(app) as chat:
+        reply = await chat.send("I have a bill")
+        folded, text = squash(reply.chunks)
         assert text == "Passing you on.Billing here."
         assert folded == [
             {"type": "start", "messageId": "<msg1>"},
@@ -85,8 +81,8 @@ async def test_a_transfer_ends_when_the_new_agent_completes_its_turn() -> None:
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
-        history = await stored_history(app, live.chat_id)
-        assert history[1] == {**live.assistant, "role": "assistant"}
+        history = await stored_history(app, chat.id)
+        assert history[1] == reply.message
 
 
 def booking_model() -> ScriptedLlm:
@@ -122,20 +118,17 @@ ASKED = [
 
 async def test_the_request_input_tool_waits_for_the_users_answer() -> None:
     app = AdkApp(LlmAgent(name="booker", model=booking_model(), tools=[request_input]))
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            assert normalize_ids(await live.turn("book a trip")) == ASKED
-            answer(live.assistant, "adk_request_input", output=7)  # not a string
-            refused = await live.send()
-            reply = json.loads(await socket.recv())
-            assert reply["requestId"] == refused and reply["type"] == "error"
-            assert "does not fit its response_schema" in reply["errorText"]
-            part = live.assistant["parts"][-1]
-            part.update(state="input-available", output=None)
-            del part["output"]
-            answer(live.assistant, "adk_request_input", output="Paris")
-            folded, text = squash(await live.turn())
+    async with live_chat(app) as chat:
+        assert normalize_ids((await chat.send("book a trip")).chunks) == ASKED
+        refused = await chat.tool_result("adk_request_input", 7)  # not a string
+        assert refused is not None and (refused.status, refused.chunks) == (0, [])  # an error frame
+        assert refused.error is not None and "does not fit its response_schema" in refused.error
+        part = chat.messages[-1]["parts"][-1]
+        part.update(state="input-available", output=None)
+        del part["output"]
+        went_on = await chat.tool_result("adk_request_input", "Paris")
+        assert went_on is not None
+        folded, text = squash(went_on.chunks)
         assert text == 'Answer: {"result": "Paris"}.'
         assert folded == [
             {"type": "start", "messageId": "<msg1>"},
@@ -148,20 +141,18 @@ async def test_the_request_input_tool_waits_for_the_users_answer() -> None:
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
-        history = await stored_history(app, live.chat_id)
-        assert history[1] == {**live.assistant, "role": "assistant"}
+        history = await stored_history(app, chat.id)
+        assert history[1] == chat.messages[-1]
 
 
 async def test_a_new_message_answers_the_models_question_as_unanswered() -> None:
     app = AdkApp(LlmAgent(name="booker", model=booking_model(), tools=[request_input]))
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            await live.turn("book a trip")
-            asked = live.assistant
-            _, text = squash(await live.turn("never mind"))
+    async with live_chat(app) as chat:
+        asked = (await chat.send("book a trip")).message
+        assert asked is not None
+        _, text = squash((await chat.send("never mind")).chunks)
         assert text == f"Answer: {json.dumps(INPUT_MOVED_ON)}."
-        history = await stored_history(app, live.chat_id)
+        history = await stored_history(app, chat.id)
         assert history[1]["parts"][-1] == {
             **asked["parts"][-1],
             "state": "output-error",
@@ -173,11 +164,12 @@ async def test_a_parallel_agent_is_refused_live_with_the_reason() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # ADK deprecates ParallelAgent
         root = ParallelAgent(name="both", sub_agents=[transfer_tree()])
-    async with serve(AdkApp(root)) as url:
-        with pytest.raises(InvalidStatus) as refused:
-            await connect(url)
-    assert refused.value.response.status_code == 400
-    assert json.loads(refused.value.response.body) == {
-        "error": "'both' is a tree with the ParallelAgent 'both', which ADK cannot run live:"
-        " use POST /chat, or give AdkApp a live_agent"
-    }
+    async with live_chat(AdkApp(root)) as chat:
+        refused = await chat.send("hi")
+    assert (refused.status, refused.chunks, refused.message, refused.error) == (
+        400,
+        [],
+        None,
+        "'both' is a tree with the ParallelAgent 'both', which ADK cannot run live:"
+        " use POST /chat, or give AdkApp a live_agent",
+    )
