@@ -185,7 +185,7 @@ class Connection:
             elif isinstance(output, OpenSession):
                 self._spawn(self.session.run(output.chat_id), "run_live")
             elif isinstance(output, Close) and not self.outbox.closed:
-                self.close_code = output.code
+                self.close_code, self.close_reason = output.code, output.reason
                 self.outbox.close()  # the writer sends what is queued, then closes the socket
         deadline = self.protocol.deadline
         if deadline != self._armed and not self._ended:

@@ -61,9 +61,11 @@ class Settle:
 
 @dataclass(frozen=True, slots=True)
 class Close:
-    """Send what is queued, then close the socket with ``code``."""
+    """Send what is queued, then close the socket with ``code`` and ``reason`` (the words the
+    ``error`` frames gave, so a client that reads only the close still learns why)."""
 
     code: int
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,6 +70,10 @@ QUEUED_SENDS: Final = 16
 """``send`` frames that may wait for the session to open; past this they are refused."""
 AGENT_ENDED: Final = "the agent ended its live session: send again to start a new one"
 """Why a connection whose ``run_live`` returned takes no more requests (it then closes)."""
+SESSION_FAILED: Final = "the live session ended after an error"
+"""Why a connection whose ``run_live`` raised takes no more requests (it closes with 1011)."""
+CHAT_BUSY: Final = "this chat is busy in another request or connection"
+"""Why a connection whose chat another connection or request holds is refused (1013)."""
 
 
 DEFAULT_OPTIONS: Final = ConverterOptions()
@@ -341,7 +345,7 @@ class LiveProtocol:
         if self.phase == "closed":
             assert self.failure is not None
             self.streams.frame(type="error", requestId=request_id, errorText=self.failure)
-            self.out.append(Close(self.close_code))
+            self.out.append(Close(self.close_code, self.failure))
             return
         if self.streams.busy():
             raise ClientError(409, "a response is still streaming on this connection")
@@ -364,7 +368,7 @@ class LiveProtocol:
     def session_busy(self) -> list[Output]:
         """The chat is busy in another request or connection: its ``send`` is refused."""
         self._phases.move("session_busy")
-        self._closed("this chat is busy in another request or connection", BUSY)
+        self._closed(CHAT_BUSY, BUSY)
         return self._take()
 
     def session_ended(self, error: BaseException | None) -> list[Output]:
@@ -382,7 +386,7 @@ class LiveProtocol:
             if response is not None:
                 self.streams.end(response.converter.finish(), self.clock())
             self._closed(AGENT_ENDED, 1000)
-            self.out.append(Close(1000))
+            self.out.append(Close(1000, AGENT_ENDED))
             return self._take()
         converter = self._context.unasked_response().converter
         results = tuple(self._events.shown_results())  # (tagged with the response under way)
@@ -394,8 +398,8 @@ class LiveProtocol:
             self.out.append(
                 KeepFailure(converter.message_id, shown, text, started_at, failed, results)
             )
-        self._closed("the live session ended after an error", 1011)
-        self.out.append(Close(1011))  # the writer sends what is queued, then closes
+        self._closed(SESSION_FAILED, 1011)
+        self.out.append(Close(1011, SESSION_FAILED))  # the writer sends what is queued, then closes
         return self._take()
 
     def _closed(self, failure: str, code: int) -> None:

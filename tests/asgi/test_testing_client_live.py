@@ -244,7 +244,7 @@ async def test_a_close_after_a_failure_is_reported_and_the_next_message_reconnec
         assert (failed.status, failed.error, failed.closed) == (
             200,
             "An error occurred.",
-            Closed(1011, ""),
+            Closed(1011, "the live session ended after an error"),
         )
         assert chat.transport.socket is None  # type: ignore[attr-defined]
         again = await chat.send("again")
@@ -266,7 +266,7 @@ async def test_a_busy_chat_is_an_error_frame_and_a_close() -> None:
             refused = await other.send("hello again")
             reason = "this chat is busy in another request or connection"
             assert refused == ChatResponse(
-                0, refused.body, [], None, reason, None, closed=Closed(1013)
+                0, refused.body, [], None, reason, None, closed=Closed(1013, reason)
             )
             assert other.messages == [user("hello again", "v1")]
 

@@ -225,7 +225,10 @@ async def test_a_live_session_refused_after_a_tool_ran_keeps_its_result_and_says
         async with socket:
             chunks = await live.turn("note this")
             await socket.wait_closed()
-        assert (socket.close_code, socket.close_reason) == (1011, "")
+        assert (socket.close_code, socket.close_reason) == (
+            1011,
+            "the live session ended after an error",
+        )
         again, second = await open_live(url, live.chat_id, cookie=cookie_of(socket))
         async with second:
             answer = await again.turn("hi")

@@ -95,14 +95,14 @@ def test_a_chat_named_in_the_url_opens_before_any_send() -> None:
     ]
 
 
-def test_a_busy_chat_refuses_the_waiting_send_and_closes_with_try_again_later() -> None:
+def test_a_busy_chat_refuses_the_waiting_send_and_closes_with_try_again_later_and_why() -> None:
     live = Machine()
     live.say("r1")
     busy = live.take(live.protocol.session_busy())
     error = "this chat is busy in another request or connection"
     assert decoded(busy) == [
         {"type": "error", "requestId": "r1", "errorText": error},
-        Close(BUSY),
+        Close(BUSY, error),
     ]
 
 
@@ -118,12 +118,12 @@ def test_the_end_of_the_session_fails_the_response_under_way_and_closes() -> Non
         chunk("r1", 3, type="finish", finishReason="error"),
         {"type": "end", "requestId": "r1"},
         KeepFailure("m1", [], "RuntimeError: boom"),
-        Close(1011),
+        Close(1011, "the live session ended after an error"),
     ]
     reason = "the live session ended after an error"
     assert decoded(live.say("r2")) == [
         {"type": "error", "requestId": "r2", "errorText": reason},
-        Close(1011),
+        Close(1011, reason),
     ]
 
 
