@@ -14,7 +14,7 @@ from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
 from adk_asgi import AdkApp, CallAlreadyAnswered, ChatBusy, Limits
-from adk_asgi.testing import Call, Text
+from adk_asgi.testing import Call, ChatClient, Text
 from tests.asgi.test_server_answers import (
     ANSWERED_PARTS,
     APPROVED,
@@ -24,9 +24,10 @@ from tests.asgi.test_server_answers import (
     request_refund,
 )
 from tests.live.live_server import stored_history, wait_until_closed
-from tests.live.live_socket import open_live, serve
+from tests.live.live_socket import live_chat, open_live
 from tests.live.test_live_requests import next_frame
-from tests.support import answer, normalize_ids, scripted_agent
+from tests.servers import in_loop_uvicorn
+from tests.support import counter, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -60,24 +61,29 @@ class BackOffice:
 async def test_a_back_office_approval_in_live_mode_is_answered_by_the_server() -> None:
     office = BackOffice()
     app = office.app
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        chat_id = live.chat_id
-        async with socket:
-            assert (
-                normalize_ids(await live.turn("refund order A7")) == ASKED_STREAM
-            )  # as over SSE: it ends there, waiting for the app
-            message_id = live.assistant["id"]
+    async with in_loop_uvicorn(app) as base:
+        browser = ChatClient(
+            base_url=base, transport="live", chat_id="chat-1", id_factory=counter("u")
+        )
+        chat_id = browser.id
+        async with browser:
+            asked = await browser.send("refund order A7")
+            # as over SSE: it ends there, waiting for the app
+            assert normalize_ids(asked.chunks) == ASKED_STREAM
+            assert asked.message is not None
+            message_id = asked.message["id"]
             before = await stored_history(app, chat_id)
             stored = await office.events(chat_id)
 
-            answer(live.assistant, "request_refund", output={"approved": True})
-            request_id = await live.send()
-            assert await next_frame(live) == {
-                "type": "error",
-                "requestId": request_id,
-                "errorText": "tool call 'call_1' is answered by the server, not the browser",
-            }
+            # (a server-executed call: the stock client does not send by itself; the page submits)
+            assert await browser.tool_result("request_refund", {"approved": True}) is None
+            forged = await browser.submit()
+            assert (forged.status, forged.chunks, forged.error, forged.closed) == (
+                0,
+                [],
+                "tool call 'call_1' is answered by the server, not the browser",
+                None,
+            )
             await asyncio.sleep(0.05)  # (anything the forged answer set off would show now)
             assert await stored_history(app, chat_id) == before
             assert await office.events(chat_id) == stored
@@ -99,7 +105,8 @@ async def test_a_back_office_approval_in_live_mode_is_answered_by_the_server() -
             await app.answer_call("alice", chat_id, "call_1", {"approved": False})
 
         # A page that opens the chat live again reads the outcome; the model says nothing more.
-        live, socket = await open_live(url, chat_id)
+        # (the resume frame itself, raw)
+        live, socket = await open_live(base.replace("http://", "ws://", 1) + "/live", chat_id)
         async with socket:
             resumed = {"type": "resume", "requestId": "again", "id": chat_id}
             await socket.send(json.dumps({**resumed, "headers": {}, "body": {}}))
@@ -113,28 +120,22 @@ async def test_a_new_connection_does_not_wait_for_the_servers_answer() -> None:
     straight to the model (no answering phase), and an answer to it is refused."""
     office = BackOffice()
     app = office.app
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        chat_id = live.chat_id
-        async with socket:
-            await live.turn("refund order A7")
+    async with live_chat(app, chat_id="chat-1", id_factory=counter("u")) as browser:
+        await browser.send("refund order A7")
+        await browser.disconnect()
         await wait_until_closed(app)
-        page = live.assistant
-        live, socket = await open_live(url, chat_id)
-        async with socket:
-            live.user = {
-                "id": "u1",
-                "role": "user",
-                "parts": [{"type": "text", "text": "refund order A7"}],
-            }
-            live.assistant = answer(page, "request_refund", output={"approved": True})
-            request_id = await live.send()
-            assert await next_frame(live) == {
-                "type": "error",
-                "requestId": request_id,
-                "errorText": "tool call 'call_1' is answered by the server, not the browser",
-            }
+        page = browser.messages[-1]
+        # a new connection (the next request opens it), answering the call on the page
+        assert await browser.tool_result("request_refund", {"approved": True}) is None
+        forged = await browser.submit()
+        assert (forged.status, forged.chunks, forged.error, forged.closed) == (
+            0,
+            [],
+            "tool call 'call_1' is answered by the server, not the browser",
+            None,
+        )
+        await browser.disconnect()
         await wait_until_closed(app)
         assert office.model_calls == 1
-        assert await app.answer_call("alice", chat_id, "call_1", APPROVED) == page["id"]
+        assert await app.answer_call("alice", browser.id, "call_1", APPROVED) == page["id"]
         assert office.seen == [APPROVED]
