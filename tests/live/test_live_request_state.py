@@ -3,9 +3,10 @@ by the app's hook, written into the session's state with the user's message, bef
 gets it (docs/sse.md#request-extras). A tool of that turn reads the value of that turn; a
 refused value is an ``error`` frame, changes nothing, and the connection goes on.
 
-Against a real uvicorn: raw frames as the stock ``WebSocketChatTransport`` sends them (every
-chunk asserted), then the real clients: ai@7's ``WebSocketChatTransport`` and ``transport.js``
-with ai@6 and ai@7, extras from the transport's ``body`` and ``sendMessage``'s.
+Against a real uvicorn: ``ChatClient`` over its live socket, as the stock
+``WebSocketChatTransport`` sends (every chunk asserted), then the real clients: ai@7's
+``WebSocketChatTransport`` and ``transport.js`` with ai@6 and ai@7, extras from the
+transport's ``body`` and ``sendMessage``'s.
 """
 
 from __future__ import annotations
@@ -23,13 +24,11 @@ from google.genai import types
 
 from adk_asgi import AdkApp, client_tool
 from adk_asgi.convert.failures import MASKED
-from adk_asgi.testing import Call, ScriptedLlm, Text, Turn
+from adk_asgi.testing import Call, ChatClient, ChatResponse, ScriptedLlm, Text, Turn
 from adk_asgi.wire.decoding import OFF_LOOP
 from tests.e2e.node_client import drive_chat_async
 from tests.live.live_server import chat_users, stored_history, wait_until_closed
-from tests.live.live_socket import cookie_of, open_live, serve
-from tests.live.test_live_requests import next_frame
-from tests.support import answer as answer_call
+from tests.live.live_socket import live_chat, serve
 from tests.support import normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -117,27 +116,41 @@ async def state_of(app: AdkApp, chat_id: str) -> dict[str, Any]:
     return {k: v for k, v in session.state.items() if not k.startswith("adk_asgi:")}
 
 
+def browser(url: str, **options: Any) -> ChatClient:
+    """A chat with the server at ``url`` over its live socket; a new browser unless
+    ``headers`` carries a cookie."""
+    base = url.replace("ws://", "http://", 1).removesuffix("/live")
+    return ChatClient(base_url=base, transport="live", **options)
+
+
+def streamed(reply: ChatResponse | None) -> list[dict[str, Any]]:
+    """The chunks of a response that streamed to its end, ids normalized."""
+    assert reply is not None and (reply.status, reply.error, reply.closed) == (200, None, None)
+    return normalize_ids(reply.chunks)
+
+
+def refused_with(reply: ChatResponse) -> tuple[int, list[Any], str | None, Any]:
+    return (reply.status, reply.chunks, reply.error, reply.closed)
+
+
 async def test_each_turn_reads_its_extras_and_a_refused_one_changes_nothing(
     server: tuple[AdkApp, str],
 ) -> None:
     app, url = server
-    live, socket = await open_live(url)
-    async with socket:
-        live.body = {"mode": "terse", "theme": "dark"}  # an unknown key is ignored
-        assert normalize_ids(await live.turn("hello")) == answer("terse")
-        live.body = {"mode": "chatty"}
-        assert normalize_ids(await live.turn("more")) == answer("chatty")
-        live.body = {"mode": "loud"}
-        refused = await live.send("shout")
-        error = {"type": "error", "requestId": refused, "errorText": REFUSED}
-        assert await next_frame(live) == error
-        assert await state_of(app, live.chat_id) == {"mode": "chatty"}
-        live.body = {}  # no mode: the one the session holds
-        assert normalize_ids(await live.turn("again")) == answer("chatty")
-        live.body = {"mode": "terse"}
-        assert normalize_ids(await live.turn("short")) == answer("terse")
-    assert await state_of(app, live.chat_id) == {"mode": "terse"}
-    history = await stored_history(app, live.chat_id)
+    async with browser(url) as chat:
+        # an unknown key is ignored
+        hello = await chat.send("hello", body={"mode": "terse", "theme": "dark"})
+        assert streamed(hello) == answer("terse")
+        assert streamed(await chat.send("more", body={"mode": "chatty"})) == answer("chatty")
+        refused = await chat.send("shout", body={"mode": "loud"})
+        assert refused_with(refused) == (0, [], REFUSED, None)  # an error frame, nothing else
+        del chat.messages[-1]  # (the user takes the refused message back)
+        assert await state_of(app, chat.id) == {"mode": "chatty"}
+        # no mode: the one the session holds
+        assert streamed(await chat.send("again")) == answer("chatty")
+        assert streamed(await chat.send("short", body={"mode": "terse"})) == answer("terse")
+    assert await state_of(app, chat.id) == {"mode": "terse"}
+    history = await stored_history(app, chat.id)
     users = [m["parts"][0]["text"] for m in history if m["role"] == "user"]
     assert users == ["hello", "more", "again", "short"]  # the refused message never ran
 
@@ -147,29 +160,22 @@ async def test_a_long_frame_decoded_off_the_loop_is_asked_too(
 ) -> None:
     """A frame past ``OFF_LOOP`` is decoded in a thread; its extras go the same way."""
     app, url = server
-    live, socket = await open_live(url)
     long = "x" * (OFF_LOOP + 1)
-    async with socket:
-        live.body = {"mode": "chatty"}
-        assert normalize_ids(await live.turn(long)) == answer("chatty")
-        live.body = {"mode": "loud"}
-        refused = await live.send(long + "!")
-        error = {"type": "error", "requestId": refused, "errorText": REFUSED}
-        assert await next_frame(live) == error
-    assert await state_of(app, live.chat_id) == {"mode": "chatty"}
+    async with browser(url) as chat:
+        assert streamed(await chat.send(long, body={"mode": "chatty"})) == answer("chatty")
+        refused = await chat.send(long + "!", body={"mode": "loud"})
+        assert refused_with(refused) == (0, [], REFUSED, None)
+    assert await state_of(app, chat.id) == {"mode": "chatty"}
 
 
 async def test_a_continuation_does_not_ask_the_hook(server: tuple[AdkApp, str]) -> None:
     """The browser's result answers a call the turn waits on: its extras are ignored (not
     refused, not written)."""
     app, url = server
-    live, socket = await open_live(url)
-    async with socket:
-        live.body = {"mode": "terse"}
-        await live.turn("music")
-        answer_call(live.assistant, "change_bgm", output={"playing": 2})
-        live.body = {"mode": "loud"}
-        went_on = normalize_ids(await live.turn())
+    async with browser(url) as chat:
+        await chat.send("music", body={"mode": "terse"})
+        played = await chat.tool_result("change_bgm", {"playing": 2}, body={"mode": "loud"})
+        went_on = streamed(played)
         assert went_on == [
             {"type": "start", "messageId": "<msg1>"},
             {"type": "tool-output-available", "toolCallId": "<call1>", "output": {"playing": 2}},
@@ -180,7 +186,7 @@ async def test_a_continuation_does_not_ask_the_hook(server: tuple[AdkApp, str]) 
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
-    assert await state_of(app, live.chat_id) == {"mode": "terse"}
+    assert await state_of(app, chat.id) == {"mode": "terse"}
 
 
 def buggy(extras: dict[str, Any], user_id: str) -> Any:
@@ -191,20 +197,18 @@ def buggy(extras: dict[str, Any], user_id: str) -> Any:
 async def test_a_failing_hook_fails_its_request_and_the_connection_goes_on(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with serve(AdkApp(AGENT, request_state=buggy)) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            live.body = {"bug": True}
-            failed = await live.send("hello")
-            error = {"type": "error", "requestId": failed, "errorText": MASKED}
-            assert await next_frame(live) == error
-            live.body = {}
-            assert normalize_ids(await live.turn("again")) == answer("terse")
+    async with live_chat(AdkApp(AGENT, request_state=buggy)) as chat:
+        failed = await chat.send("hello", body={"bug": True})
+        assert refused_with(failed) == (0, [], MASKED, None)
+        connection = chat.transport.socket
+        del chat.messages[-1]  # (the user takes the failed message back)
+        assert streamed(await chat.send("again")) == answer("terse")
+        assert chat.transport.socket is connection  # the same connection went on
     [record] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert (record.name, record.message) == (
         "adk_asgi",
-        f"adk_asgi: the app's request_state hook raised (chat {live.chat_id!r}, request "
-        f"{failed!r}): TypeError: request_state returned list, not a mapping",
+        f"adk_asgi: the app's request_state hook raised (chat {chat.id!r}, request "
+        f"{failed.body['requestId']!r}): TypeError: request_state returned list, not a mapping",
     )
 
 
@@ -222,19 +226,17 @@ async def test_the_instruction_reads_the_state_as_the_session_opens(
     there reads the extras of the message that opens the session (a connection whose URL
     names no chat), or what the chat holds when the session opens before any message."""
     _, url = server
-    cookie = f"adk_asgi_uid={secrets.token_urlsafe(24)}"
+    cookie = {"cookie": f"adk_asgi_uid={secrets.token_urlsafe(24)}"}
     before = len(instructions())
-    live, socket = await open_live(url, cookie=cookie)
-    async with socket:
-        live.body = {"mode": "terse"}
-        assert normalize_ids(await live.turn("hello")) == answer("terse")
-    again, socket = await open_live(url, live.chat_id, cookie=cookie, chatId=live.chat_id)
-    async with socket:
-        again.body = {"mode": "chatty"}
-        assert normalize_ids(await again.turn("more")) == answer("chatty")
-    third, socket = await open_live(url, live.chat_id, cookie=cookie)
-    async with socket:
-        assert normalize_ids(await third.turn("and?")) == answer("chatty")  # no mode: kept
+    async with browser(url, headers=cookie) as first:
+        assert streamed(await first.send("hello", body={"mode": "terse"})) == answer("terse")
+    # the page reloaded, its connection naming the chat
+    page = {"chat_id": first.id, "messages": first.messages, "headers": cookie}
+    async with browser(url, params={"chatId": first.id}, **page) as again:
+        assert streamed(await again.send("more", body={"mode": "chatty"})) == answer("chatty")
+    page["messages"] = again.messages
+    async with browser(url, **page) as third:  # (naming none)
+        assert streamed(await third.send("and?")) == answer("chatty")  # no mode: kept
     assert instructions()[before:] == ["Be terse.", "Be terse.", "Be chatty."]
 
 
@@ -244,10 +246,9 @@ async def test_a_message_that_closes_a_call_left_open_opens_the_session_with_its
     """A new connection on a chat whose browser call is still open: the session settles the
     stored call with the first message (it moves on), whose extras the instruction reads."""
     app, url = server
-    live, socket = await open_live(url)
-    async with socket:
-        live.body = {"mode": "terse"}
-        paused = normalize_ids(await live.turn("music"))
+    cookie = {"cookie": f"adk_asgi_uid={secrets.token_urlsafe(24)}"}
+    async with browser(url, headers=cookie) as first:
+        paused = streamed(await first.send("music", body={"mode": "terse"}))
     assert paused[-3:] == [
         {
             "type": "tool-input-available",
@@ -260,12 +261,9 @@ async def test_a_message_that_closes_a_call_left_open_opens_the_session_with_its
     ]
     await wait_until_closed(app)
     before = len(instructions())
-    again, socket = await open_live(
-        url, live.chat_id, cookie=cookie_of(socket), chatId=live.chat_id
-    )
-    async with socket:
-        again.body = {"mode": "chatty"}
-        assert normalize_ids(await again.turn("hello")) == answer("chatty")
+    page = {"chat_id": first.id, "messages": first.messages, "headers": cookie}
+    async with browser(url, params={"chatId": first.id}, **page) as again:
+        assert streamed(await again.send("hello", body={"mode": "chatty"})) == answer("chatty")
     assert instructions()[before:] == ["Be chatty."]
 
 
