@@ -27,9 +27,8 @@ from google.genai import types
 from adk_asgi import AdkApp, Messages
 from adk_asgi.convert.failures import show_errors
 from adk_asgi.serving.answers import keep_shown
-from adk_asgi.testing import Call, ChatClient, Text
-from tests.live.live_socket import cookie_of, http_history, open_live, serve
-from tests.support import SqliteSessionService, normalize_ids, scripted_agent
+from adk_asgi.testing import Call, ChatClient, Closed, Text
+from tests.support import SqliteSessionService, counter, normalize_ids, scripted_agent
 
 pytestmark = pytest.mark.backing
 
@@ -220,19 +219,15 @@ async def test_a_live_session_refused_after_a_tool_ran_keeps_its_result_and_says
     app = AdkApp(
         agent, app_name="app", session_service=sessions, messages=Messages(on_error=show_errors)
     )
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            chunks = await live.turn("note this")
-            await socket.wait_closed()
-        assert (socket.close_code, socket.close_reason) == (
-            1011,
-            "the live session ended after an error",
-        )
-        again, second = await open_live(url, live.chat_id, cookie=cookie_of(socket))
-        async with second:
-            answer = await again.turn("hi")
-        history = await http_history(url, cookie_of(socket), live.chat_id)
+    async with ChatClient(
+        app, transport="live", chat_id="chat-1", id_factory=counter("u")
+    ) as browser:
+        failed = await browser.send("note this")
+        assert failed.closed == Closed(1011, "the live session ended after an error")
+        again = await browser.send("hi")  # (a new connection)
+        assert again.closed is None
+        history = await browser.history()
+    chunks, answer = failed.chunks, again.chunks
     found = await sessions.list_sessions(app_name="app")
     (chat,) = found.sessions
     stored = await sessions.get_session(app_name="app", user_id=chat.user_id, session_id=chat.id)
@@ -278,7 +273,11 @@ async def test_a_live_session_refused_after_a_tool_ran_keeps_its_result_and_says
             "role": "assistant",
             "parts": [{"type": "step-start"}, {"type": "text", "text": "Noted.", "state": "done"}],
         },
-        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+        {
+            "id": again.body["messages"][-1]["id"],
+            "role": "user",
+            "parts": [{"type": "text", "text": "hi"}],
+        },
         {
             "id": answer_id,
             "role": "assistant",
