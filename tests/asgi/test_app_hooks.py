@@ -21,6 +21,7 @@ from adk_asgi.convert.failures import MASKED, AgentError
 from adk_asgi.convert.metadata import MessageMoment
 from adk_asgi.serving.identity import USER_ID_RULE
 from adk_asgi.testing import ChatClient, Text
+from adk_asgi.testing.live_transport import LiveTransport
 from tests.support import normalize_ids, parse_sse, scripted_agent, user_body
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -121,6 +122,7 @@ async def test_a_live_send_whose_file_url_hook_raises_gets_an_error_frame_and_go
     chat = app(heard, security=Security(allowed_file_url=naive_allow))
     async with ChatClient(chat, transport="live") as browser:
         refused = await browser.send("what is this?", files=[{**PICTURE, "url": "gs://["}])
+        assert isinstance(browser.transport, LiveTransport)
         connection = browser.transport.socket
         del browser.messages[-1]  # (the user takes the picture back)
         answered = await browser.send("hi")

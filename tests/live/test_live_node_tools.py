@@ -7,7 +7,6 @@ against its ``response_schema``. Each test checks a reload (history) shows what 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -21,13 +20,14 @@ from tests.live.live_server import answered, stored_history, wait_until_closed
 from tests.live.live_socket import (
     cookie_of,
     http_history,
+    live_chat,
     open_live,
     send_resume,
     serve,
     text_frames_until_end,
     unframe,
 )
-from tests.support import answer, normalize_ids
+from tests.support import normalize_ids
 
 pytestmark = [pytest.mark.e2e]
 
@@ -78,21 +78,18 @@ def interrupt_of(chunks: list[dict[str, Any]]) -> str:
 
 async def test_the_question_of_a_workflow_tool_is_answered_live_and_the_tool_returns() -> None:
     app = AdkApp(shapes.workflow_tool())
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            first = await live.turn("hi")
-            assert normalize_ids(first) == asked(interrupt_of(first))
-            answer(live.assistant, "adk_request_input", output={"nickname": "Bob"})
-            refused = await live.send()
-            reply = json.loads(await socket.recv())
-            assert reply["requestId"] == refused and reply["type"] == "error"
-            assert "does not fit its response_schema" in reply["errorText"]
-            part = live.assistant["parts"][-1]
-            part["state"] = "input-available"
-            del part["output"]
-            answer(live.assistant, "adk_request_input", output={"name": "Bob"})
-            folded, text = squash(await live.turn())
+    async with live_chat(app) as chat:
+        first = (await chat.send("hi")).chunks
+        assert normalize_ids(first) == asked(interrupt_of(first))
+        refused = await chat.tool_result("adk_request_input", {"nickname": "Bob"})
+        assert refused is not None and (refused.status, refused.chunks) == (0, [])  # an error frame
+        assert refused.error is not None and "does not fit its response_schema" in refused.error
+        part = chat.messages[-1]["parts"][-1]
+        part["state"] = "input-available"
+        del part["output"]
+        went_on = await chat.tool_result("adk_request_input", {"name": "Bob"})
+        assert went_on is not None
+        folded, text = squash(went_on.chunks)
         assert text == "The greeter said: Hello Bob."
         assert folded == [
             {"type": "start", "messageId": "<msg1>"},
@@ -109,23 +106,22 @@ async def test_the_question_of_a_workflow_tool_is_answered_live_and_the_tool_ret
             {"type": "finish-step"},
             {"type": "finish", "finishReason": "stop"},
         ]
-        assert live.assistant["parts"][1]["state"] == "output-available"
-        history = await stored_history(app, live.chat_id)
-        assert history[1] == {**live.assistant, "role": "assistant"}
+        assert chat.messages[-1]["parts"][1]["state"] == "output-available"
+        history = await stored_history(app, chat.id)
+        assert history[1] == chat.messages[-1]
 
 
 async def test_a_new_message_closes_the_question_and_the_tools_call_live() -> None:
     app = AdkApp(shapes.workflow_tool())
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            await live.turn("hi")
-            left = [dict(part) for part in live.assistant["parts"]]
-            await live.turn("never mind")
-        history = await stored_history(app, live.chat_id)
+    async with live_chat(app) as chat:
+        paused = (await chat.send("hi")).message
+        assert paused is not None
+        left = [dict(part) for part in paused["parts"]]
+        await chat.send("never mind")
+        history = await stored_history(app, chat.id)
     closed = {"state": "output-error", "errorText": INPUT_MOVED_ON["error"]}
     assert history[1]["parts"] == [left[0], {**left[1], **closed}, {**left[2], **closed}]
-    assert history[3] == {**live.assistant, "role": "assistant"}
+    assert history[3] == chat.messages[-1]
 
 
 async def test_a_question_nobody_answers_times_out_and_the_turn_goes_on() -> None:

@@ -25,6 +25,7 @@ from google.genai import types
 from adk_asgi import AdkApp, client_tool
 from adk_asgi.convert.failures import MASKED
 from adk_asgi.testing import Call, ChatClient, ChatResponse, ScriptedLlm, Text, Turn
+from adk_asgi.testing.live_transport import LiveTransport
 from adk_asgi.wire.decoding import OFF_LOOP
 from tests.e2e.node_client import drive_chat_async
 from tests.live.live_server import chat_users, stored_history, wait_until_closed
@@ -200,6 +201,7 @@ async def test_a_failing_hook_fails_its_request_and_the_connection_goes_on(
     async with live_chat(AdkApp(AGENT, request_state=buggy)) as chat:
         failed = await chat.send("hello", body={"bug": True})
         assert refused_with(failed) == (0, [], MASKED, None)
+        assert isinstance(chat.transport, LiveTransport)
         connection = chat.transport.socket
         del chat.messages[-1]  # (the user takes the failed message back)
         assert streamed(await chat.send("again")) == answer("terse")
