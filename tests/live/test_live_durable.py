@@ -5,8 +5,6 @@ what it is). Against a real uvicorn in the test's own loop."""
 from __future__ import annotations
 
 import asyncio
-import copy
-import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,12 +16,12 @@ from google.adk.tools.function_tool import FunctionTool
 
 from adk_asgi import AdkApp, Limits
 from adk_asgi.hitl.pending import chat_state
-from adk_asgi.testing import demo_model
+from adk_asgi.testing import ChatClient, demo_model
 from demo_app import build_agent
 from tests.live.live_chunks import closing, squash
 from tests.live.live_server import chat_users, stored_history, wait_until_closed
-from tests.live.live_socket import cookie_of, http_history, open_live, serve
-from tests.support import answer, counter, normalize_ids
+from tests.live.live_socket import live_chat, serve
+from tests.support import counter, normalize_ids
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -35,13 +33,24 @@ async def server() -> AsyncIterator[tuple[AdkApp, str]]:
         yield app, url
 
 
+def browser(url: str) -> ChatClient:
+    """A new browser's chat with the server at ``url``, over its live socket."""
+    base = url.replace("ws://", "http://", 1).removesuffix("/live")
+    return ChatClient(base_url=base, transport="live")
+
+
 async def test_a_browser_call_left_open_is_answered_from_a_new_connection(
     server: tuple[AdkApp, str],
 ) -> None:
     app, url = server
-    live, socket = await open_live(url)
-    async with socket:
-        first = await live.turn("play track 2")
+    async with browser(url) as chat:
+        first = (await chat.send("play track 2")).chunks
+        await chat.disconnect()
+        await wait_until_closed(app)
+        # a new connection (the next request opens it) answers the call
+        went_on = await chat.tool_result("change_bgm", {"playing": 2})
+    assert went_on is not None
+    played, text = squash(went_on.chunks)
     assert normalize_ids(first)[-3:] == [
         {
             "type": "tool-input-available",
@@ -52,19 +61,13 @@ async def test_a_browser_call_left_open_is_answered_from_a_new_connection(
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "tool-calls"},
     ]
-    await wait_until_closed(app)
-    again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie_of(socket))
-    again.user, again.assistant = live.user, copy.deepcopy(live.assistant)
-    answer(again.assistant, "change_bgm", output={"playing": 2})
-    async with socket:
-        played, text = squash(await again.turn())
     assert played == [
         {"type": "start", "messageId": "<msg1>"},
         *closing(text),
         {"type": "finish", "finishReason": "stop"},
     ]
     assert text == 'Here you go: change_bgm: {"playing": 2}.'
-    history = await stored_history(app, live.chat_id)
+    history = await stored_history(app, chat.id)
     assert [p["state"] for p in history[1]["parts"] if p["type"] == "tool-change_bgm"] == [
         "output-available"
     ]
@@ -74,29 +77,20 @@ async def test_an_approval_past_its_wait_is_closed_when_the_chat_opens_again(
     server: tuple[AdkApp, str],
 ) -> None:
     app, url = server
-    live, socket = await open_live(url)
-    async with socket:
-        await live.turn("pay 5 to alice")
-    await wait_until_closed(app)
-    await past_the_recorded_wait(app, live.chat_id)  # with nobody connected
-    again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie_of(socket))
-    again.user, again.assistant = live.user, copy.deepcopy(live.assistant)
-    answer(again.assistant, "process_payment", approved=True)
-    async with socket:
-        request_id = await again.send()
-        frame: dict[str, Any] = {}
-        while frame.get("requestId") != request_id:
-            frame = json.loads(await socket.recv())
-    call_id = live.assistant["parts"][1]["toolCallId"]
-    assert frame == {
-        "type": "error",
-        "requestId": request_id,
-        "errorText": (
-            f"approval 'approval-{call_id}' was closed unanswered (Not run: the approval was"
-            " not answered in time.)"
-        ),
-    }
-    history = await stored_history(app, live.chat_id)
+    async with browser(url) as chat:
+        asked = await chat.send("pay 5 to alice")
+        await chat.disconnect()
+        await wait_until_closed(app)
+        await past_the_recorded_wait(app, chat.id)  # with nobody connected
+        late = await chat.approve("process_payment")  # from a new connection
+    assert asked.message is not None and late is not None
+    call_id = asked.message["parts"][1]["toolCallId"]
+    assert (late.status, late.chunks, late.closed) == (0, [], None)  # an error frame
+    assert late.error == (
+        f"approval 'approval-{call_id}' was closed unanswered (Not run: the approval was"
+        " not answered in time.)"
+    )
+    history = await stored_history(app, chat.id)
     assert [
         (p["state"], p["errorText"])
         for p in history[1]["parts"]
@@ -137,15 +131,14 @@ async def test_an_approval_another_request_took_is_not_acted_on_by_the_connectio
         tools=[FunctionTool(process_payment, require_confirmation=True)],
     )
     app = AdkApp(agent, identify=lambda conn: "alice")
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            paused = await live.turn("pay 5 to alice")
-            call_id = paused[2]["toolCallId"]
-            key = app.services.chat_key("alice", live.chat_id)
-            assert await app.claims.claim(key, [f"approval-{call_id}"])  # another request
-            answer(live.assistant, "process_payment", approved=True)
-            denied, text = squash(await live.turn())
+    async with live_chat(app) as chat:
+        paused = (await chat.send("pay 5 to alice")).chunks
+        call_id = paused[2]["toolCallId"]
+        key = app.services.chat_key("alice", chat.id)
+        assert await app.claims.claim(key, [f"approval-{call_id}"])  # another request
+        went_on = await chat.approve("process_payment")
+        assert went_on is not None
+        denied, text = squash(went_on.chunks)
     assert denied[:2] == [
         {"type": "start", "messageId": "<msg1>"},
         {"type": "tool-output-denied", "toolCallId": "<call1>"},
@@ -196,23 +189,23 @@ async def test_a_server_result_next_to_a_wait_outlives_the_connection(
     app = AdkApp(
         build_agent(demo_model(id_factory=counter("call_"))), limits=Limits(approval_timeout=30)
     )
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            await live.turn(text)
+    async with live_chat(app) as chat:
+        await chat.send(text)
+        await chat.disconnect()
         await wait_until_closed(app)
-        cookie = cookie_of(socket)
-        assert await http_history(url, cookie, live.chat_id) == [live.user, live.assistant]
-        again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie)
-        again.user, again.assistant = live.user, copy.deepcopy(live.assistant)
-        answer(again.assistant, tool, **decision)
-        async with socket:
-            _, said = squash(await again.turn())
-            history = await http_history(url, cookie, live.chat_id)
+        assert await chat.history() == chat.messages
+        # from a new connection
+        if "approved" in decision:
+            went_on = await chat.approve(tool, decision["approved"])
+        else:
+            went_on = await chat.tool_result(tool, decision["output"])
+        assert went_on is not None
+        _, said = squash(went_on.chunks)
+        history = await chat.history()
         session = await app.session_service.get_session(
-            app_name=app.app_name, user_id=chat_users(app, live.chat_id)[0], session_id=live.chat_id
+            app_name=app.app_name, user_id=chat_users(app, chat.id)[0], session_id=chat.id
         )
-    assert history == [again.user, again.assistant]
+    assert history == chat.messages
     assert session is not None
     stored = [r.id for e in session.events for r in e.get_function_responses()]
     assert stored == STORED_RESPONSES[tool]  # each result once, the weather's included
