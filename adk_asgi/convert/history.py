@@ -172,8 +172,10 @@ class _Replay:
         """A decision on a call the live bridge held for the user, made while it streamed."""
         streaming = response.message
         answered = [streaming.message]
+        approval_id = client_approval_id(call_id)
+        reason = self.state.reasons.get(approval_id)  # (recorded with the decision)
         try:
-            respond_to_approval(answered, client_approval_id(call_id), approved, None)
+            respond_to_approval(answered, approval_id, approved, reason)
         except LookupError:
             return  # (decided already, or closed unanswered: shown by the close)
         streaming.message = answered[0]
@@ -339,7 +341,8 @@ class _Replay:
             self.close(call.message_id)
             if response == REJECTED and call.id in self.state.gated:
                 approval = client_approval_id(call.id)
-                self.chat.act(call.message_id, respond_to_approval, approval, False, None)
+                reason = self.state.reasons.get(approval)
+                self.chat.act(call.message_id, respond_to_approval, approval, False, reason)
                 self.continuing(call.message_id).denied.append(call.id)
                 continue
             if call.id in self.state.gated and call.id not in self.calls.released:
@@ -375,7 +378,8 @@ class _Replay:
             return
         self.close(call.message_id)
         approval = client_approval_id(call_id)
-        self.chat.act(call.message_id, respond_to_approval, approval, True, None)
+        reason = self.state.reasons.get(approval)
+        self.chat.act(call.message_id, respond_to_approval, approval, True, reason)
         self.continuing(call.message_id).released.append(call)
         self.calls.released.add(call_id)
 

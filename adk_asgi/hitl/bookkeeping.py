@@ -69,6 +69,11 @@ class Tags(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     """A client tool call the user approved: the browser was told to run it."""
     decisions: dict[str, bool] = msgspec.field(default_factory=dict)
     """Live mode: call id → the user's decision (ADK records no confirmation there)."""
+    reasons: dict[str, str] = msgspec.field(default_factory=dict)
+    """A browser tool's approval: approval id → the reason the user gave with the decision
+    (``addToolApprovalResponse({reason})``), recorded with it. ADK records no confirmation for
+    it; a server tool's reason rides in its confirmation's payload
+    (:func:`~.outcomes.reason_payload`)."""
     closed_approvals: list[str] = msgspec.field(default_factory=list)
     """ADK confirmations closed as denied because the user moved on."""
     expired: list[str] = msgspec.field(default_factory=list)

@@ -71,8 +71,10 @@ class Continuation:
     """Calls approved through ADK's confirmation: ADK runs them in the run that takes these
     answers."""
     reasons: dict[str, str] = field(default_factory=dict)
-    """Approval id → the user's reason, for the decisions no response here carries (a call the
-    live connection holds: it records the reason with the decision, :mod:`adk_asgi.live`)."""
+    """Approval id → the user's reason, for the decisions no response here carries: a browser
+    tool's (recorded in the bridge's tags, ``pending.approved_marker``/``reason_marker``), and
+    a call the live connection holds (it records the reason with the decision,
+    :mod:`adk_asgi.live`)."""
 
     def shown_denials(self, browser_runs: bool) -> list[str]:
         """The calls to show as denied in this response; ``browser_runs``: a released call
@@ -254,6 +256,9 @@ def _answer_client_call(
         )
         if not approved_now:
             raise Conflict(f"tool call {call.id!r} needs the user's approval before its result")
+        assert approval is not None
+        if approval.reason:  # (approved with its result, in one request)
+            result.reasons[approval.id] = approval.reason
     if state.confirmation_of_call.get(call.id) in state.open_confirmations:
         raise Conflict(f"tool call {call.id!r} waits for the user's approval, not a result")
     output = _tool_output(part, call)

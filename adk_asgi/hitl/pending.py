@@ -6,9 +6,9 @@ that is still open, in *this* user's session. Pure functions of the persisted ev
 so the same rules hold for in-memory and database sessions and across restarts.
 
 What the bridge itself must remember — that a client tool call was approved and the browser
-was told to run it — is recorded as a content-less event carrying the bridge's tags
-(:mod:`.bookkeeping`)
-(``approved_marker``), so it lives where ADK keeps everything else about the chat.
+was told to run it, and the reason the user gave with the decision — is recorded as a
+content-less event carrying the bridge's tags (:mod:`.bookkeeping`) (``approved_marker``,
+``reason_marker``), so it lives where ADK keeps everything else about the chat.
 """
 
 from __future__ import annotations
@@ -92,7 +92,8 @@ class ChatState:
     """Answered confirmations: approval id → confirmed."""
     reasons: dict[str, str] = field(default_factory=dict)
     """Approval id → the reason the user gave with the decision (``addToolApprovalResponse
-    ({reason})``), kept as the confirmation's payload when the tool asked for none."""
+    ({reason})``), kept as the confirmation's payload when the tool asked for none, and with
+    a browser tool's decision in the bridge's tags (``Tags.reasons``)."""
     confirmation_of_call: dict[str, str] = field(default_factory=dict)
     """Call id → the approval id of its latest confirmation request."""
     gated: set[str] = field(default_factory=set)
@@ -178,14 +179,29 @@ class ChatState:
         return call is not None and call.long_running and self.results.get(call_id) == REJECTED
 
 
-def approved_marker(call: ToolCall, author: str) -> Event:
-    """The event that records a client tool call as approved (and sent to the browser)."""
+def approved_marker(call: ToolCall, author: str, reason: str | None = None) -> Event:
+    """The event that records a client tool call as approved (and sent to the browser), with
+    the reason the user gave (``Tags.reasons``)."""
+    return _marker(call, author, approved_call=call.id, reasons=decision_reasons(call, reason))
+
+
+def reason_marker(call: ToolCall, author: str, reason: str) -> Event:
+    """The event that records the reason the user gave with their decision on a client tool
+    call that ADK's record of has no place for: a denial (ADK records the rejection,
+    :data:`REJECTED`), or an approval sent with the call's result (ADK records the result)."""
+    return _marker(call, author, reasons=decision_reasons(call, reason))
+
+
+def decision_reasons(call: ToolCall, reason: str | None) -> dict[str, str]:
+    """``Tags.reasons`` for the user's ``reason`` with the decision on a client tool call."""
+    return {client_approval_id(call.id): reason} if reason else {}
+
+
+def _marker(call: ToolCall, author: str, **tags: Any) -> Event:
     return Event(
         invocation_id=call.invocation_id,
         author=author,
-        custom_metadata=bookkeeping.with_tags(
-            None, message_id=call.message_id, approved_call=call.id
-        ),
+        custom_metadata=bookkeeping.with_tags(None, message_id=call.message_id, **tags),
     )
 
 
@@ -223,6 +239,7 @@ def chat_state(events: Iterable[Event], policy: ToolPolicy | None = None) -> Cha
         if tags.approved_call is not None:
             state.approved_client_calls.add(tags.approved_call)
         state.live_decisions.update(tags.decisions)  # live mode records the user's decisions
+        state.reasons.update(tags.reasons)  # a browser tool's, recorded with the decision
         state.expires.update(tags.expires)
         state.expired.update(tags.expired)
         state.closed_approvals.update(tags.closed_approvals)

@@ -157,6 +157,7 @@ class LiveCalls:
                 continue
             wait = self.waits[response.id]
             if wait.kind == "approval":  # approved with its result in the same request
+                self._keep_answer(response.id, answers, payloads)
                 self.early_results[response.id] = response.response
                 self.state.approved_client_calls.add(response.id)
                 self.resolve(wait, True)

@@ -33,6 +33,7 @@ from adk_asgi.hitl.pending import (
     NEEDS_CONFIRMATION,
     ToolCall,
     client_approval_id,
+    decision_reasons,
 )
 
 ClosedHow = Literal["expired", "moved-on"]
@@ -126,12 +127,14 @@ def decided(
     confirmation: bool,
     closed: ClosedHow | None = None,
     payload: Any | None = None,
+    reason: str | None = None,
 ) -> list[Event]:
     """The decision on ``call`` made on the connection — the user's, or a denial because
     nobody answered (``closed``: the wait ran out, or the user sent a new message; tagged so):
     the answer to its recorded confirmation (with the user's ``payload``, as over SSE: a
     reason is kept so), or a browser tool's approval (its denial is the rejection ADK
-    records)."""
+    records), with the user's ``reason`` in the bridge's tags, as over SSE
+    (:func:`~adk_asgi.hitl.pending.approved_marker`, ``reason_marker``)."""
     tags = None
     if closed == "expired":
         tags = _tags(call, expired=[client_approval_id(call.id) if confirmation else call.id])
@@ -146,7 +149,10 @@ def decided(
         )
         content = types.Content(role="user", parts=[types.Part(function_response=answer)])
         return [Event(invocation_id="", author="user", content=content, custom_metadata=tags)]
+    reasons = decision_reasons(call, reason)
     if approved:
-        marker = _tags(call, approved_call=call.id)
+        marker = _tags(call, approved_call=call.id, reasons=reasons)
         return [Event(invocation_id="", author="user", custom_metadata=marker)]
+    if reasons:
+        tags = bookkeeping.with_tags(tags, message_id=call.message_id, reasons=reasons)
     return [Event(invocation_id="", author="user", custom_metadata=tags)] if tags else []

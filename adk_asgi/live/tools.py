@@ -178,7 +178,8 @@ class ToolWaits:
     ) -> ToolConfirmation:
         """Wait for the user's decision on ``call``: a server tool's (``asked``: what ADK
         would ask over SSE) or a browser tool's; the decision, with the payload the user
-        answered with (a server tool's). The wait and the decision are recorded in the
+        answered with (a server tool's; a browser tool's reason is recorded in the bridge's
+        tags, as over SSE). The wait and the decision are recorded in the
         session as they happen, so the call outlives this connection (:mod:`.durable`)."""
         limit = self.approval_timeout
         expires = time.time() + limit
@@ -189,8 +190,10 @@ class ToolWaits:
         decision = await self._wait(call, "approval", limit)
         timed_out = call.id in self._timed_out
         self._timed_out.discard(call.id)
-        asked_payload = asked.payload if asked is not None else None
-        payload = self.protocol.tools.confirmed_payload(call.id, asked_payload)
+        if asked is None:  # (a browser tool's approval: no payload, as over SSE; its reason)
+            payload, reason = None, self.protocol.tools.decision_reason(call.id)
+        else:
+            payload, reason = self.protocol.tools.confirmed_payload(call.id, asked.payload), None
         if await self._taken(client_approval_id(call.id)):
             self.carry_out(self.protocol.tools.decided(call, False))
             return ToolConfirmation(confirmed=False)  # decided (and recorded) by whoever took it
@@ -201,11 +204,15 @@ class ToolWaits:
         elif decision == UNANSWERED:
             closed = "moved-on"
         self.carry_out(self.protocol.tools.decided(call, approved, closed=closed))
-        if asked is None:  # (a browser tool's approval: no payload, as over SSE)
-            payload = None
+        confirmation = asked is not None
         await record(
             durable.decided(
-                call, approved, confirmation=asked is not None, closed=closed, payload=payload
+                call,
+                approved,
+                confirmation=confirmation,
+                closed=closed,
+                payload=payload,
+                reason=reason,
             )
         )
         return ToolConfirmation(confirmed=approved, payload=payload)

@@ -68,6 +68,14 @@ class ToolMoves:
             return calls.payloads.pop(call_id)
         return reason_payload(reason) if reason and asked_payload is None else None
 
+    def decision_reason(self, call_id: str) -> str | None:
+        """The reason the user gave with the decision on a browser tool's approval, taken: it
+        has no payload, as over SSE (a ``confirmationPayloads`` entry for it is dropped)."""
+        self._phases.move("tool")
+        calls = self._context.calls
+        calls.payloads.pop(call_id, None)
+        return calls.reasons.pop(call_id, None)
+
     def wait(self, call: ToolCall, kind: WaitKind) -> list[Output]:
         """``call`` waits for the user's decision or the browser's result; the answer comes
         as a :class:`~.outputs.Resolve` (or :meth:`timed_out` is called)."""

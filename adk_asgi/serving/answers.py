@@ -23,7 +23,13 @@ from adk_asgi.errors import log_failure
 from adk_asgi.hitl.bookkeeping import CutCall
 from adk_asgi.hitl.closing import closing_answers, split_confirmation_answers
 from adk_asgi.hitl.continuation import Conflict, Continuation, continuation
-from adk_asgi.hitl.pending import ChatState, approved_marker, chat_state
+from adk_asgi.hitl.pending import (
+    ChatState,
+    approved_marker,
+    chat_state,
+    client_approval_id,
+    reason_marker,
+)
 from adk_asgi.serving.services import Services
 from adk_asgi.wire.messages import UIMessage
 
@@ -64,7 +70,13 @@ async def accept_answers(
         raise Conflict("this answer was already taken by another request")
     sessions = services.session_service
     for call in answers.released:
-        await sessions.append_event(session, approved_marker(call, services.author))
+        reason = answers.reasons.get(client_approval_id(call.id))
+        await sessions.append_event(session, approved_marker(call, services.author, reason))
+    for call_id in answers.answered:  # a browser tool denied, or approved with its result:
+        reason = answers.reasons.get(client_approval_id(call_id))  # ADK's record has no reason
+        if reason is not None:
+            marker = reason_marker(state.calls[call_id], services.author, reason)
+            await sessions.append_event(session, marker)
     stored_first, responses = split_confirmation_answers(state, answers.responses)
     if stored_first is not None:
         await sessions.append_event(session, stored_first)

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from adk_asgi.testing import ChatClient, ChatResponse
-from tests.asgi.test_testing_client import SENT_ALICE, closing, user
-from tests.asgi.test_testing_client_live import echoed, played
+from adk_asgi.testing import ChatClient, ChatResponse, TransportName
+from tests.asgi.test_testing_client import SENT_ALICE, closing, demo_app, user
+from tests.asgi.test_testing_client_live import chat_one, echoed, played
 from tests.streams import PAY_ALICE
 
 FALSY = [{}, [], 0, "", False]
@@ -170,3 +170,80 @@ async def test_an_approvals_reason_stays_in_history_over_both_transports(
     assert live_chunks == sse_chunks
     assert live == sse
     assert sse[1] == payment_chat(approved, text)  # (played checks history is these messages)
+
+
+def location_chat(approved: bool, text: str) -> list[dict[str, Any]]:
+    settled: dict[str, Any] = (
+        {"state": "output-available", "input": {}, "output": {"city": "Paris"}}
+        if approved
+        else {"state": "output-denied", "input": {}, "rawInput": "{}"}
+    )
+    part = {
+        "type": "tool-get_location",
+        "toolCallId": "call_1",
+        **settled,
+        "approval": {"id": "approval-1", "approved": approved, "reason": "not today"},
+    }
+    return [
+        user("where am i"),
+        {
+            "id": "msg1",
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                part,
+                {"type": "step-start"},
+                {"type": "text", "text": text, "state": "done"},
+            ],
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("approved", "text"),
+    [
+        (False, "Here you go: get_location was denied."),
+        (True, 'Here you go: get_location: {"city": "Paris"}.'),
+    ],
+    ids=["denied", "approved"],
+)
+async def test_a_browser_tools_approval_reason_stays_in_history_over_both_transports(
+    approved: bool, text: str
+) -> None:
+    """A browser tool's decision was stored without the user's reason (ADK records no
+    confirmation for it: an approval is the bridge's marker, a denial ADK's rejection): the
+    stream showed it, history did not."""
+
+    async def play(chat: ChatClient) -> list[ChatResponse | None]:
+        asked = await chat.send("where am i")
+        decided = await chat.approve("get_location", approved, reason="not today")
+        if not approved:
+            return [asked, decided]
+        return [asked, decided, await chat.tool_result("get_location", {"city": "Paris"})]
+
+    sse_chunks, sse = await played("sse", play)
+    live_chunks, live = await played("live", play)
+    if approved:
+        sse_chunks[2].insert(1, echoed("call_1", {"city": "Paris"}))
+    assert live_chunks == sse_chunks
+    assert live == sse
+    assert sse[1] == location_chat(approved, text)  # (played checks history is these messages)
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_browser_tools_approval_reason_sent_with_its_result_stays_in_history(
+    transport: TransportName,
+) -> None:
+    """The approval and the browser's result in one request (a client that does not send on
+    the approval alone): the reason went with neither ADK's record of the result nor the
+    bridge's."""
+    chat = ChatClient(demo_app(), transport=transport, send_automatically_when=None, **chat_one())
+    async with chat:
+        await chat.send("where am i")
+        await chat.approve("get_location", reason="not today")
+        await chat.tool_result("get_location", {"city": "Paris"})
+        await chat.submit()
+        history = await chat.history()
+    expected = location_chat(True, 'Here you go: get_location: {"city": "Paris"}.')
+    expected[1]["parts"][1]["approval"]["id"] = "approval-call_1"
+    assert history == expected
