@@ -21,7 +21,7 @@ from websockets.exceptions import InvalidStatus
 
 from adk_asgi import AdkApp, Limits
 from adk_asgi.serving import load
-from adk_asgi.testing import Call, Text, demo_model, read_ui_message
+from adk_asgi.testing import Call, ChatClient, Text, demo_model, read_ui_message
 from adk_asgi.wire.values import CHAT_ID_RULE
 from demo_app import build_agent
 from tests.live.live_chunks import HELLO, closing, joined, squash
@@ -36,6 +36,7 @@ from tests.live.live_socket import (
     Live,
     cookie_of,
     http_history,
+    live_chat,
     open_live,
     send_resume,
     serve,
@@ -55,23 +56,27 @@ async def server() -> AsyncIterator[tuple[AdkApp, str]]:
         yield app, url
 
 
+def browser(url: str) -> ChatClient:
+    """A new browser's chat with the server at ``url``, over its live socket."""
+    base = url.replace("ws://", "http://", 1).removesuffix("/live")
+    return ChatClient(base_url=base, transport="live")
+
+
 async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
     server: tuple[AdkApp, str],
 ) -> None:
     app, url = server
     baseline = asyncio.all_tasks()
-    live, socket = await open_live(url)
-    async with socket:
-        first = await live.turn("pay 5 to alice")
+    async with browser(url) as chat:
+        first = (await chat.send("pay 5 to alice")).chunks
         call_id = first[2]["toolCallId"]
-    await wait_until_closed(app)
-    leaked = await leftover_tasks(baseline)
-    assert leaked == []
-    # the abandoned call was answered (denied), so the chat resumes cleanly
-    # (the same browser: its cookie; another one would open a chat of its own)
-    again, socket = await open_live(url, chat_id=live.chat_id, cookie=cookie_of(socket))
-    async with socket:
-        reconnected, text = squash(await again.turn("hello"))
+        await chat.disconnect()
+        await wait_until_closed(app)
+        leaked = await leftover_tasks(baseline)
+        assert leaked == []
+        # the abandoned call was answered (denied), so the chat resumes cleanly
+        # (the same browser, on a new connection; another one would open a chat of its own)
+        reconnected, text = squash((await chat.send("hello")).chunks)
     # the answer to "hello", all of it, not the model's words on the payment it cut short
     assert reconnected == [
         {"type": "start", "messageId": "<msg1>"},
@@ -79,7 +84,7 @@ async def test_disconnect_mid_approval_leaves_no_task_and_a_consistent_chat(
         {"type": "finish", "finishReason": "stop"},
     ]
     assert text == HELLO
-    history = await stored_history(app, live.chat_id)
+    history = await stored_history(app, chat.id)
     payment = history[1]["parts"][1]
     # closed unanswered by the new message, not denied by the user
     assert (payment["toolCallId"], payment["state"], payment["errorText"]) == (
@@ -113,6 +118,7 @@ async def test_a_hundred_concurrent_connections_lose_and_reorder_nothing(
     app, url = server
 
     async def one() -> tuple[list[dict[str, Any]], str]:
+        # (raw: a hundred ChatClient handshakes at once time out, see live_socket's docstring)
         live, socket = await open_live(url)
         async with socket:
             return squash(await live.turn("weather in Paris"))
@@ -264,13 +270,12 @@ async def test_a_new_message_closes_the_browser_calls_left_open(
     server: tuple[AdkApp, str],
 ) -> None:
     app, url = server
-    live, socket = await open_live(url)
-    async with socket:
-        bgm = await live.turn("play track 3")
-        hello = await live.turn("hello")
+    async with browser(url) as chat:
+        bgm = (await chat.send("play track 3")).chunks
+        hello = (await chat.send("hello")).chunks
     assert [c for c in hello if c["type"].startswith("tool-")] == []  # not this message's
     await wait_until_closed(app)
-    history = await stored_history(app, live.chat_id)
+    history = await stored_history(app, chat.id)
     tools = [p for m in history for p in m["parts"] if p["type"].startswith("tool-")]
     assert [(t["toolCallId"], t["state"], t.get("errorText")) for t in tools] == [
         (bgm[3]["toolCallId"], "output-error", "The user moved on before the browser answered.")
@@ -335,25 +340,25 @@ async def test_a_tool_can_ask_for_confirmation_with_a_payload(approved: bool) ->
 
     agent = scripted_agent(responder=respond, tools=[book_flight])
     app = AdkApp(agent)
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        async with socket:
-            first = await live.turn("fly")
-            request = first[-3]
-            assert request == {
-                "type": "tool-approval-request",
-                "approvalId": "approval-call_1",
-                "toolCallId": "call_1",
-                "approvalDescriptor": {
-                    "hint": "Pick a seat",
-                    "payload": {"seat": None, "options": ["1A", "14C"]},
-                },
-            }
-            answer(live.assistant, "book_flight", approved=approved)
-            live.body = {"confirmationPayloads": {"approval-call_1": {"seat": "14C"}}}
-            second = await live.turn()
+    async with live_chat(app) as chat:
+        first = (await chat.send("fly")).chunks
+        request = first[-3]
+        assert request == {
+            "type": "tool-approval-request",
+            "approvalId": "approval-call_1",
+            "toolCallId": "call_1",
+            "approvalDescriptor": {
+                "hint": "Pick a seat",
+                "payload": {"seat": None, "options": ["1A", "14C"]},
+            },
+        }
+        payloads = {"confirmationPayloads": {"approval-call_1": {"seat": "14C"}}}
+        decided = await chat.approve("book_flight", approved, body=payloads)
+        assert decided is not None
+        second = decided.chunks
+        await chat.disconnect()
         await wait_until_closed(app)
-        history = await stored_history(app, live.chat_id)
+        history = await stored_history(app, chat.id)
     outcome = (
         {
             "type": "tool-output-available",
@@ -628,25 +633,27 @@ async def test_barge_in_ends_the_spoken_answer_and_the_next_is_a_new_response(
 
 async def test_history_after_live_human_in_the_loop_is_what_the_stream_showed() -> None:
     app = AdkApp(build_agent())
-    async with serve(app) as url:
-        live, socket = await open_live(url)
-        shown: list[dict[str, Any]] = []  # the chat as the client holds it
+    async with live_chat(app) as chat:
         tool_chunks: list[dict[str, Any]] = []
-        async with socket:
-            for text, tool, answers in [
-                ("pay 5 to alice", "process_payment", [{"approved": True}]),
-                ("pay 7 to bob", "process_payment", [{"approved": False}]),
-                ("play track 2", "change_bgm", [{"output": {"track": 2, "playing": True}}]),
-                ("where am i", "get_location", [{"approved": True}, {"output": {"city": "Oslo"}}]),
-            ]:
-                chunks = await live.turn(text)
-                for change in answers:
-                    answer(live.assistant, tool, **change)
-                    chunks += await live.turn()
-                tool_chunks += [c for c in chunks if c["type"].startswith("tool-")]
-                shown += [live.user, live.assistant]
+        for text, tool, answers in [
+            ("pay 5 to alice", "process_payment", [{"approved": True}]),
+            ("pay 7 to bob", "process_payment", [{"approved": False}]),
+            ("play track 2", "change_bgm", [{"output": {"track": 2, "playing": True}}]),
+            ("where am i", "get_location", [{"approved": True}, {"output": {"city": "Oslo"}}]),
+        ]:
+            chunks = (await chat.send(text)).chunks
+            for change in answers:
+                if "approved" in change:
+                    went_on = await chat.approve(tool, change["approved"])
+                else:
+                    went_on = await chat.tool_result(tool, change["output"])
+                assert went_on is not None
+                chunks += went_on.chunks
+            tool_chunks += [c for c in chunks if c["type"].startswith("tool-")]
+        shown = chat.messages  # the chat as the client holds it
+        await chat.disconnect()
         await wait_until_closed(app)
-        history = await http_history(url, cookie_of(socket), live.chat_id)
+        history = await chat.history()
     # the stream, as exactly as the history has to match it
     assert normalize_ids(tool_chunks) == [
         {"type": "tool-input-start", "toolCallId": "<call1>", "toolName": "process_payment"},
@@ -738,6 +745,7 @@ async def test_a_hundred_concurrent_browser_tool_round_trips_lose_and_reorder_no
     app, url = server
 
     async def one(track: int) -> None:
+        # (raw: a hundred ChatClient handshakes at once time out, see live_socket's docstring)
         live, socket = await open_live(url)
         async with socket:
             paused = await live.turn(f"play track {track}")
