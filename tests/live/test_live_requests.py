@@ -26,14 +26,14 @@ from adk_asgi import AdkApp, Limits
 from adk_asgi.hitl.pending import APPROVAL_EXPIRED, chat_state
 from adk_asgi.live.microphone import MAX_AUDIO_BACKLOG
 from adk_asgi.live.queue import LiveQueue
-from adk_asgi.testing import Text
+from adk_asgi.testing import ChatClient, Text
 from demo_app import build_agent
 from tests.e2e.node_client import drive_chat_async, validate_sse
 from tests.live.live_chunks import closing, squash
 from tests.live.live_server import answered, chat_users, stored_history
 from tests.live.live_socket import Live, open_live, serve
 from tests.streams import PAY_ALICE, approval_asked
-from tests.support import answer, normalize_ids, scripted_agent
+from tests.support import normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -159,13 +159,14 @@ async def test_a_late_answer_to_a_timed_out_approval_gets_what_happened_instead(
     server: tuple[AdkApp, str],
 ) -> None:
     app, url = server
-    live, socket = await open_live(url)
-    async with socket:
-        first = await live.turn("pay 5 to alice")
-        await answered(app, live.chat_id)  # the approval timed out; the model answered that
-        answer(live.assistant, "process_payment", approved=True)  # the user clicks, too late
-        continued = json.loads(json.dumps(live.assistant))
-        late = await live.turn()
+    base = url.replace("ws://", "http://", 1).removesuffix("/live")
+    async with ChatClient(base_url=base, transport="live") as chat:
+        first = (await chat.send("pay 5 to alice")).chunks
+        await answered(app, chat.id)  # the approval timed out; the model answered that
+        reply = await chat.approve("process_payment")  # the user clicks, too late
+        assert reply is not None
+        continued = reply.body["messages"][-1]  # (the message the continuation carried)
+        late = reply.chunks
         folded, text = squash(late)
         assert folded == DENIED
         assert (late[0]["messageId"], late[1]["toolCallId"]) == (
@@ -175,13 +176,13 @@ async def test_a_late_answer_to_a_timed_out_approval_gets_what_happened_instead(
         assert text == "Here you go: process_payment was denied."
         await sdk_accepts(late, on_top_of=continued)
         # the late approval ran nothing: the same answer again is refused
-        await live.send()
-        refused = await next_frame(live)
-        assert refused == {
-            "type": "error",
-            "requestId": f"r{live.count}",
-            "errorText": "this request answers no open tool call of the chat",
-        }
+        refused = await chat.submit()
+        assert (refused.status, refused.chunks, refused.error, refused.closed) == (
+            0,
+            [],
+            "this request answers no open tool call of the chat",
+            None,
+        )
 
 
 def _last_user_text(contents: list[types.Content]) -> str:
