@@ -1,7 +1,14 @@
 """A browser's live connection to a real uvicorn server, frame by frame: for the tests of the
 protocol itself (frames out of order, resumes, aborts, close codes, audio), which read what a
 chat client would hide. A test that only plays a chat uses ``ChatClient(app, transport="live")``
-instead (docs/testing.md)."""
+instead (docs/testing.md), or :func:`live_chat` for one over uvicorn's socket.
+
+:class:`Live` (``send``/``response``/``turn``) is kept for those protocol tests: a turn
+played next to a resume, an abort, audio, a cut or a close the test reads off the socket, where
+the test also needs the socket itself. And for the hundred-connection load tests of
+test_live_connection: a hundred ``ChatClient(base_url=…)`` opened at once time out in their
+handshakes on a loaded machine (each builds its own ``httpx.AsyncClient``, with its TLS
+context, in the loop that serves), where a hundred bare sockets do not."""
 
 from __future__ import annotations
 
