@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import msgspec
 from google.genai import types
 
 from adk_asgi.errors import ClientError
@@ -131,7 +132,7 @@ def _tool_output(part: ToolPart, call: ToolCall) -> dict[str, Any]:
     convention: ADK unwraps their answer's ``result`` itself."""
     if part.state == "output-error":
         return {"error": part.error_text or "The tool failed."}
-    output = part.output
+    output = None if part.output is msgspec.UNSET else part.output  # (sent as ``undefined``)
     page_tool = call.name not in ASKING_THE_USER
     if isinstance(output, dict) and not (page_tool and set(output) == {"result"}):
         return output

@@ -134,7 +134,9 @@ class ToolPart(_Part):
     tool_name: str | None = None  # dynamic-tool only
     input: Any = None
     raw_input: Any = None
-    output: Any = None
+    output: Any = msgspec.UNSET
+    """``UNSET`` when the part has none (``omit_defaults`` drops ``None``): an output of
+    ``null`` is one (``addToolOutput({output: null})``), encoded as the client holds it."""
     error_text: str | None = None
     approval: Approval | None = None
     provider_executed: bool | None = None

@@ -247,3 +247,25 @@ async def test_a_browser_tools_approval_reason_sent_with_its_result_stays_in_his
     expected = location_chat(True, 'Here you go: get_location: {"city": "Paris"}.')
     expected[1]["parts"][1]["approval"]["id"] = "approval-call_1"
     assert history == expected
+
+
+async def test_a_browser_tools_null_result_keeps_its_output_in_history_over_both_transports() -> (
+    None
+):
+    """``addToolOutput({output: null})``: history's part lost its ``output`` key (the part's
+    struct dropped a ``None`` output as a default), so a reload showed a part with no output."""
+
+    async def play(chat: ChatClient) -> list[ChatResponse | None]:
+        return [await chat.send("play track 3"), await chat.tool_result("change_bgm", None)]
+
+    sse_chunks, sse = await played("sse", play)
+    live_chunks, live = await played("live", play)
+    assert sse_chunks[1] == [
+        {"type": "start", "messageId": "msg1"},
+        *closing(f"Here you go: change_bgm: {as_stored(None)}."),
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    sse_chunks[1].insert(1, echoed("call_1", None))
+    assert live_chunks == sse_chunks
+    assert live == sse
+    assert sse[1] == bgm_chat(None)  # (played checks history is these messages)

@@ -77,6 +77,7 @@ TOOL_METHODS: dict[str, Callable[[Machine], object]] = {
     "early_result": lambda live: live.protocol.tools.early_result("c1"),
     "asked": lambda live: live.protocol.tools.asked("c1", {"hint": "sure?"}),
     "confirmed_payload": lambda live: live.protocol.tools.confirmed_payload("c1", None),
+    "decision_reason": lambda live: live.protocol.tools.decision_reason("c1"),
     "wait": lambda live: live.protocol.tools.wait(CALL, "approval"),
     "timed_out": lambda live: live.protocol.tools.timed_out("c1"),
     "decided": lambda live: live.protocol.tools.decided(CALL, True),
