@@ -56,6 +56,12 @@ async def test_a_browser_tools_falsy_result_is_answered_over_both_transports(
 ) -> None:
     """Live took ``{}`` for no result (ADK builds no response for a long-running tool whose
     result is false): nothing was sent and the request hung."""
+    await answered_like_sse(output)
+
+
+async def answered_like_sse(output: Any) -> None:
+    """``change_bgm`` answered with ``output``: the same answer and messages over SSE and live
+    (live echoes the result first), and history the same as the messages."""
 
     async def play(chat: ChatClient) -> list[ChatResponse | None]:
         return [await chat.send("play track 3"), await chat.tool_result("change_bgm", output)]
@@ -254,18 +260,4 @@ async def test_a_browser_tools_null_result_keeps_its_output_in_history_over_both
 ):
     """``addToolOutput({output: null})``: history's part lost its ``output`` key (the part's
     struct dropped a ``None`` output as a default), so a reload showed a part with no output."""
-
-    async def play(chat: ChatClient) -> list[ChatResponse | None]:
-        return [await chat.send("play track 3"), await chat.tool_result("change_bgm", None)]
-
-    sse_chunks, sse = await played("sse", play)
-    live_chunks, live = await played("live", play)
-    assert sse_chunks[1] == [
-        {"type": "start", "messageId": "msg1"},
-        *closing(f"Here you go: change_bgm: {as_stored(None)}."),
-        {"type": "finish", "finishReason": "stop"},
-    ]
-    sse_chunks[1].insert(1, echoed("call_1", None))
-    assert live_chunks == sse_chunks
-    assert live == sse
-    assert sse[1] == bgm_chat(None)  # (played checks history is these messages)
+    await answered_like_sse(None)
