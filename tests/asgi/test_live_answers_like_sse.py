@@ -24,30 +24,33 @@ def as_stored(output: Any) -> str:
     return json.dumps(output if isinstance(output, dict) else {"result": output})
 
 
-def bgm_chat(output: Any) -> list[dict[str, Any]]:
+def tool_then_text(asked: str, tool_part: dict[str, Any], text: str) -> list[dict[str, Any]]:
+    """The chat of one question answered in two steps: the tool's part, then the model's
+    closing ``text``."""
     return [
-        user("play track 3"),
+        user(asked),
         {
             "id": "msg1",
             "role": "assistant",
             "parts": [
                 {"type": "step-start"},
-                {
-                    "type": "tool-change_bgm",
-                    "toolCallId": "call_1",
-                    "state": "output-available",
-                    "input": {"track": 3},
-                    "output": output,
-                },
+                tool_part,
                 {"type": "step-start"},
-                {
-                    "type": "text",
-                    "text": f"Here you go: change_bgm: {as_stored(output)}.",
-                    "state": "done",
-                },
+                {"type": "text", "text": text, "state": "done"},
             ],
         },
     ]
+
+
+def bgm_chat(output: Any) -> list[dict[str, Any]]:
+    part = {
+        "type": "tool-change_bgm",
+        "toolCallId": "call_1",
+        "state": "output-available",
+        "input": {"track": 3},
+        "output": output,
+    }
+    return tool_then_text("play track 3", part, f"Here you go: change_bgm: {as_stored(output)}.")
 
 
 @pytest.mark.parametrize("output", FALSY, ids=json.dumps)
@@ -135,19 +138,7 @@ def payment_chat(approved: bool, text: str) -> list[dict[str, Any]]:
         **settled,
         "approval": {"id": "approval-1", "approved": approved, "reason": "not today"},
     }
-    return [
-        user("pay 5 to alice"),
-        {
-            "id": "msg1",
-            "role": "assistant",
-            "parts": [
-                {"type": "step-start"},
-                part,
-                {"type": "step-start"},
-                {"type": "text", "text": text, "state": "done"},
-            ],
-        },
-    ]
+    return tool_then_text("pay 5 to alice", part, text)
 
 
 PAID = (
@@ -190,19 +181,7 @@ def location_chat(approved: bool, text: str) -> list[dict[str, Any]]:
         **settled,
         "approval": {"id": "approval-1", "approved": approved, "reason": "not today"},
     }
-    return [
-        user("where am i"),
-        {
-            "id": "msg1",
-            "role": "assistant",
-            "parts": [
-                {"type": "step-start"},
-                part,
-                {"type": "step-start"},
-                {"type": "text", "text": text, "state": "done"},
-            ],
-        },
-    ]
+    return tool_then_text("where am i", part, text)
 
 
 @pytest.mark.parametrize(
