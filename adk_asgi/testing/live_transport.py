@@ -30,6 +30,7 @@ from adk_asgi.convert.ui_parts import Chunk, UIMessageDict
 from adk_asgi.testing.asgi_websocket import Closed, Denied, websocket
 from adk_asgi.testing.network_websocket import open_network_socket
 from adk_asgi.testing.response import Exchange
+from adk_asgi.testing.sse_transport import refusal
 
 if TYPE_CHECKING:
     import httpx
@@ -112,7 +113,8 @@ class LiveTransport:
         try:
             socket = await self.connect()
         except Denied as denied:
-            return Exchange(denied.status, error=_denial(denied), started=False)
+            refused = refusal(denied.body.decode(errors="replace"))
+            return Exchange(denied.status, error=refused, started=False)
         await socket.send_text(json.dumps(body))
         return await self._read(socket, body["requestId"])
 
@@ -208,12 +210,3 @@ def _closed_meanwhile(socket: Socket) -> Closed | None:
         if isinstance(frame, Closed):
             return frame
     return None
-
-
-def _denial(denied: Denied) -> str:
-    try:
-        reason = denied.json()
-    except ValueError:
-        return denied.body.decode(errors="replace")
-    error = reason.get("error") if isinstance(reason, dict) else None
-    return error if isinstance(error, str) else denied.body.decode(errors="replace")

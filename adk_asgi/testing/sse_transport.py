@@ -32,15 +32,15 @@ def parse_sse_chunks(body: str) -> list[Chunk]:
     return chunks
 
 
-def refusal(response: httpx.Response) -> str:
-    """What ``useChat``'s ``error`` says of a refused request: its ``{"error": …}``, or the
-    body's text."""
+def refusal(text: str) -> str:
+    """What ``useChat``'s ``error`` says of a refused request (a ``POST``, or a live
+    handshake) whose body is ``text``: its ``{"error": …}``, or the text itself."""
     try:
-        reason = response.json()
+        reason = json.loads(text)
     except ValueError:
-        return response.text
+        return text
     error = reason.get("error") if isinstance(reason, dict) else None
-    return error if isinstance(error, str) else response.text
+    return error if isinstance(error, str) else text
 
 
 class SseTransport:
@@ -74,7 +74,7 @@ class SseTransport:
             self.api, json=body, headers={**self.headers, **(headers or {})}
         )
         if not response.is_success:
-            return Exchange(response.status_code, error=refusal(response), started=False)
+            return Exchange(response.status_code, error=refusal(response.text), started=False)
         return Exchange(response.status_code, parse_sse_chunks(response.text))
 
     async def aclose(self) -> None:
