@@ -82,6 +82,13 @@ def weather_answer(
 
 PAY_ALICE = {"amount": 5, "recipient": "alice", "currency": "USD"}
 """The demo model's payment for "pay 5 to alice"."""
+SENT_ALICE = {"status": "sent", **PAY_ALICE}
+"""What the demo's ``process_payment`` returns for it, once approved."""
+PAID_ALICE_SAID = (
+    'Here you go: process_payment: {"amount": 5, "currency": "USD", "recipient": "alice",'
+    ' "status": "sent"}.'
+)
+"""The demo model's closing sentence after that payment: the tool's result, quoted."""
 
 
 def approval_asked(

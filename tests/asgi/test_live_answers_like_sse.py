@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from adk_asgi.testing import ChatClient, ChatResponse, TransportName
-from tests.asgi.test_testing_client import SENT_ALICE, closing, demo_app, user
+from tests.asgi.test_testing_client import closing, demo_app, user
 from tests.asgi.test_testing_client_live import chat_one, echoed, played
-from tests.streams import PAY_ALICE
+from tests.streams import PAID_ALICE_SAID, PAY_ALICE, SENT_ALICE
 
 FALSY = [{}, [], 0, "", False]
 """Results the stock client sends as they are (``addToolOutput({output})``, JSON-encoded)."""
@@ -141,15 +141,9 @@ def payment_chat(approved: bool, text: str) -> list[dict[str, Any]]:
     return tool_then_text("pay 5 to alice", part, text)
 
 
-PAID = (
-    'Here you go: process_payment: {"amount": 5, "currency": "USD", "recipient": "alice",'
-    ' "status": "sent"}.'
-)
-
-
 @pytest.mark.parametrize(
     ("approved", "text"),
-    [(False, "Here you go: process_payment was denied."), (True, PAID)],
+    [(False, "Here you go: process_payment was denied."), (True, PAID_ALICE_SAID)],
     ids=["denied", "approved"],
 )
 async def test_an_approvals_reason_stays_in_history_over_both_transports(

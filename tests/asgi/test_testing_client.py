@@ -20,10 +20,16 @@ from adk_asgi import AdkApp, Messages
 from adk_asgi.testing import ChatClient, ChatResponse, Text, Thought, demo_model
 from adk_asgi.wire.values import CHAT_ID_RULE
 from demo_app import build_agent
-from tests.streams import PARIS_WEATHER, PAY_ALICE, approval_asked, text_step, weather_answer
+from tests.streams import (
+    PAID_ALICE_SAID,
+    PARIS_WEATHER,
+    PAY_ALICE,
+    SENT_ALICE,
+    approval_asked,
+    text_step,
+    weather_answer,
+)
 from tests.support import counter, scripted_agent
-
-SENT_ALICE = {"status": "sent", "amount": 5, "recipient": "alice", "currency": "USD"}
 
 
 def demo_app(**options: Any) -> AdkApp:
@@ -150,14 +156,10 @@ async def test_an_approval_approved(chat: ChatClient) -> None:
     answered["approval"] = {"id": approval_id, "approved": True}
     sent = {"id": "msg1", "role": "assistant", "parts": [{"type": "step-start"}, answered]}
     assert paid.body == continuation([user("pay 5 to alice"), sent])
-    text = (
-        'Here you go: process_payment: {"amount": 5, "currency": "USD", "recipient": "alice",'
-        ' "status": "sent"}.'
-    )
     assert paid.chunks == [
         {"type": "start", "messageId": "msg1"},
         {"type": "tool-output-available", "toolCallId": "call_1", "output": SENT_ALICE},
-        *closing(text),
+        *closing(PAID_ALICE_SAID),
         {"type": "finish", "finishReason": "stop"},
     ]
     done = {**answered, "state": "output-available", "output": SENT_ALICE}
@@ -170,7 +172,7 @@ async def test_an_approval_approved(chat: ChatClient) -> None:
                 {"type": "step-start"},
                 done,
                 {"type": "step-start"},
-                {"type": "text", "text": text, "state": "done"},
+                {"type": "text", "text": PAID_ALICE_SAID, "state": "done"},
             ],
         },
     ]

@@ -24,9 +24,16 @@ from adk_asgi.testing import (
     Text,
     TransportName,
 )
-from tests.asgi.test_testing_client import SENT_ALICE, closing, demo_app, user
+from tests.asgi.test_testing_client import closing, demo_app, user
 from tests.servers import in_loop_uvicorn
-from tests.streams import PAY_ALICE, approval_asked, text_step, weather_answer
+from tests.streams import (
+    PAID_ALICE_SAID,
+    PAY_ALICE,
+    SENT_ALICE,
+    approval_asked,
+    text_step,
+    weather_answer,
+)
 from tests.support import counter, scripted_agent
 
 TRANSPORTS: list[TransportName] = ["sse", "live"]
@@ -203,14 +210,10 @@ async def test_the_chat_goes_on_over_one_connection() -> None:
         assert paid is not None
         assert chat.transport.socket is first  # type: ignore[attr-defined]
         assert (paid.body["requestId"], paid.body["messageId"]) == ("r2", "msg1")
-        text = (
-            'Here you go: process_payment: {"amount": 5, "currency": "USD", "recipient":'
-            ' "alice", "status": "sent"}.'
-        )
         assert paid.chunks == [
             {"type": "start", "messageId": "msg1"},
             {"type": "tool-output-available", "toolCallId": "call_1", "output": SENT_ALICE},
-            *closing(text),
+            *closing(PAID_ALICE_SAID),
             {"type": "finish", "finishReason": "stop"},
         ]
 

@@ -43,7 +43,7 @@ from tests.live.live_socket import (
     text_frames_until_end,
     unframe,
 )
-from tests.streams import WEATHER_SAID, chunked, text_step, weather_answer
+from tests.streams import PAID_ALICE_SAID, WEATHER_SAID, chunked, text_step, weather_answer
 from tests.support import CountedSessions, answer, normalize_ids, scripted_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -200,10 +200,7 @@ async def test_a_duplicated_approval_runs_the_tool_once(server: tuple[AdkApp, st
     }
     _, text = squash(chunks)
     assert [c["type"] for c in chunks].count("tool-output-available") == 1
-    assert text == (
-        'Here you go: process_payment: {"amount": 5, "currency": "USD", "recipient": "alice",'
-        ' "status": "sent"}.'
-    )
+    assert text == PAID_ALICE_SAID
 
 
 async def test_a_token_can_travel_as_a_subprotocol() -> None:
