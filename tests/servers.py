@@ -16,10 +16,12 @@ import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import uvicorn
+
+from tests.zygote import ZYGOTE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +41,9 @@ def uvicorn_server(
     """Run ``uvicorn <app>`` on a fresh loopback port; yield its base URL. ``args`` are
     appended to uvicorn's command line. By default this venv's Python runs it in the checkout,
     with this environment less ``GOOGLE_*`` plus ``env``; ``python``, ``cwd`` and ``environ``
-    (the whole environment) run it elsewhere, as a user would (tests/recipes)."""
+    (the whole environment) run it elsewhere, as a user would (tests/recipes). In this checkout on
+    this venv's Python, the server is forked from a pre-imported interpreter (:mod:`tests.zygote`)
+    instead of started cold: the same uvicorn command line, about 2 s of CPU less."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # uvicorn wraps an inherited fd as a Unix socket, so asyncio never sets TCP_NODELAY on its
@@ -65,7 +69,11 @@ def uvicorn_server(
         "--no-access-log",
         *args,
     ]
-    process = subprocess.Popen(command, cwd=cwd, env=child_env, pass_fds=[sock.fileno()])
+    process: Process
+    if str(python) == sys.executable and cwd == ROOT and environ is None:
+        process = ZYGOTE.spawn(command[3:], cwd=cwd, env=child_env, pass_fds=[sock.fileno()])
+    else:
+        process = subprocess.Popen(command, cwd=cwd, env=child_env, pass_fds=[sock.fileno()])
     sock.close()
     base = f"http://127.0.0.1:{port}"
     try:
@@ -87,7 +95,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_ready(url: str, process: subprocess.Popen[Any], timeout: float = 30.0) -> None:
+class Process(Protocol):
+    """What the tests use of a server process: a :class:`subprocess.Popen` or a
+    :class:`tests.zygote.ForkedServer`."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+
+
+def wait_ready(url: str, process: Process, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
