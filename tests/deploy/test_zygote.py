@@ -74,6 +74,8 @@ def test_a_forked_server_is_what_python_m_uvicorn_would_have_been(
     assert forked.pop("pid") == servers["forked"][0].pid
     assert cold.pop("pid") == servers["cold"][0].pid
     assert "AF_UNIX/SOCK_SEQPACKET" not in forked["sockets"]
+    for report in (forked, cold):  # the TCP ones: wait_ready's closed connection may linger
+        report["sockets"] = [s for s in report["sockets"] if not s.startswith("AF_INET/")]
     assert forked == cold
 
 
