@@ -68,6 +68,11 @@ _ELSEWHERE = ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_E
 Pace = Callable[[Sequence[types.Content]], float]
 
 
+KEEP_ALIVE_S = 610
+"""How long an idle HTTP connection stays open: the default of Google Cloud's external
+Application Load Balancer, the front end that serves Google's APIs."""
+
+
 class GeminiStandIn:
     """A local Gemini API (see the module docstring); a context manager that runs it in a
     thread of its own, on a free loopback port, with TLS.
@@ -154,6 +159,10 @@ class GeminiStandIn:
             ssl_certfile=str(cert),
             ssl_keyfile=str(key),
             ws_max_size=64 * 1024 * 1024,
+            # Google's front ends keep an idle connection 610 s. uvicorn's 5 s default is
+            # google-genai's (httpx's) own pool expiry: a request sent at the edge went out on
+            # a connection being closed ("Server disconnected without sending a response").
+            timeout_keep_alive=KEEP_ALIVE_S,
         )
         self._server = server = uvicorn.Server(config)
         self._thread = threading.Thread(
