@@ -349,8 +349,8 @@ class LiveToolGate(BasePlugin):
         call_id = tool_context.function_call_id
         # (ADK stores a result that is not an object as ``{"result": ...}``: shown as stored)
         stored: dict[str, Any] | None = result if isinstance(result, dict) else {"result": result}
-        if result is None and tool.is_long_running:  # left open: only the app answers it
-            stored = None  # (server_answers.py); ADK stores no response
+        if answered_later(tool) and not result:  # left open: only the app answers it
+            stored = None  # (server_answers.py); ADK sends and stores no response to a falsy one
         refused = self.invalid is not None and self.invalid.is_invalid(call_id)
         kept = stored is result and returns_its_own(tool) and is_wrapper(result)
         ran_by = None  # (the agent whose tool returned it: no result, nothing to keep)

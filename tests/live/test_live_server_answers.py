@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,6 +22,8 @@ from tests.asgi.test_server_answers import (
     ASKED_STREAM,
     ASKING,
     REFUND,
+    asked_parts,
+    history,
     request_refund,
 )
 from tests.live.live_server import stored_history, wait_until_closed
@@ -33,12 +36,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 
 class BackOffice:
-    def __init__(self) -> None:
+    def __init__(self, refund: Callable[..., Any] = request_refund) -> None:
         self.seen: list[dict[str, Any]] = []
         self.model_calls = 0
         agent = scripted_agent(
             responder=self.respond,
-            tools=[LongRunningFunctionTool(request_refund)],
+            tools=[LongRunningFunctionTool(refund)],
             chunk_size=200,
         )
         self.app = AdkApp(agent, identify=lambda c: "alice", limits=Limits(busy_timeout=0.2))
@@ -139,3 +142,35 @@ async def test_a_new_connection_does_not_wait_for_the_servers_answer() -> None:
         assert office.model_calls == 1
         assert await app.answer_call("alice", browser.id, "call_1", APPROVED) == page["id"]
         assert office.seen == [APPROVED]
+
+
+@pytest.mark.parametrize("returned", [{}, "", 0, []], ids=["{}", "empty-text", "0", "[]"])
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_long_running_tool_that_returns_a_falsy_value_leaves_its_call_to_the_server(
+    transport: str, returned: Any
+) -> None:
+    """ADK sends no response for a long-running tool's falsy result (it tests truth, not
+    ``None``). Live mode showed such a call finished and waited for the model's next words,
+    which never came: the page hung. Now the call is left open, as over SSE, for the app."""
+
+    def answered_later(order: str, amount: float) -> Any:
+        """Ask the back office to approve a refund; a clerk answers later, from the server."""
+        return returned
+
+    answered_later.__name__ = "request_refund"  # (the tool's name is the function's)
+    office = BackOffice(answered_later)
+    app = office.app
+    async with in_loop_uvicorn(app) as base:
+        page = ChatClient(
+            base_url=base, transport=transport, chat_id="chat-1", id_factory=counter("u")
+        )
+        async with page:
+            asked = await page.send("refund order A7")
+        assert normalize_ids(asked.chunks) == ASKED_STREAM
+        assert asked.message is not None
+        message_id = asked.message["id"]
+        await wait_until_closed(app)
+        assert await stored_history(app, page.id) == history(message_id, *asked_parts())
+        assert await app.answer_call("alice", page.id, "call_1", APPROVED) == message_id
+    assert (office.model_calls, office.seen) == (2, [APPROVED])
+    assert await stored_history(app, page.id) == history(message_id, *ANSWERED_PARTS)
