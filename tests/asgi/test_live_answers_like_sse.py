@@ -1,7 +1,8 @@
 """The live socket takes the page's answers as SSE takes them: a browser tool's result that
 JSON reads as false (``{}``, ``[]``, ``0``, ``""``, ``false``) is a result like any other, and
-a denial's reason stays in history. Each chat is played over both transports with
-:class:`~adk_asgi.testing.ChatClient`; the messages and history are compared whole."""
+a denial's reason stays in history; a server tool's result reaches the model as over SSE. Each
+chat is played over both transports with :class:`~adk_asgi.testing.ChatClient`; the messages and
+history are compared whole."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import json
 from typing import Any
 
 import pytest
+from google.genai import types
 
-from adk_asgi.testing import ChatClient, ChatResponse, TransportName
+from adk_asgi import AdkApp, Messages
+from adk_asgi.testing import Call, ChatClient, ChatResponse, Text, TransportName
+from tests.asgi.test_poisoned_chat import get_forecast
 from tests.asgi.test_testing_client import closing, demo_app, user
-from tests.asgi.test_testing_client_live import chat_one, echoed, played
+from tests.asgi.test_testing_client_live import chat_one, echoed, played, played_on
 from tests.streams import PAID_ALICE_SAID, PAY_ALICE, SENT_ALICE
+from tests.support import counter, scripted_agent
 
 FALSY = [{}, [], 0, "", False]
 """Results the stock client sends as they are (``addToolOutput({output})``, JSON-encoded)."""
@@ -234,3 +239,57 @@ async def test_a_browser_tools_null_result_keeps_its_output_in_history_over_both
     """``addToolOutput({output: null})``: history's part lost its ``output`` key (the part's
     struct dropped a ``None`` output as a default), so a reload showed a part with no output."""
     await answered_like_sse(None)
+
+
+def forecast_app() -> AdkApp:
+    """A server tool that returns a pydantic model, and a model that says what it was sent."""
+
+    def respond(contents: list[types.Content]) -> list[Any]:
+        for part in contents[-1].parts or []:
+            if part.function_response is not None:
+                return [Text(f"I read {json.dumps(part.function_response.response)}.")]
+        return [Call("get_forecast", {"city": "Paris"})]
+
+    agent = scripted_agent(responder=respond, tools=[get_forecast], chunk_size=200)
+    return AdkApp(agent, messages=Messages(message_id_factory=counter("msg")))
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_server_tools_pydantic_result_reaches_the_model_as_adk_wraps_it(
+    transport: TransportName,
+) -> None:
+    """ADK sends a tool's value that is not an object as ``{"result": value}``, a pydantic
+    model included. Live mode made the model's JSON an object first, so the model (and the page)
+    got ``{"city": ...}`` there and ``{"result": {"city": ...}}`` over SSE."""
+    forecast = {"result": {"city": "Paris", "sky": "clear"}}
+
+    async def play(chat: ChatClient) -> list[ChatResponse | None]:
+        return [await chat.send("forecast for Paris")]
+
+    chunks, _ = await played_on(ChatClient(forecast_app(), transport=transport, **chat_one()), play)
+    call = {"toolCallId": "call_1", "toolName": "get_forecast"}
+    assert chunks == [
+        [
+            {"type": "start", "messageId": "msg1"},
+            {"type": "start-step"},
+            {"type": "tool-input-start", **call, "providerExecuted": True},
+            {
+                "type": "tool-input-available",
+                **call,
+                "input": {"city": "Paris"},
+                "providerExecuted": True,
+            },
+            {
+                "type": "tool-output-available",
+                "toolCallId": "call_1",
+                "output": forecast,
+            },
+            {"type": "finish-step"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "msg1-txt1"},
+            {"type": "text-delta", "id": "msg1-txt1", "delta": f"I read {json.dumps(forecast)}."},
+            {"type": "text-end", "id": "msg1-txt1"},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+    ]
