@@ -285,11 +285,7 @@ async def test_a_server_tools_pydantic_result_reaches_the_model_as_adk_wraps_it(
                 "output": forecast,
             },
             {"type": "finish-step"},
-            {"type": "start-step"},
-            {"type": "text-start", "id": "msg1-txt1"},
-            {"type": "text-delta", "id": "msg1-txt1", "delta": f"I read {json.dumps(forecast)}."},
-            {"type": "text-end", "id": "msg1-txt1"},
-            {"type": "finish-step"},
+            *closing(f"I read {json.dumps(forecast)}."),
             {"type": "finish", "finishReason": "stop"},
         ]
     ]
