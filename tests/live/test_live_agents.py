@@ -173,3 +173,20 @@ async def test_a_parallel_agent_is_refused_live_with_the_reason() -> None:
         "'both' is a tree with the ParallelAgent 'both', which ADK cannot run live:"
         " use POST /chat, or give AdkApp a live_agent",
     )
+
+
+async def test_a_tree_with_a_task_agent_is_refused_live_with_the_reason() -> None:
+    """ADK's ``run_live`` never runs a ``mode="task"`` sub-agent (its workflow dispatches one
+    only in ``run_async``): the delegating call stayed open, and the page waited 10 s for words
+    that never came. Served over SSE, the same tree runs the task agent."""
+    helper = LlmAgent(name="helper", model=ScriptedLlm(turns=[]), mode="task", description="Helps.")
+    lead = LlmAgent(name="lead", model=ScriptedLlm(turns=[]), sub_agents=[helper])
+    async with live_chat(AdkApp(lead)) as chat:
+        refused = await chat.send("hi")
+    assert (refused.status, refused.chunks, refused.message, refused.error) == (
+        400,
+        [],
+        None,
+        "'lead' is a tree with the task agent 'helper' (mode='task'), which ADK cannot run live:"
+        " use POST /chat, or give AdkApp a live_agent",
+    )
