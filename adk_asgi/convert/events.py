@@ -295,13 +295,15 @@ class EventConverter:
         """What ties the deltas of one model message together: in ``run_async`` its partials
         and final event share ``event.id``; in live mode every message has a new id, and the
         final one repeats the text streamed since the last tool result, so text accumulates
-        within a live step (a stored event names its step: history replays it)."""
+        within a live step (a stored event names its step: history replays it). An agent that
+        speaks within the step, as a ``mode="single_turn"`` sub-agent does before its call's
+        result, makes its own model call: its words are a step of their own, as over SSE."""
         if self.live:
-            return f"live-{self._live_step}"
+            return f"live-{self._live_step}-{event.author}"
         if event.partial:
             return self._calls.partial(event)
         step = bookkeeping.read(event).live_step
-        return self._calls.final(event) if step is None else f"live-{step}"
+        return self._calls.final(event) if step is None else f"live-{step}-{event.author}"
 
     @property
     def live_step(self) -> int:

@@ -382,8 +382,8 @@ def test_workflow_tool_request_input(shapes_server: str, client: tuple[str, int]
     """The agent calls the workflow ``greeter`` as a tool; its ``RequestInput`` is answered
     with the stock ``addToolOutput``, the stock ``lastAssistantMessageIsCompleteWithToolCalls``
     sends it (the tool's own part, the server's, waits meanwhile), the workflow resumes, and
-    the tool's part ends with its output. Over SSE the question has a step of its own; live
-    mode shows the call and the question in one step and keeps ADK's ids."""
+    the tool's part ends with its output. The question has a step of its own over SSE and live;
+    live mode keeps ADK's ids."""
     report = run(
         shapes_server,
         "/workflow-tool",
@@ -406,7 +406,7 @@ def test_workflow_tool_request_input(shapes_server: str, client: tuple[str, int]
         "hi",
         STEP,
         greeter,
-        *([STEP] if sse else []),
+        STEP,
         question,
         STEP,
         text("The greeter said: Hello Bob."),

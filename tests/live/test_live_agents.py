@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from google.adk.agents import LlmAgent, ParallelAgent
 from google.adk.tools import request_input
+from google.genai import types
 
 from adk_asgi import AdkApp
 from adk_asgi.hitl.pending import INPUT_MOVED_ON
-from adk_asgi.testing import Call, ScriptedLlm, Text
+from adk_asgi.testing import Call, ChatClient, ScriptedLlm, Text, TransportName
 from tests.live.live_chunks import squash
 from tests.live.live_server import stored_history
 from tests.live.live_socket import live_chat
@@ -190,3 +191,57 @@ async def test_a_tree_with_a_task_agent_is_refused_live_with_the_reason() -> Non
         "'lead' is a tree with the task agent 'helper' (mode='task'), which ADK cannot run live:"
         " use POST /chat, or give AdkApp a live_agent",
     )
+
+
+@pytest.mark.parametrize("transport", ["sse", "live"])
+async def test_a_single_turn_agents_words_are_a_step_of_their_own(transport: TransportName) -> None:
+    """A ``mode="single_turn"`` sub-agent answers its call with a model call of its own. Live
+    mode showed its words in the caller's step (the step only changed at a tool's result), so
+    the same chat had one step fewer live than over SSE, and in history."""
+
+    def lead(contents: list[types.Content]) -> list[Any]:
+        answered = [p for p in contents[-1].parts or [] if p.function_response is not None]
+        if answered:
+            return [Text(f"The helper said {answered[0].function_response.response}.")]
+        return [Call("helper", {"request": "do it"})]
+
+    helper = LlmAgent(
+        name="helper",
+        model=ScriptedLlm(turns=[[Text("Done.")]], chunk_size=200),
+        mode="single_turn",
+        description="Helps.",
+    )
+    root = LlmAgent(
+        name="lead", model=ScriptedLlm(responder=lead, chunk_size=200), sub_agents=[helper]
+    )
+    async with ChatClient(AdkApp(root), transport=transport, chat_id="chat-1") as page:
+        answer = await page.send("go")
+        assert await page.history() == page.messages
+    said = "The helper said {'result': 'Done.'}."
+    call = {"toolCallId": "<call1>", "toolName": "helper", "providerExecuted": True}
+    assert (answer.error, normalize_ids(answer.chunks)) == (
+        None,
+        [
+            {"type": "start", "messageId": "<msg1>"},
+            {"type": "start-step"},
+            {"type": "tool-input-start", **call, "providerMetadata": {"adk": {"author": "lead"}}},
+            {"type": "tool-input-available", **call, "input": {"request": "do it"}},
+            {"type": "finish-step"},
+            *text_step("<block1>", "helper", "Done."),
+            {"type": "tool-output-available", "toolCallId": "<call1>", "output": "Done."},
+            {"type": "finish-step"},
+            *text_step("<block2>", "lead", said),
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "stop"},
+        ],
+    )
+
+
+def text_step(block: str, author: str, text: str) -> list[dict[str, Any]]:
+    """A step opened by ``author``'s words (its ``finish-step`` is the caller's to add)."""
+    return [
+        {"type": "start-step"},
+        {"type": "text-start", "id": block, "providerMetadata": {"adk": {"author": author}}},
+        {"type": "text-delta", "id": block, "delta": text},
+        {"type": "text-end", "id": block},
+    ]

@@ -35,8 +35,8 @@ NAME_SCHEMA = shapes.NAME_SCHEMA
 
 
 def asked(interrupt_id: str) -> list[dict[str, Any]]:
-    """The first answer: the agent calls the tool, whose workflow asks (live mode keeps ADK's
-    ids and shows the call and the question in one step)."""
+    """The first answer: the agent calls the tool, whose workflow asks in a step of its own, as
+    over SSE (live mode keeps ADK's ids)."""
     question = {
         "interruptId": interrupt_id,
         "payload": None,
@@ -59,6 +59,8 @@ def asked(interrupt_id: str) -> list[dict[str, Any]]:
             "input": shapes.VISIT,
             "providerExecuted": True,
         },
+        {"type": "finish-step"},
+        {"type": "start-step"},
         {"type": "tool-input-start", "toolCallId": "<call2>", "toolName": "adk_request_input"},
         {
             "type": "tool-input-available",
@@ -72,7 +74,7 @@ def asked(interrupt_id: str) -> list[dict[str, Any]]:
 
 
 def interrupt_of(chunks: list[dict[str, Any]]) -> str:
-    interrupt_id: str = chunks[5]["input"]["interruptId"]
+    interrupt_id: str = chunks[7]["input"]["interruptId"]
     return interrupt_id
 
 
@@ -120,7 +122,7 @@ async def test_a_new_message_closes_the_question_and_the_tools_call_live() -> No
         await chat.send("never mind")
         history = await stored_history(app, chat.id)
     closed = {"state": "output-error", "errorText": INPUT_MOVED_ON["error"]}
-    assert history[1]["parts"] == [left[0], {**left[1], **closed}, {**left[2], **closed}]
+    assert history[1]["parts"] == [left[0], {**left[1], **closed}, left[2], {**left[3], **closed}]
     assert history[3] == chat.messages[-1]
 
 
@@ -156,7 +158,8 @@ async def test_a_question_nobody_answers_times_out_and_the_turn_goes_on() -> Non
     resumed = read_ui_message(replay)
     assert history == [live.user, resumed]
     closed = {"state": "output-error", "errorText": expired}
-    assert resumed["parts"][1:3] == [
+    assert resumed["parts"][1:4] == [
         {**live.assistant["parts"][1], **closed},
-        {**live.assistant["parts"][2], **closed},
+        live.assistant["parts"][2],
+        {**live.assistant["parts"][3], **closed},
     ]
