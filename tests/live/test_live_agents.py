@@ -165,15 +165,7 @@ async def test_a_parallel_agent_is_refused_live_with_the_reason() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # ADK deprecates ParallelAgent
         root = ParallelAgent(name="both", sub_agents=[transfer_tree()])
-    async with live_chat(AdkApp(root)) as chat:
-        refused = await chat.send("hi")
-    assert (refused.status, refused.chunks, refused.message, refused.error) == (
-        400,
-        [],
-        None,
-        "'both' is a tree with the ParallelAgent 'both', which ADK cannot run live:"
-        " use POST /chat, or give AdkApp a live_agent",
-    )
+    await refused_live(root, "'both' is a tree with the ParallelAgent 'both'")
 
 
 async def test_a_tree_with_a_task_agent_is_refused_live_with_the_reason() -> None:
@@ -182,14 +174,18 @@ async def test_a_tree_with_a_task_agent_is_refused_live_with_the_reason() -> Non
     that never came. Served over SSE, the same tree runs the task agent."""
     helper = LlmAgent(name="helper", model=ScriptedLlm(turns=[]), mode="task", description="Helps.")
     lead = LlmAgent(name="lead", model=ScriptedLlm(turns=[]), sub_agents=[helper])
-    async with live_chat(AdkApp(lead)) as chat:
+    await refused_live(lead, "'lead' is a tree with the task agent 'helper' (mode='task')")
+
+
+async def refused_live(root: Any, what: str) -> None:
+    """The handshake refuses ``root`` with a 400 that says ``what`` it is and where to go."""
+    async with live_chat(AdkApp(root)) as chat:
         refused = await chat.send("hi")
     assert (refused.status, refused.chunks, refused.message, refused.error) == (
         400,
         [],
         None,
-        "'lead' is a tree with the task agent 'helper' (mode='task'), which ADK cannot run live:"
-        " use POST /chat, or give AdkApp a live_agent",
+        f"{what}, which ADK cannot run live: use POST /chat, or give AdkApp a live_agent",
     )
 
 
