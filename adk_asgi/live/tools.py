@@ -274,12 +274,11 @@ class _Recorder:
 
 
 def _as_json(result: Any) -> Any:
-    """A tool's result as JSON carries it: one that only pydantic makes JSON of as that JSON
-    (wrapped as ADK wraps a value that is not an object, when that JSON is one: the model is
-    sent ``{"result": {...}}`` for a pydantic model, as over SSE), one that is not JSON at all as
-    its error (``convert/safe_history.py``), as over SSE, where
-    the session stores it so before the stream shows it. Shown raw, it ended the connection
-    (the frame could not be encoded) and the model never got it."""
+    """A tool's result as JSON carries it, as over SSE, where the session stores it so before
+    the stream shows it: one that only pydantic makes JSON of as that JSON, still wrapped as ADK
+    wraps a value that is not an object (a pydantic model reaches the model as ``{"result":
+    {...}}``); one that is not JSON at all as its error (``convert/safe_history.py``). Shown
+    raw, it ended the connection (the frame could not be encoded) and the model never got it."""
     value, reason = readable(result)
     if reason is not None:
         return {"error": lost_result(reason)}
