@@ -132,15 +132,14 @@ class ToolWaits:
             tool_context.tool_confirmation = decision
         return None
 
-    async def confirm(
-        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
-    ) -> dict[str, Any]:
+    async def confirm(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
         """A tool asked for confirmation itself (``tool_context.request_confirmation``).
 
         Over SSE ADK pauses the run and calls the tool again with the user's answer; its live
         flow cannot (it only ever refuses). So the user is asked here, in the tool pipeline,
         and the tool is called again with ``tool_confirmation`` set, as ADK would: the tool
-        decides what approval (with the user's payload) and denial mean.
+        decides what approval (with the user's payload) and denial mean. Its result, as the
+        tool returned it (``after_tool_callback`` makes the response ADK builds of it).
         """
         asked = tool_context.actions.requested_tool_confirmations.pop(
             tool_context.function_call_id or "", None
@@ -151,8 +150,7 @@ class ToolWaits:
         asked = asked or ToolConfirmation()
         tool_context.tool_confirmation = await self._approved(call, _Recorder(tool_context), asked)
         tool_context.actions.skip_summarization = False  # the tool's answer to it is the result
-        result = await tool.run_async(args=args, tool_context=tool_context)
-        return result if isinstance(result, dict) else {"result": result}
+        return await tool.run_async(args=args, tool_context=tool_context)
 
     async def answer(self, call: ToolCall, record: _Recorder) -> tuple[bool, Any]:
         """Wait for the page's answer to ``call`` (a browser tool's result, the user's answer
@@ -326,9 +324,14 @@ class LiveToolGate(BasePlugin):
         call_id = tool_context.function_call_id
         replaced: dict[str, Any] | None = None
         asked = tool_context.actions.requested_tool_confirmations
-        if call_id and call_id in asked and tool_context.tool_confirmation is None:
-            replaced = result = await waits.confirm(tool, tool_args, tool_context)
-        if not (answered_later(tool) and not result):
+        confirmed = bool(call_id) and call_id in asked and tool_context.tool_confirmation is None
+        if confirmed:
+            result = await waits.confirm(tool, tool_args, tool_context)
+        if answered_later(tool) and not result:
+            # left open, as ADK leaves it; once confirmed, the tool's first answer (the one
+            # that asked) must not stand: a false ``{}`` tells ADK there is none yet
+            replaced = {} if confirmed else None
+        else:
             # shown and stored as the agent's callbacks make it (live/agent_callbacks.py); ADK
             # is answered even for ``None`` (as it stores it), or it runs them again
             result = await after_agent_callbacks(tool, tool_args, tool_context, result)

@@ -10,6 +10,8 @@ import json
 from typing import Any
 
 import pytest
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from adk_asgi import AdkApp, Messages
@@ -289,3 +291,65 @@ async def test_a_server_tools_pydantic_result_reaches_the_model_as_adk_wraps_it(
             {"type": "finish", "finishReason": "stop"},
         ]
     ]
+
+
+def asking_payment(returns: Any) -> AdkApp:
+    """A long-running payment that asks for its own approval
+    (``tool_context.request_confirmation``), then returns ``returns`` once approved."""
+
+    def pay(amount: int, tool_context: ToolContext) -> Any:
+        """Pay ``amount``."""
+        if tool_context.tool_confirmation is None:
+            tool_context.request_confirmation(hint="Pay?")
+            return {"status": "asked"}
+        return returns
+
+    def respond(contents: list[types.Content]) -> list[Any]:
+        for part in contents[-1].parts or []:
+            if part.function_response is not None:
+                return [Text(f"I read {json.dumps(part.function_response.response)}.")]
+        return [Call("pay", {"amount": 5})]
+
+    agent = scripted_agent(responder=respond, tools=[LongRunningFunctionTool(pay)], chunk_size=200)
+    return AdkApp(agent, messages=Messages(message_id_factory=counter("msg")))
+
+
+@pytest.mark.parametrize("returns", ["paid", None, {}, ""], ids=json.dumps)
+async def test_a_tool_approved_after_asking_itself_returns_as_over_sse(returns: Any) -> None:
+    """Live mode called the tool again after the user's approval and wrapped what it returned
+    first: the page was shown ``{"result": "paid"}`` where SSE shows ``"paid"``, and a
+    long-running tool's ``None`` (no answer yet, for the app to give) answered the call."""
+    histories = []
+    for transport in ("sse", "live"):
+        async with ChatClient(asking_payment(returns), transport=transport, **chat_one()) as chat:
+            await chat.send("pay 5")
+            await chat.approve("pay")
+            histories.append(await chat.history())
+    sse, live = (
+        [{**m, "parts": [no_approval_id(p) for p in m["parts"]]} for m in h] for h in histories
+    )
+    asked = {
+        "type": "tool-pay",
+        "toolCallId": "call_1",
+        "input": {"amount": 5},
+        "approval": {"id": "<approval>", "approved": True, "descriptor": {"hint": "Pay?"}},
+        "providerExecuted": True,
+    }
+    if returns:
+        parts = [
+            {"type": "step-start"},
+            {**asked, "state": "output-available", "output": returns},
+            {"type": "step-start"},
+            {"type": "text", "text": f"I read {as_stored(returns)}.", "state": "done"},
+        ]
+    else:  # (left open for the app's answer_call)
+        parts = [{"type": "step-start"}, {**asked, "state": "approval-responded"}]
+    assert sse == [user("pay 5"), {"id": "msg1", "role": "assistant", "parts": parts}]
+    assert live == sse
+
+
+def no_approval_id(part: dict[str, Any]) -> dict[str, Any]:
+    """ADK makes approval ids over SSE (random), the bridge live: the same placeholder."""
+    if "approval" not in part:
+        return part
+    return {**part, "approval": {**part["approval"], "id": "<approval>"}}
