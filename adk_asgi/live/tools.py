@@ -286,6 +286,12 @@ def _as_json(result: Any) -> Any:
     return value
 
 
+def _left_open(tool: BaseTool, result: Any) -> bool:
+    """Whether ADK builds no response of ``result``: a tool it answers later returned a false
+    value (it tests truth, not ``None``), so the call stays open for the app to answer."""
+    return answered_later(tool) and not result
+
+
 class LiveToolGate(BasePlugin):
     """Lends ADK's tool pipeline to the live connection that runs the invocation.
 
@@ -327,9 +333,9 @@ class LiveToolGate(BasePlugin):
         confirmed = bool(call_id) and call_id in asked and tool_context.tool_confirmation is None
         if confirmed:
             result = await waits.confirm(tool, tool_args, tool_context)
-        if answered_later(tool) and not result:
-            # left open, as ADK leaves it; once confirmed, the tool's first answer (the one
-            # that asked) must not stand: a false ``{}`` tells ADK there is none yet
+        if _left_open(tool, result):
+            # once confirmed, the tool's first answer (the one that asked) must not stand: a
+            # false ``{}`` tells ADK there is none yet
             replaced = {} if confirmed else None
         else:
             # shown and stored as the agent's callbacks make it (live/agent_callbacks.py); ADK
@@ -358,8 +364,8 @@ class LiveToolGate(BasePlugin):
         call_id = tool_context.function_call_id
         # (ADK stores a result that is not an object as ``{"result": ...}``: shown as stored)
         stored: dict[str, Any] | None = result if isinstance(result, dict) else {"result": result}
-        if answered_later(tool) and not result:  # left open: only the app answers it
-            stored = None  # (server_answers.py); ADK sends and stores no response to a falsy one
+        if _left_open(tool, result):  # only the app answers it (server_answers.py)
+            stored = None
         refused = self.invalid is not None and self.invalid.is_invalid(call_id)
         kept = stored is result and returns_its_own(tool) and is_wrapper(result)
         ran_by = None  # (the agent whose tool returned it: no result, nothing to keep)
