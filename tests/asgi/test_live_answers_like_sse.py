@@ -245,14 +245,19 @@ async def test_a_browser_tools_null_result_keeps_its_output_in_history_over_both
 
 def forecast_app() -> AdkApp:
     """A server tool that returns a pydantic model, and a model that says what it was sent."""
+    return reading_back(Call("get_forecast", {"city": "Paris"}), get_forecast)
+
+
+def reading_back(call: Call, tool: Any) -> AdkApp:
+    """An app whose model makes ``call``, then says the response it was sent (as JSON)."""
 
     def respond(contents: list[types.Content]) -> list[Any]:
         for part in contents[-1].parts or []:
             if part.function_response is not None:
                 return [Text(f"I read {json.dumps(part.function_response.response)}.")]
-        return [Call("get_forecast", {"city": "Paris"})]
+        return [call]
 
-    agent = scripted_agent(responder=respond, tools=[get_forecast], chunk_size=200)
+    agent = scripted_agent(responder=respond, tools=[tool], chunk_size=200)
     return AdkApp(agent, messages=Messages(message_id_factory=counter("msg")))
 
 
@@ -304,14 +309,7 @@ def asking_payment(returns: Any) -> AdkApp:
             return {"status": "asked"}
         return returns
 
-    def respond(contents: list[types.Content]) -> list[Any]:
-        for part in contents[-1].parts or []:
-            if part.function_response is not None:
-                return [Text(f"I read {json.dumps(part.function_response.response)}.")]
-        return [Call("pay", {"amount": 5})]
-
-    agent = scripted_agent(responder=respond, tools=[LongRunningFunctionTool(pay)], chunk_size=200)
-    return AdkApp(agent, messages=Messages(message_id_factory=counter("msg")))
+    return reading_back(Call("pay", {"amount": 5}), LongRunningFunctionTool(pay))
 
 
 @pytest.mark.parametrize("returns", ["paid", None, {}, ""], ids=json.dumps)
