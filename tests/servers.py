@@ -44,13 +44,7 @@ def uvicorn_server(
     (the whole environment) run it elsewhere, as a user would (tests/recipes). In this checkout on
     this venv's Python, the server is forked from a pre-imported interpreter (:mod:`tests.zygote`)
     instead of started cold: the same uvicorn command line, about 2 s of CPU less."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # uvicorn wraps an inherited fd as a Unix socket, so asyncio never sets TCP_NODELAY on its
-    # connections (each response would wait ~40 ms for Nagle); Linux copies it from here.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
+    sock = loopback_listener()
     port = sock.getsockname()[1]
     if environ is None:
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
@@ -86,6 +80,18 @@ def uvicorn_server(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def loopback_listener() -> socket.socket:
+    """A socket listening on a fresh loopback port, for a uvicorn server to inherit (``--fd``)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # uvicorn wraps an inherited fd as a Unix socket, so asyncio never sets TCP_NODELAY on its
+    # connections (each response would wait ~40 ms for Nagle); Linux copies it from here.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
 
 
 def free_port() -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,16 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.servers import ROOT, Process, wait_ready
+from tests.servers import ROOT, Process, loopback_listener, wait_ready
 from tests.zygote import ZYGOTE
 
 PROBE = "tests.deploy.probe_app:app"
 
 
 def _start(app: str, *, forked: bool, env: dict[str, str]) -> tuple[Process, str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(8)
+    sock = loopback_listener()
     argv = [app, "--fd", str(sock.fileno()), "--log-level", "warning", "--lifespan", "off"]
     environ = {**os.environ, **env}
     fds = [sock.fileno()]
